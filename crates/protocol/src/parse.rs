@@ -1,0 +1,534 @@
+//! The total response parser: (HTTP status, headers, body bytes) → what the tool said.
+//!
+//! Every input has an answer; nothing here panics or returns `Err`. The rules
+//! are SPEC §1's, in this order:
+//!
+//! 1. An RFC 9457 `application/problem+json` body is a problem document.
+//! 2. A JSON object whose `success` is a boolean is our envelope.
+//! 3. The dict convention (`{"status": "error", "error_category": …}`).
+//! 4. A JSON-RPC response is unwrapped (its `result` read as below, its `error` mapped).
+//! 5. An MCP `CallToolResult` (`content` array, optional `isError`).
+//! 6. Anything else is "not an envelope": it routes by HTTP status alone.
+//!
+//! `retryable` is recognised only inside our envelope when `success` is the
+//! boolean `false` and `error` is an object holding `retryable` as a boolean.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value};
+
+use crate::{
+    ErrorCategory, RetryPermission, ToolError, parse_retry_after, parse_retry_after_detail,
+};
+
+/// How the body was understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BodyFormat {
+    /// No body, or only whitespace.
+    Empty,
+    /// Our envelope `{success, data?, error?}`.
+    Envelope,
+    /// The dict convention `{status, error_category, error_code, message, …}`.
+    DictConvention,
+    /// An MCP `CallToolResult`, possibly inside a JSON-RPC response.
+    McpResult,
+    /// A JSON-RPC error object.
+    JsonRpcError,
+    /// An RFC 9457 problem document.
+    Problem,
+    /// JSON that follows none of the conventions above.
+    Json,
+    /// A body that is not JSON (HTML, plain text, binary).
+    Text,
+}
+
+impl BodyFormat {
+    /// A short snake-case name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Empty => "empty",
+            Self::Envelope => "envelope",
+            Self::DictConvention => "dict_convention",
+            Self::McpResult => "mcp_result",
+            Self::JsonRpcError => "jsonrpc_error",
+            Self::Problem => "problem",
+            Self::Json => "json",
+            Self::Text => "text",
+        }
+    }
+
+    /// Whether the body followed a convention that can carry a category.
+    pub fn is_structured(self) -> bool {
+        !matches!(self, Self::Empty | Self::Json | Self::Text)
+    }
+}
+
+/// What a tool's HTTP response said, in the terms the decision policy needs.
+///
+/// ```
+/// use recourse_protocol::{parse_response, ErrorCategory, RetryPermission};
+///
+/// let body = br#"{"success":false,"error":{"code":"DOWN","message":"db offline","category":"SERVICE_ERROR","retryable":true}}"#;
+/// let parsed = parse_response(503, [("Retry-After", "2")], body);
+/// assert!(!parsed.success);
+/// assert_eq!(parsed.category, Some(ErrorCategory::ServiceError));
+/// assert_eq!(parsed.permission, RetryPermission::Allowed);
+/// assert_eq!(parsed.server_wait, Some(std::time::Duration::from_secs(2)));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedResponse {
+    /// The HTTP status as received.
+    pub status: u16,
+    /// How the body was understood.
+    pub format: BodyFormat,
+    /// Whether the call succeeded: a 2xx whose body does not report a failure.
+    pub success: bool,
+    /// The result on success (the envelope's `data`, or the whole JSON body).
+    pub data: Option<Value>,
+    /// The category the body named, if it followed a convention that names one.
+    pub category: Option<ErrorCategory>,
+    /// The error code the body named.
+    pub code: Option<String>,
+    /// A human-readable message: the body's own, or an excerpt of a foreign body.
+    /// Raw: pass it through [`crate::redact`] before showing it to a model.
+    pub message: Option<String>,
+    /// The error's details as sent (`Value::Null` when none).
+    pub details: Value,
+    /// The tool's retry permission.
+    pub permission: RetryPermission,
+    /// The wait the server asked for: the longer of `Retry-After` and `details.retry_after`.
+    pub server_wait: Option<Duration>,
+}
+
+/// Parses a response using the current time for HTTP-date `Retry-After` values.
+/// See [`parse_response_at`].
+pub fn parse_response<I, K, V>(status: u16, headers: I, body: &[u8]) -> ParsedResponse
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    parse_response_at(status, headers, body, SystemTime::now())
+}
+
+/// Parses a response, resolving HTTP-date `Retry-After` values against `now`.
+/// Header names are matched case-insensitively. Total: never panics.
+pub fn parse_response_at<I, K, V>(
+    status: u16,
+    headers: I,
+    body: &[u8],
+    now: SystemTime,
+) -> ParsedResponse
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let mut content_type = None;
+    let mut retry_after = None;
+    for (name, value) in headers {
+        let name = name.as_ref();
+        if name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(value.as_ref().to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case("retry-after") {
+            retry_after = parse_retry_after(value.as_ref(), now);
+        }
+    }
+    let is_problem = content_type.as_deref().is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim() == "application/problem+json")
+    });
+
+    let mut parsed = read_body(status, body, is_problem);
+    let detail_wait = parsed
+        .details
+        .as_object()
+        .and_then(|d| d.get("retry_after"))
+        .and_then(parse_retry_after_detail);
+    parsed.server_wait = match (retry_after, detail_wait) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    parsed
+}
+
+fn is_2xx(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+fn read_body(status: u16, body: &[u8], is_problem: bool) -> ParsedResponse {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return foreign(status, BodyFormat::Empty, None, None);
+    }
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => return foreign(status, BodyFormat::Text, None, text_excerpt(body)),
+    };
+    match value {
+        Value::Object(obj) if is_problem => read_problem(status, obj),
+        Value::Object(obj) => read_object(status, obj),
+        other => foreign(status, BodyFormat::Json, Some(other), None),
+    }
+}
+
+fn read_object(status: u16, obj: Map<String, Value>) -> ParsedResponse {
+    if matches!(obj.get("success"), Some(Value::Bool(_))) {
+        return read_envelope(status, obj);
+    }
+    if is_dict_convention(&obj) {
+        return read_dict(status, obj);
+    }
+    if obj.contains_key("jsonrpc") {
+        return read_jsonrpc(status, obj);
+    }
+    if is_mcp_result(&obj) {
+        return read_mcp(status, obj);
+    }
+    let message = error_message_hint(&obj);
+    foreign(status, BodyFormat::Json, Some(Value::Object(obj)), message)
+}
+
+/// A response whose body follows no convention: success iff 2xx, no category,
+/// permission unspecified.
+fn foreign(
+    status: u16,
+    format: BodyFormat,
+    data: Option<Value>,
+    message: Option<String>,
+) -> ParsedResponse {
+    let success = is_2xx(status);
+    ParsedResponse {
+        status,
+        format,
+        success,
+        data: if success { data } else { None },
+        category: None,
+        code: None,
+        message: if success { None } else { message },
+        details: Value::Null,
+        permission: RetryPermission::Unspecified,
+        server_wait: None,
+    }
+}
+
+fn failure(
+    status: u16,
+    format: BodyFormat,
+    error: &ToolError,
+    permission: RetryPermission,
+) -> ParsedResponse {
+    ParsedResponse {
+        status,
+        format,
+        success: false,
+        data: None,
+        category: Some(error.category.clone()),
+        code: Some(error.code.clone()),
+        message: Some(error.message.clone()),
+        details: error.details.clone(),
+        permission,
+        server_wait: None,
+    }
+}
+
+fn read_envelope(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
+    let said_success = obj.get("success") == Some(&Value::Bool(true));
+    if said_success {
+        // `success: true` on a non-2xx is a failure that routes by status;
+        // any `retryable` in it is misplaced, hence unspecified.
+        let data = obj.remove("data").filter(|d| !d.is_null());
+        return foreign(status, BodyFormat::Envelope, data, None);
+    }
+    let error = obj.remove("error").unwrap_or(Value::Null);
+    let mut parsed = foreign(status, BodyFormat::Envelope, None, None);
+    parsed.success = false;
+    match error {
+        Value::Object(e) => {
+            parsed.permission = match e.get("retryable") {
+                Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
+                _ => RetryPermission::Unspecified,
+            };
+            parsed.category = str_field(&e, "category").map(|c| ErrorCategory::from_wire(&c));
+            parsed.code = str_field(&e, "code");
+            parsed.message = str_field(&e, "message");
+            parsed.details = e
+                .get("details")
+                .cloned()
+                .filter(|d| !is_empty_details(d))
+                .unwrap_or(Value::Null);
+        }
+        Value::String(s) => parsed.message = Some(s),
+        _ => {}
+    }
+    parsed
+}
+
+fn is_empty_details(v: &Value) -> bool {
+    v.is_null() || v.as_object().is_some_and(Map::is_empty)
+}
+
+fn str_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    obj.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn is_dict_convention(obj: &Map<String, Value>) -> bool {
+    match obj.get("status").and_then(Value::as_str) {
+        Some("error") => true,
+        Some("success") => !obj.contains_key("error_category") || obj.contains_key("message"),
+        _ => false,
+    }
+}
+
+fn read_dict(status: u16, obj: Map<String, Value>) -> ParsedResponse {
+    if obj.get("status").and_then(Value::as_str) == Some("success") {
+        return foreign(
+            status,
+            BodyFormat::DictConvention,
+            Some(Value::Object(obj)),
+            None,
+        );
+    }
+    let category = match obj.get("error_category").and_then(Value::as_str) {
+        Some("user_error") => ErrorCategory::InputError,
+        Some("system_error") => ErrorCategory::ServiceError,
+        Some("policy_rejection" | "policy_violation") => ErrorCategory::PolicyRejection,
+        Some(other) => ErrorCategory::Other(other.to_owned()),
+        None => ErrorCategory::Other("UNCLASSIFIED".to_owned()),
+    };
+    let code = str_field(&obj, "error_code").unwrap_or_else(|| "UNSPECIFIED".to_owned());
+    let message = str_field(&obj, "message").unwrap_or_default();
+    let mut error = ToolError::new(category, code, message);
+    if let Some(action) = obj.get("suggested_action") {
+        error = error.detail_value("suggested_action", action.clone());
+    }
+    let permission = match obj.get("retryable") {
+        Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
+        _ => RetryPermission::Unspecified,
+    };
+    failure(status, BodyFormat::DictConvention, &error, permission)
+}
+
+fn is_mcp_result(obj: &Map<String, Value>) -> bool {
+    let content_ok = match obj.get("content") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .all(|i| i.get("type").is_some_and(Value::is_string)),
+        _ => false,
+    };
+    let flag_ok = matches!(obj.get("isError"), None | Some(Value::Bool(_)));
+    content_ok && flag_ok
+}
+
+fn read_mcp(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
+    let is_error = obj.get("isError") == Some(&Value::Bool(true));
+    let structured = obj.remove("structuredContent");
+    if !is_error {
+        let data = structured.or_else(|| Some(Value::Object(obj)));
+        return foreign(status, BodyFormat::McpResult, data, None);
+    }
+    if let Some(Value::Object(inner)) = structured {
+        if matches!(inner.get("success"), Some(Value::Bool(false))) {
+            let mut parsed = read_envelope(status, inner);
+            parsed.format = BodyFormat::McpResult;
+            return parsed;
+        }
+        if let Ok(error) = serde_json::from_value::<ToolError>(Value::Object(inner.clone())) {
+            let permission = match inner.get("retryable") {
+                Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
+                _ => RetryPermission::Unspecified,
+            };
+            return failure(status, BodyFormat::McpResult, &error, permission);
+        }
+    }
+    let text = mcp_text(obj.get("content"));
+    let error = ToolError::input_error("TOOL_ERROR", text);
+    failure(
+        status,
+        BodyFormat::McpResult,
+        &error,
+        RetryPermission::Unspecified,
+    )
+}
+
+fn mcp_text(content: Option<&Value>) -> String {
+    let Some(Value::Array(items)) = content else {
+        return String::new();
+    };
+    items
+        .iter()
+        .filter_map(|i| i.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn read_jsonrpc(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
+    if let Some(Value::Object(result)) = obj.remove("result") {
+        if is_mcp_result(&result) {
+            return read_mcp(status, result);
+        }
+        return foreign(status, BodyFormat::Json, Some(Value::Object(result)), None);
+    }
+    let Some(Value::Object(err)) = obj.remove("error") else {
+        return foreign(status, BodyFormat::Json, Some(Value::Object(obj)), None);
+    };
+    let rpc_code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
+    let message = str_field(&err, "message").unwrap_or_default();
+    let (category, code) = match rpc_code {
+        -32700 => (ErrorCategory::InputError, "PARSE_ERROR"),
+        -32600 => (ErrorCategory::InputError, "INVALID_REQUEST"),
+        -32601 => (ErrorCategory::NotFound, "METHOD_NOT_FOUND"),
+        -32602 => (ErrorCategory::InputError, "INVALID_PARAMS"),
+        _ => (ErrorCategory::ServiceError, "INTERNAL_ERROR"),
+    };
+    let mut error =
+        ToolError::new(category, code, message).detail_value("jsonrpc_code", Value::from(rpc_code));
+    if let Some(data) = err.get("data") {
+        error = error.detail_value("data", data.clone());
+    }
+    let mut parsed = failure(
+        status,
+        BodyFormat::JsonRpcError,
+        &error,
+        RetryPermission::Unspecified,
+    );
+    parsed.success = false;
+    parsed
+}
+
+fn read_problem(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
+    let permission = match obj.remove("retryable") {
+        Some(Value::Bool(b)) => RetryPermission::from_flag(b),
+        _ => RetryPermission::Unspecified,
+    };
+    let category = obj
+        .remove("category")
+        .and_then(|c| c.as_str().map(ErrorCategory::from_wire));
+    let title = str_field(&obj, "title");
+    let code = str_field(&obj, "code").or_else(|| {
+        let from_type = str_field(&obj, "type")
+            .filter(|t| t != "about:blank")
+            .and_then(|t| {
+                t.trim_end_matches('/')
+                    .rsplit(['/', '#', ':'])
+                    .next()
+                    .map(str::to_owned)
+            });
+        from_type
+            .or_else(|| title.clone())
+            .map(|s| upper_snake(&s))
+            .filter(|s| !s.is_empty())
+    });
+    obj.remove("code");
+    let message = str_field(&obj, "detail").or(title);
+    obj.remove("detail");
+    obj.remove("status");
+    let details = if obj.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(obj)
+    };
+    ParsedResponse {
+        status,
+        format: BodyFormat::Problem,
+        success: false,
+        data: None,
+        category,
+        code,
+        message,
+        details,
+        permission,
+        server_wait: None,
+    }
+}
+
+/// `"Out of credit"` → `"OUT_OF_CREDIT"`.
+fn upper_snake(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+/// A message from a foreign JSON error body (`{"error": {"message": …}}`,
+/// `{"message": …}`), for humans only: it grants no category or permission.
+fn error_message_hint(obj: &Map<String, Value>) -> Option<String> {
+    match obj.get("error") {
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(Value::Object(e)) => {
+            if let Some(m) = str_field(e, "message") {
+                return Some(m);
+            }
+        }
+        _ => {}
+    }
+    str_field(obj, "message").or_else(|| str_field(obj, "detail"))
+}
+
+const EXCERPT_CHARS: usize = 300;
+
+fn text_excerpt(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
+    let text = text.trim();
+    if let Some(title) = html_title(text) {
+        return Some(title);
+    }
+    let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+    Some(excerpt)
+}
+
+fn html_title(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    let title = text.get(start..end)?.trim();
+    (!title.is_empty()).then(|| title.chars().take(EXCERPT_CHARS).collect())
+}
+
+impl ParsedResponse {
+    /// The status this response routes as (SPEC §1): the HTTP status, except
+    /// that a 2xx reporting a failure routes as its category's status. `None`
+    /// for a 2xx failure that names no category: the call stops, unclassified.
+    pub fn routing_status(&self) -> Option<u16> {
+        if self.success || !is_2xx(self.status) {
+            return Some(self.status);
+        }
+        self.category.as_ref().map(ErrorCategory::http_status)
+    }
+
+    /// The category that routes this response: the one named, else the one the
+    /// routing status implies.
+    pub fn effective_category(&self) -> Option<ErrorCategory> {
+        self.category.clone().or_else(|| {
+            self.routing_status()
+                .and_then(ErrorCategory::from_http_status)
+        })
+    }
+
+    /// The failure as a [`ToolError`], synthesised from the status when the
+    /// body named no code or category. `None` on success.
+    pub fn to_tool_error(&self) -> Option<ToolError> {
+        if self.success {
+            return None;
+        }
+        let category = self
+            .effective_category()
+            .unwrap_or_else(|| ErrorCategory::Other("UNCLASSIFIED".to_owned()));
+        let code = self
+            .code
+            .clone()
+            .unwrap_or_else(|| format!("HTTP_{}", self.status));
+        let message = self.message.clone().unwrap_or_else(|| {
+            format!("HTTP {} with a {} body", self.status, self.format.as_str())
+        });
+        let mut error = ToolError::new(category, code, message)
+            .retryable(self.permission == RetryPermission::Allowed);
+        error.details = self.details.clone();
+        Some(error)
+    }
+}

@@ -1,0 +1,1 @@
+//! The recourse executor (in progress).
