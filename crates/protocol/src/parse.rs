@@ -324,7 +324,7 @@ fn read_mcp(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
     let is_error = obj.get("isError") == Some(&Value::Bool(true));
     let structured = obj.remove("structuredContent");
     if !is_error {
-        let data = structured.or_else(|| Some(Value::Object(obj)));
+        let data = structured.or(Some(Value::Object(obj)));
         return foreign(status, BodyFormat::McpResult, data, None);
     }
     if let Some(Value::Object(inner)) = structured {
