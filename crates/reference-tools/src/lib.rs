@@ -1,0 +1,1 @@
+//! Reference tools (being built).
