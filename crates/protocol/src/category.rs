@@ -96,12 +96,16 @@ impl ErrorCategory {
     /// of [`http_status_for_category`] for the statuses of the table, plus the
     /// obvious neighbours (other 4xx are input errors, 408 and 5xx are
     /// transient service errors). `None` for statuses that are not failures.
+    ///
+    /// A bare 422 is an input error, not a policy rejection: without a body
+    /// that says so, it is usually a validation failure (SPEC §3 corrects
+    /// "other 4xx (…, 422, …)"), and only a tool naming `POLICY_REJECTION`
+    /// may turn it into an honest stop.
     pub fn from_http_status(status: u16) -> Option<Self> {
         Some(match status {
             401 => Self::AuthError,
             403 => Self::PermissionDenied,
             404 | 410 => Self::NotFound,
-            422 => Self::PolicyRejection,
             429 => Self::RateLimit,
             408 => Self::ServiceError,
             400..=499 => Self::InputError,

@@ -108,7 +108,9 @@ fn standalone_numbers(text: &str) -> Vec<(usize, u16)> {
         while i < bytes.len() && bytes[i].is_ascii_digit() {
             i += 1;
         }
-        if i - start != 3 || !free_before(bytes, start) || !free_after(bytes, i) {
+        // ASCII digits never split a UTF-8 sequence, so `start` and `i` are
+        // character boundaries.
+        if i - start != 3 || !free_before(&text[..start]) || !free_after(&text[i..]) {
             continue;
         }
         let n = u16::from(bytes[start] - b'0') * 100
@@ -121,25 +123,30 @@ fn standalone_numbers(text: &str) -> Vec<(usize, u16)> {
     out
 }
 
-fn glued(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'/' | b'\\')
+/// Whether `c` beside a number marks a word boundary: not a letter or digit
+/// of any script, not `_ - / \` (ids, paths), not a control character other
+/// than whitespace.
+fn is_boundary(c: char) -> bool {
+    !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '\\'))
+        && (!c.is_control() || c.is_whitespace())
 }
 
-fn free_before(bytes: &[u8], start: usize) -> bool {
-    match start.checked_sub(1).map(|j| bytes[j]) {
+fn free_before(before: &str) -> bool {
+    match before.chars().next_back() {
         None => true,
-        Some(b'.') => false,
-        // `status=429` is a status, `id=429x` is handled by `free_after`.
-        Some(b) => !glued(b) && b >= 0x20 || b == b'\t' || b == b'\n',
+        // `v1.404` is a version, not a status.
+        Some('.') => false,
+        Some(c) => is_boundary(c),
     }
 }
 
-fn free_after(bytes: &[u8], end: usize) -> bool {
-    match bytes.get(end) {
+fn free_after(after: &str) -> bool {
+    let mut chars = after.chars();
+    match chars.next() {
         None => true,
         // A trailing full stop ends a sentence; `404.5` or `1.404.2` does not.
-        Some(b'.') => bytes.get(end + 1).is_none_or(|b| !b.is_ascii_digit()),
-        Some(&b) => !glued(b) && b < 0x80,
+        Some('.') => chars.next().is_none_or(|c| !c.is_ascii_digit()),
+        Some(c) => is_boundary(c),
     }
 }
 

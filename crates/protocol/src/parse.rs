@@ -290,15 +290,17 @@ fn read_dict(status: u16, obj: Map<String, Value>) -> ParsedResponse {
         );
     }
     let category = match obj.get("error_category").and_then(Value::as_str) {
-        Some("user_error") => ErrorCategory::InputError,
-        Some("system_error") => ErrorCategory::ServiceError,
-        Some("policy_rejection" | "policy_violation") => ErrorCategory::PolicyRejection,
-        Some(other) => ErrorCategory::Other(other.to_owned()),
-        None => ErrorCategory::Other("UNCLASSIFIED".to_owned()),
+        Some("user_error") => Some(ErrorCategory::InputError),
+        Some("system_error") => Some(ErrorCategory::ServiceError),
+        Some("policy_rejection" | "policy_violation") => Some(ErrorCategory::PolicyRejection),
+        Some(other) => Some(ErrorCategory::Other(other.to_owned())),
+        // No category: a 2xx stops unclassified rather than routing as a 500.
+        None => None,
     };
     let code = str_field(&obj, "error_code").unwrap_or_else(|| "UNSPECIFIED".to_owned());
     let message = str_field(&obj, "message").unwrap_or_default();
-    let mut error = ToolError::new(category, code, message);
+    let placeholder = ErrorCategory::Other(String::new());
+    let mut error = ToolError::new(category.clone().unwrap_or(placeholder), code, message);
     if let Some(action) = obj.get("suggested_action") {
         error = error.detail_value("suggested_action", action.clone());
     }
@@ -306,7 +308,9 @@ fn read_dict(status: u16, obj: Map<String, Value>) -> ParsedResponse {
         Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
         _ => RetryPermission::Unspecified,
     };
-    failure(status, BodyFormat::DictConvention, &error, permission)
+    let mut parsed = failure(status, BodyFormat::DictConvention, &error, permission);
+    parsed.category = category;
+    parsed
 }
 
 fn is_mcp_result(obj: &Map<String, Value>) -> bool {
@@ -363,14 +367,15 @@ fn mcp_text(content: Option<&Value>) -> String {
 }
 
 fn read_jsonrpc(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
-    if let Some(Value::Object(result)) = obj.remove("result") {
-        if is_mcp_result(&result) {
-            return read_mcp(status, result);
-        }
-        return foreign(status, BodyFormat::Json, Some(Value::Object(result)), None);
+    let void_result = obj.get("result") == Some(&Value::Null);
+    match obj.remove("result") {
+        Some(Value::Object(result)) if is_mcp_result(&result) => return read_mcp(status, result),
+        Some(Value::Null) | None => {}
+        Some(result) => return foreign(status, BodyFormat::Json, Some(result), None),
     }
     let Some(Value::Object(err)) = obj.remove("error") else {
-        return foreign(status, BodyFormat::Json, Some(Value::Object(obj)), None);
+        let data = (!void_result).then_some(Value::Object(obj));
+        return foreign(status, BodyFormat::Json, data, None);
     };
     let rpc_code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
     let message = str_field(&err, "message").unwrap_or_default();
@@ -523,9 +528,10 @@ impl ParsedResponse {
             .code
             .clone()
             .unwrap_or_else(|| format!("HTTP_{}", self.status));
-        let message = self.message.clone().unwrap_or_else(|| {
-            format!("HTTP {} with a {} body", self.status, self.format.as_str())
-        });
+        let message = self
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("HTTP {} ({} body)", self.status, self.format.as_str()));
         let mut error = ToolError::new(category, code, message)
             .retryable(self.permission == RetryPermission::Allowed);
         error.details = self.details.clone();

@@ -59,7 +59,8 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(r"\bgh[pousr]_[A-Za-z0-9]{20,}", |_| REDACTED.to_owned()),
         rule(r"\bgithub_pat_[A-Za-z0-9_]{20,}", |_| REDACTED.to_owned()),
         rule(r"\bAIza[0-9A-Za-z_\-]{30,}", |_| REDACTED.to_owned()),
-        rule(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", |_| REDACTED.to_owned()),
+        // Slack: xoxb-, xoxp-, xoxa-, xoxe-, xoxc-, xoxd-, … (`xox?-`).
+        rule(r"\bxox[a-z]-[A-Za-z0-9\-]{10,}", |_| REDACTED.to_owned()),
     ]
 });
 
@@ -84,13 +85,35 @@ pub fn redact(text: &str) -> String {
 /// Like [`redact`], borrowing when there is nothing to hide.
 pub fn redact_cow(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
+    // One pass can expose a secret another rule hid (a query value swallowing
+    // the `/` that kept `u:p…@` from reading as userinfo), so repeat until
+    // nothing changes: that is what makes `redact` idempotent. Every change
+    // replaces at least one character outside a `[REDACTED]` marker, so the
+    // loop ends; the bound only guards against a future rule breaking that.
+    for _ in 0..MAX_PASSES {
+        match redact_pass(&out) {
+            Some(next) => out = Cow::Owned(next),
+            None => break,
+        }
+    }
+    out
+}
+
+const MAX_PASSES: usize = 16;
+
+/// One pass of every rule; `None` when no rule changed anything.
+fn redact_pass(text: &str) -> Option<String> {
+    let mut out = Cow::Borrowed(text);
     for rule in RULES.iter() {
         if rule.pattern.is_match(&out) {
             let replaced = rule.pattern.replace_all(&out, rule.replace).into_owned();
             out = Cow::Owned(replaced);
         }
     }
-    out
+    match out {
+        Cow::Owned(s) if s != text => Some(s),
+        _ => None,
+    }
 }
 
 /// Redacts every string (keys excluded) inside a JSON value.
