@@ -1,1 +1,79 @@
-//! The recourse executor (in progress).
+//! # recourse
+//!
+//! The agent-side executor: it runs tool calls and, when one fails, does what a
+//! careful engineer would — waits and resends the same payload, asks for a
+//! corrected payload, reconciles a write whose outcome is unknown, or stops
+//! honestly — by a fixed, testable [`Policy`].
+//!
+//! ```
+//! use recourse::{Call, Executor, InProcessTransport, ManualClock};
+//! use recourse_protocol::{ToolError, ToolResponse};
+//! use serde_json::json;
+//! use std::sync::{Arc, atomic::{AtomicU32, Ordering}};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! // A tool that is down once, then answers.
+//! let calls = Arc::new(AtomicU32::new(0));
+//! let seen = Arc::clone(&calls);
+//! let tool = InProcessTransport::from_tool(move |_payload| {
+//!     let n = seen.fetch_add(1, Ordering::SeqCst);
+//!     async move {
+//!         if n == 0 {
+//!             ToolResponse::failure(ToolError::service_error("DOWN", "restarting").retryable(true))
+//!         } else {
+//!             ToolResponse::ok(json!({"price": 468.285}))
+//!         }
+//!     }
+//! });
+//! let executor = Executor::builder(tool).with_clock(Arc::new(ManualClock::new())).build();
+//! let report = executor.execute(Call::new("stock.quote", json!({"symbol": "TSLA"}))).await;
+//!
+//! assert_eq!(report.outcome.name(), "succeeded");
+//! assert_eq!(report.attempts[0].action, "retry_same");
+//! assert_eq!(calls.load(Ordering::SeqCst), 2);
+//! # });
+//! ```
+//!
+//! The pieces, each in its own module: [`Policy`] (pure decisions),
+//! [`Backoff`] (an iterator of waits), [`RetryBudget`] and [`CircuitBreakers`]
+//! (shared across calls), [`Transport`]s ([`HttpTransport`],
+//! [`InProcessTransport`]), the [`Corrector`] and [`Reconciler`] seams, and the
+//! [`Executor`] loop that ties them together and yields a [`CallReport`].
+
+mod admit;
+mod backoff;
+mod breaker;
+mod budget;
+mod call;
+mod clock;
+mod config;
+mod correct;
+mod executor;
+mod outcome;
+mod policy;
+mod protect;
+mod reconcile;
+mod run;
+mod trace;
+mod transport;
+
+pub use admit::{Admission, Admitted, AsIs};
+pub use backoff::Backoff;
+pub use breaker::{BreakerState, CircuitBreakers};
+pub use budget::RetryBudget;
+pub use call::Call;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{ConfigError, ExecutorConfig, parse_bool, parse_header_name};
+pub use correct::{Correction, CorrectionRequest, Corrector};
+pub use executor::{Executor, ExecutorBuilder};
+pub use outcome::{CallReport, Outcome, TokenUsage};
+pub use policy::{
+    Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,
+};
+pub use protect::{Protected, ProtectionViolation, validate_pointer};
+pub use reconcile::{ReconcileRequest, Reconciler, Reconciliation};
+pub use trace::{AttemptRecord, PayloadSource};
+pub use transport::{
+    BoxFuture, DEFAULT_MAX_BODY_BYTES, Delivery, HttpTransport, HttpTransportBuilder,
+    InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
+};

@@ -1,0 +1,37 @@
+//! Admission: what happens to a payload before every dispatch.
+//!
+//! The executor admits the caller's payload, and every corrected payload,
+//! before sending it. Admission may normalise a payload (schema coercion does)
+//! but must leave protected values alone; the executor checks that afterwards.
+
+use serde_json::Value;
+
+use crate::Protected;
+
+/// The admitted payload and what admission changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admitted {
+    /// The payload to send.
+    pub payload: Value,
+    /// Each change, described for the trace (empty when nothing changed).
+    pub changes: Vec<String>,
+}
+
+/// Normalises payloads before dispatch.
+pub trait Admission: Send + Sync {
+    /// Admits `payload` for a call with the given schema and protected values.
+    fn admit(&self, payload: Value, schema: Option<&Value>, protected: &Protected) -> Admitted;
+}
+
+/// Admission that sends payloads unchanged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AsIs;
+
+impl Admission for AsIs {
+    fn admit(&self, payload: Value, _schema: Option<&Value>, _protected: &Protected) -> Admitted {
+        Admitted {
+            payload,
+            changes: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The shared retry budget: resends across all calls are bounded by the calls made.
+//!
+//! # Why a budget
+//!
+//! Per-call retry limits multiply load during an outage: with `max_retries = 3`
+//! every failing call costs four dispatches, so a struggling tool sees four
+//! times its normal traffic exactly when it can least take it. A budget shared
+//! by every call caps the *fraction* of traffic that is resends instead: each
+//! call deposits `ratio` of a token, each resend withdraws a whole one. With the
+//! default ratio of 0.2, a total outage costs at most 1.2× the load plus a small
+//! floor (`min_per_sec` tokens that refill each second, so a trickle of calls can
+//! still retry). Earned tokens decay with time constant `ttl`, so a long quiet
+//! spell does not bank an unbounded burst of resends.
+//!
+//! This follows the design of tower's `retry::budget`, with an injectable
+//! [`Clock`] so its arithmetic can be tested without waiting.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::{Clock, SystemClock};
+
+/// One token, allowing for the rounding of repeated fractional deposits
+/// (ten deposits of 0.2 sum to 1.999…).
+const WHOLE: f64 = 1.0 - 1e-9;
+
+/// A retry budget shared (through `Arc`) by every call of an executor.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use recourse::{ManualClock, RetryBudget};
+///
+/// let budget = RetryBudget::with_clock(0.2, 0.0, Duration::from_secs(10), Arc::new(ManualClock::new()));
+/// for _ in 0..10 { budget.deposit(); }        // ten calls earn two resends
+/// assert!(budget.withdraw());
+/// assert!(budget.withdraw());
+/// assert!(!budget.withdraw());
+/// ```
+#[derive(Debug)]
+pub struct RetryBudget {
+    ratio: f64,
+    min_per_sec: f64,
+    ttl: Duration,
+    clock: Arc<dyn Clock>,
+    state: Mutex<BudgetState>,
+}
+
+#[derive(Debug)]
+struct BudgetState {
+    earned: f64,
+    floor: f64,
+    last: Instant,
+    exhausted: u64,
+}
+
+impl Default for RetryBudget {
+    /// 20 % of calls, a floor of 10 resends per second, a 10 s memory.
+    fn default() -> Self {
+        Self::new(0.2, 10.0, Duration::from_secs(10))
+    }
+}
+
+impl RetryBudget {
+    /// A budget on real time. `ratio` is clamped to `[0, 1000]`, `min_per_sec` to `≥ 0`.
+    pub fn new(ratio: f64, min_per_sec: f64, ttl: Duration) -> Self {
+        Self::with_clock(ratio, min_per_sec, ttl, Arc::new(SystemClock))
+    }
+
+    /// A budget on the given clock.
+    pub fn with_clock(ratio: f64, min_per_sec: f64, ttl: Duration, clock: Arc<dyn Clock>) -> Self {
+        let ratio = if ratio.is_finite() {
+            ratio.clamp(0.0, 1000.0)
+        } else {
+            0.2
+        };
+        let min_per_sec = if min_per_sec.is_finite() {
+            min_per_sec.max(0.0)
+        } else {
+            0.0
+        };
+        let now = clock.now();
+        Self {
+            ratio,
+            min_per_sec,
+            ttl: ttl.max(Duration::from_millis(1)),
+            clock,
+            state: Mutex::new(BudgetState {
+                earned: 0.0,
+                floor: min_per_sec,
+                last: now,
+                exhausted: 0,
+            }),
+        }
+    }
+
+    /// Records a logical call: earns `ratio` of a resend.
+    pub fn deposit(&self) {
+        let mut state = self.lock();
+        self.refresh(&mut state);
+        state.earned += self.ratio;
+    }
+
+    /// Takes one resend from the budget; `false` when none is left.
+    pub fn withdraw(&self) -> bool {
+        let mut state = self.lock();
+        self.refresh(&mut state);
+        if state.floor >= WHOLE {
+            state.floor = (state.floor - 1.0).max(0.0);
+        } else if state.earned >= WHOLE {
+            state.earned = (state.earned - 1.0).max(0.0);
+        } else {
+            state.exhausted += 1;
+            return false;
+        }
+        true
+    }
+
+    /// How many withdrawals were refused so far.
+    pub fn exhausted_count(&self) -> u64 {
+        self.lock().exhausted
+    }
+
+    fn refresh(&self, state: &mut BudgetState) {
+        let now = self.clock.now();
+        let dt = now.saturating_duration_since(state.last).as_secs_f64();
+        if dt > 0.0 {
+            state.floor = (state.floor + dt * self.min_per_sec).min(self.min_per_sec);
+            state.earned *= (-dt / self.ttl.as_secs_f64()).exp();
+            state.last = now;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+
+    fn budget(ratio: f64, floor: f64) -> (RetryBudget, ManualClock) {
+        let clock = ManualClock::new();
+        (
+            RetryBudget::with_clock(
+                ratio,
+                floor,
+                Duration::from_secs(10),
+                Arc::new(clock.clone()),
+            ),
+            clock,
+        )
+    }
+
+    #[test]
+    fn floor_allows_a_trickle_without_deposits() {
+        let (b, clock) = budget(0.2, 2.0);
+        assert!(b.withdraw() && b.withdraw());
+        assert!(!b.withdraw());
+        clock.advance(Duration::from_millis(500));
+        assert!(b.withdraw());
+        assert!(!b.withdraw());
+        assert_eq!(b.exhausted_count(), 2);
+    }
+
+    #[test]
+    fn floor_does_not_accumulate_past_one_second() {
+        let (b, clock) = budget(0.0, 3.0);
+        clock.advance(Duration::from_secs(100));
+        let granted = (0..10).filter(|_| b.withdraw()).count();
+        assert_eq!(granted, 3);
+    }
+
+    #[test]
+    fn earned_tokens_decay() {
+        let (b, clock) = budget(1.0, 0.0);
+        for _ in 0..10 {
+            b.deposit();
+        }
+        clock.advance(Duration::from_secs(60));
+        assert!(
+            !b.withdraw(),
+            "six time constants later almost nothing is left"
+        );
+    }
+
+    #[test]
+    fn resends_are_bounded_by_ratio_of_calls() {
+        let (b, _) = budget(0.2, 0.0);
+        let mut granted = 0;
+        for _ in 0..1000 {
+            b.deposit();
+            granted += (0..3).filter(|_| b.withdraw()).count();
+        }
+        assert_eq!(granted, 200);
+    }
+}

@@ -1,0 +1,242 @@
+//! Executor configuration: defaults, builder values, and the environment (SPEC §7).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::Limits;
+
+/// A configuration value that could not be used. Names the setting and says why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    setting: String,
+    problem: String,
+}
+
+impl ConfigError {
+    /// An error about `setting`.
+    pub fn new(setting: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            setting: setting.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The setting (environment variable, flag or field) at fault.
+    pub fn setting(&self) -> &str {
+        &self.setting
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid {}: {}", self.setting, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Everything an executor needs to know, with SPEC §7's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutorConfig {
+    /// Per-call limits the policy enforces.
+    pub limits: Limits,
+    /// Semantic (L4) re-resolutions allowed per call.
+    pub max_semantic: u32,
+    /// The backoff schedule's base (first ceiling).
+    pub backoff_base: Duration,
+    /// The whole call's deadline, if any.
+    pub deadline: Option<Duration>,
+    /// Each attempt's timeout.
+    pub request_timeout: Duration,
+    /// Whether LLM correction (L3) is on.
+    pub ai_correction: bool,
+    /// Whether semantic retry (L4) is on.
+    pub semantic_retry: bool,
+    /// Whether L4 also runs for workflow steps without dependencies.
+    pub semantic_independent_steps: bool,
+    /// Whether full LLM prompts and replies are kept (redacted) for debugging.
+    pub llm_debug: bool,
+    /// The header carrying the idempotency key of non-idempotent calls.
+    pub idempotency_header: String,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        Self {
+            limits: Limits::default(),
+            max_semantic: 2,
+            backoff_base: Duration::from_millis(1000),
+            deadline: Some(Duration::from_secs(120)),
+            request_timeout: Duration::from_secs(30),
+            ai_correction: true,
+            semantic_retry: true,
+            semantic_independent_steps: true,
+            llm_debug: false,
+            idempotency_header: "Idempotency-Key".to_owned(),
+        }
+    }
+}
+
+impl ExecutorConfig {
+    /// Defaults overridden by `RECOURSE_*` environment variables.
+    ///
+    /// # Errors
+    /// A variable that is set but unusable (`RECOURSE_MAX_RETRIES=lots`,
+    /// `RECOURSE_AI_CORRECTION=maybe`) is an error naming it.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_vars(std::env::vars().collect())
+    }
+
+    /// Like [`from_env`](Self::from_env), from an explicit map (for tests and embedding).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn from_vars(vars: HashMap<String, String>) -> Result<Self, ConfigError> {
+        let env = Env(vars);
+        let mut c = Self::default();
+        if let Some(n) = env.u32("RECOURSE_MAX_RETRIES")? {
+            c.limits.max_retries = n;
+        }
+        if let Some(n) = env.u32("RECOURSE_MAX_CORRECTIONS")? {
+            c.limits.max_corrections = n;
+        }
+        if let Some(n) = env.u32("RECOURSE_SEMANTIC_MAX_ATTEMPTS")? {
+            c.max_semantic = n;
+        }
+        if let Some(ms) = env.u32("RECOURSE_BACKOFF_MS")? {
+            c.backoff_base = Duration::from_millis(u64::from(ms));
+        }
+        if let Some(ms) = env.u32("RECOURSE_MAX_BACKOFF_MS")? {
+            c.limits.max_backoff = Duration::from_millis(u64::from(ms));
+        }
+        if let Some(b) = env.bool("RECOURSE_REQUIRE_OPT_IN")? {
+            c.limits.require_opt_in = b;
+        }
+        if let Some(b) = env.bool("RECOURSE_AI_CORRECTION")? {
+            c.ai_correction = b;
+        }
+        if let Some(b) = env.bool("RECOURSE_SEMANTIC_RETRY")? {
+            c.semantic_retry = b;
+        }
+        if let Some(b) = env.bool("RECOURSE_SEMANTIC_INDEPENDENT_STEPS")? {
+            c.semantic_independent_steps = b;
+        }
+        if let Some(b) = env.bool("RECOURSE_LLM_DEBUG")? {
+            c.llm_debug = b;
+        }
+        if let Some(h) = env.get("RECOURSE_IDEMPOTENCY_HEADER") {
+            c.idempotency_header = parse_header_name("RECOURSE_IDEMPOTENCY_HEADER", h)?;
+        }
+        Ok(c)
+    }
+}
+
+/// Checks an HTTP header name: visible ASCII token characters only.
+///
+/// # Errors
+/// When `value` is empty or holds characters a header name may not.
+pub fn parse_header_name(setting: &str, value: &str) -> Result<String, ConfigError> {
+    let ok = !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(ConfigError::new(
+            setting,
+            format!("{value:?} is not a valid header name"),
+        ))
+    }
+}
+
+/// Parses a boolean setting: true/false/1/0/yes/no, case-insensitive.
+///
+/// # Errors
+/// Anything else, naming `setting`.
+pub fn parse_bool(setting: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(ConfigError::new(
+            setting,
+            format!("{value:?} is not a boolean (use true/false/1/0/yes/no)"),
+        )),
+    }
+}
+
+struct Env(HashMap<String, String>);
+
+impl Env {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>, ConfigError> {
+        self.get(name).map(|v| parse_bool(name, v)).transpose()
+    }
+
+    fn u32(&self, name: &str) -> Result<Option<u32>, ConfigError> {
+        self.get(name)
+            .map(|v| {
+                v.trim().parse::<u32>().map_err(|_| {
+                    ConfigError::new(name, format!("{v:?} is not a non-negative integer"))
+                })
+            })
+            .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let c = ExecutorConfig::from_vars(HashMap::new()).unwrap();
+        assert_eq!(c.limits.max_retries, 3);
+        assert_eq!(c.limits.max_corrections, 2);
+        assert_eq!(c.max_semantic, 2);
+        assert_eq!(c.backoff_base, Duration::from_millis(1000));
+        assert!(
+            c.ai_correction && c.semantic_retry && c.semantic_independent_steps && !c.llm_debug
+        );
+    }
+
+    #[test]
+    fn variables_override_defaults() {
+        let c = ExecutorConfig::from_vars(vars(&[
+            ("RECOURSE_MAX_RETRIES", "5"),
+            ("RECOURSE_BACKOFF_MS", "250"),
+            ("RECOURSE_AI_CORRECTION", "no"),
+            ("RECOURSE_LLM_DEBUG", "YES"),
+            ("RECOURSE_SEMANTIC_INDEPENDENT_STEPS", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(c.limits.max_retries, 5);
+        assert_eq!(c.backoff_base, Duration::from_millis(250));
+        assert!(!c.ai_correction && c.llm_debug && !c.semantic_independent_steps);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let e = ExecutorConfig::from_vars(vars(&[("RECOURSE_MAX_RETRIES", "lots")])).unwrap_err();
+        assert_eq!(e.setting(), "RECOURSE_MAX_RETRIES");
+        let e =
+            ExecutorConfig::from_vars(vars(&[("RECOURSE_AI_CORRECTION", "maybe")])).unwrap_err();
+        assert!(e.to_string().contains("RECOURSE_AI_CORRECTION"));
+        let e = ExecutorConfig::from_vars(vars(&[("RECOURSE_MAX_RETRIES", "-1")])).unwrap_err();
+        assert_eq!(e.setting(), "RECOURSE_MAX_RETRIES");
+    }
+}

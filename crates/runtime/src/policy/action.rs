@@ -1,0 +1,163 @@
+//! What the policy decides: an [`Action`], and when it stops, a typed [`StopReason`].
+
+use std::fmt;
+use std::time::Duration;
+
+/// The one thing to do after an attempt.
+#[must_use = "an action decides what the executor does next"]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// The call succeeded.
+    Succeed,
+    /// Wait, then resend exactly the same admitted payload.
+    RetrySame {
+        /// How long to wait before resending.
+        wait: Duration,
+    },
+    /// Ask a corrector for a different payload.
+    Correct,
+    /// The outcome of a write is unknown: look it up before anything else.
+    Reconcile,
+    /// Stop, for a reason.
+    Stop {
+        /// Why the call stops.
+        reason: StopReason,
+    },
+}
+
+impl Action {
+    /// The snake-case name used in reports: `succeed`, `retry_same`, `correct`, `reconcile`, `stop`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Succeed => "succeed",
+            Self::RetrySame { .. } => "retry_same",
+            Self::Correct => "correct",
+            Self::Reconcile => "reconcile",
+            Self::Stop { .. } => "stop",
+        }
+    }
+
+    /// Shorthand for `Action::Stop { reason }`.
+    pub fn stop(reason: StopReason) -> Self {
+        Self::Stop { reason }
+    }
+}
+
+/// Why a call stopped. Stable snake-case codes via [`StopReason::code`]; a
+/// sentence via `Display`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The capability is a delegated orchestrator: it gets exactly one dispatch.
+    DelegatedSingleDispatch,
+    /// The tool said `retryable: false`.
+    RetryRefused,
+    /// Credentials are missing or invalid (401 / AUTH_ERROR): needs configuration.
+    AuthenticationFailed,
+    /// The principal lacks access (403 / PERMISSION_DENIED): never switch identity.
+    PermissionDenied,
+    /// The endpoint does not accept this method (405).
+    MethodNotAllowed,
+    /// A business rule refused the request (POLICY_REJECTION): explain, do not retry.
+    PolicyRejected,
+    /// Same-payload resends used up (`max_retries`).
+    RetriesExhausted,
+    /// The next wait would cross the deadline, so the call stopped without sleeping.
+    DeadlineExceeded,
+    /// The shared retry budget across calls is spent.
+    RetryBudgetExhausted,
+    /// The endpoint's circuit breaker is open.
+    CircuitOpen,
+    /// A correctable failure, but no corrector is configured.
+    NoCorrector,
+    /// Corrections used up (`max_corrections`).
+    CorrectionBudgetExhausted,
+    /// `require_opt_in` is set and the tool did not say `retryable: true`.
+    NotOptedIn,
+    /// Every input is protected, so there is nothing a correction may change.
+    NothingMutable,
+    /// The corrector could not produce an acceptable payload.
+    CannotFix,
+    /// A 2xx reported a failure without a category.
+    Unclassified,
+    /// A status that is neither success nor a known failure class (1xx, 3xx).
+    UnexpectedStatus,
+    /// The response body was larger than the configured cap.
+    ResponseTooLarge,
+    /// A write's outcome is unknown and no reconciler could settle it.
+    OutcomeUnknown,
+    /// A reconcile lookup said nothing was committed and another attempt is not allowed.
+    NotCommitted,
+    /// The call was cancelled.
+    Cancelled,
+    /// The call itself was invalid (a bad protected pointer, an empty target).
+    InvalidCall,
+}
+
+impl StopReason {
+    /// A stable snake-case code for scripts and reports.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::DelegatedSingleDispatch => "delegated_single_dispatch",
+            Self::RetryRefused => "retry_refused",
+            Self::AuthenticationFailed => "authentication_failed",
+            Self::PermissionDenied => "permission_denied",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::PolicyRejected => "policy_rejected",
+            Self::RetriesExhausted => "retries_exhausted",
+            Self::DeadlineExceeded => "deadline_exceeded",
+            Self::RetryBudgetExhausted => "retry_budget_exhausted",
+            Self::CircuitOpen => "circuit_open",
+            Self::NoCorrector => "no_corrector",
+            Self::CorrectionBudgetExhausted => "correction_budget_exhausted",
+            Self::NotOptedIn => "not_opted_in",
+            Self::NothingMutable => "nothing_mutable",
+            Self::CannotFix => "cannot_fix",
+            Self::Unclassified => "unclassified",
+            Self::UnexpectedStatus => "unexpected_status",
+            Self::ResponseTooLarge => "response_too_large",
+            Self::OutcomeUnknown => "outcome_unknown",
+            Self::NotCommitted => "not_committed",
+            Self::Cancelled => "cancelled",
+            Self::InvalidCall => "invalid_call",
+        }
+    }
+
+    /// Whether stopping for this reason leaves the outcome unknown (rather than failed).
+    pub fn leaves_outcome_unknown(&self) -> bool {
+        matches!(self, Self::OutcomeUnknown)
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::DelegatedSingleDispatch => {
+                "delegated orchestrator: dispatched once, never retried"
+            }
+            Self::RetryRefused => "the tool refused retries (retryable: false)",
+            Self::AuthenticationFailed => "credentials missing or invalid; fix the configuration",
+            Self::PermissionDenied => "permission denied; recourse never switches identity",
+            Self::MethodNotAllowed => "method not allowed by the endpoint",
+            Self::PolicyRejected => "a business rule refused the request; explain it to the user",
+            Self::RetriesExhausted => "same-payload retries exhausted",
+            Self::DeadlineExceeded => "the next wait would cross the deadline",
+            Self::RetryBudgetExhausted => "the shared retry budget is exhausted",
+            Self::CircuitOpen => "the endpoint's circuit breaker is open",
+            Self::NoCorrector => "no corrector configured",
+            Self::CorrectionBudgetExhausted => "correction budget exhausted",
+            Self::NotOptedIn => "require_opt_in is set and the tool did not allow a retry",
+            Self::NothingMutable => "every input is protected; nothing may be corrected",
+            Self::CannotFix => "no acceptable corrected payload",
+            Self::Unclassified => "a 2xx reported failure without a category",
+            Self::UnexpectedStatus => "unexpected HTTP status",
+            Self::ResponseTooLarge => "response body over the size cap",
+            Self::OutcomeUnknown => {
+                "the outcome of the write is unknown; check before writing again"
+            }
+            Self::NotCommitted => "nothing was committed and another attempt is not allowed",
+            Self::Cancelled => "cancelled",
+            Self::InvalidCall => "the call is invalid",
+        })
+    }
+}

@@ -1,0 +1,279 @@
+//! One test per rule of SPEC §3, on the pure policy.
+
+use std::time::Duration;
+
+use recourse_protocol::{ParsedResponse, parse_response};
+
+use super::*;
+
+fn envelope(status: u16, category: &str, retryable: Option<bool>) -> ParsedResponse {
+    let flag = retryable.map_or(String::new(), |b| format!(r#","retryable":{b}"#));
+    let body = format!(
+        r#"{{"success":false,"error":{{"code":"X","message":"m","category":"{category}"{flag}}}}}"#
+    );
+    parse_response(
+        status,
+        [("content-type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+fn plain(status: u16) -> ParsedResponse {
+    parse_response(
+        status,
+        [("content-type", "text/html")],
+        b"<html><title>oops</title></html>",
+    )
+}
+
+fn decide(r: &ParsedResponse, s: Situation) -> Action {
+    Policy::default().decide(Observation::Response(r), &s)
+}
+
+fn first() -> Situation {
+    Situation::first_attempt(Traits::default())
+}
+
+fn non_idempotent() -> Situation {
+    Situation::first_attempt(Traits {
+        idempotent: false,
+        delegated: false,
+    })
+}
+
+fn transport(kind: TransportFailureKind) -> TransportFailure {
+    TransportFailure::new(kind, "boom")
+}
+
+#[test]
+fn rule1_2xx_without_failure_succeeds() {
+    let r = parse_response(200, [("a", "b")], br#"{"success":true,"data":1}"#);
+    assert_eq!(decide(&r, first()), Action::Succeed);
+    assert_eq!(decide(&plain(204), first()), Action::Succeed);
+}
+
+#[test]
+fn rule1_2xx_with_success_false_is_a_failure_routed_by_category() {
+    let r = parse_response(
+        200,
+        [("a", "b")],
+        br#"{"success":false,"error":{"code":"Q","message":"m","category":"RATE_LIMIT"}}"#,
+    );
+    assert!(matches!(decide(&r, first()), Action::RetrySame { .. }));
+    let r = parse_response(
+        200,
+        [("a", "b")],
+        br#"{"success":false,"error":{"code":"Q","message":"m"}}"#,
+    );
+    assert_eq!(decide(&r, first()), Action::stop(StopReason::Unclassified));
+}
+
+#[test]
+fn rule2_delegated_stops_after_one_dispatch_whatever_failed() {
+    let delegated = Situation::first_attempt(Traits {
+        idempotent: true,
+        delegated: true,
+    });
+    for r in [
+        plain(503),
+        envelope(400, "INPUT_ERROR", Some(true)),
+        envelope(500, "UNKNOWN_OUTCOME", None),
+    ] {
+        assert_eq!(
+            decide(&r, delegated),
+            Action::stop(StopReason::DelegatedSingleDispatch)
+        );
+    }
+}
+
+#[test]
+fn rule3_unknown_outcome_reconciles_even_when_refused() {
+    assert_eq!(
+        decide(&envelope(500, "UNKNOWN_OUTCOME", Some(false)), first()),
+        Action::Reconcile
+    );
+}
+
+#[test]
+fn rule3_non_idempotent_failure_after_send_reconciles() {
+    let p = Policy::default();
+    for kind in [
+        TransportFailureKind::TimedOutAfterSend,
+        TransportFailureKind::FailedAfterSend,
+    ] {
+        let t = transport(kind);
+        assert_eq!(
+            p.decide(Observation::Transport(&t), &non_idempotent()),
+            Action::Reconcile
+        );
+    }
+    for status in [500, 502, 504] {
+        assert_eq!(
+            decide(&plain(status), non_idempotent()),
+            Action::Reconcile,
+            "{status}"
+        );
+    }
+    // 503 says the server did not do it; an enveloped 500 names its own category.
+    assert!(matches!(
+        decide(&plain(503), non_idempotent()),
+        Action::RetrySame { .. }
+    ));
+    assert!(matches!(
+        decide(&envelope(500, "SERVICE_ERROR", None), non_idempotent()),
+        Action::RetrySame { .. }
+    ));
+}
+
+#[test]
+fn rule3_connect_failure_is_not_unknown() {
+    let t = transport(TransportFailureKind::ConnectFailed);
+    let a = Policy::default().decide(Observation::Transport(&t), &non_idempotent());
+    assert!(matches!(a, Action::RetrySame { .. }));
+}
+
+#[test]
+fn rule4_refused_stops_on_every_status() {
+    for (status, cat) in [
+        (503, "SERVICE_ERROR"),
+        (429, "RATE_LIMIT"),
+        (400, "INPUT_ERROR"),
+        (404, "NOT_FOUND"),
+    ] {
+        assert_eq!(
+            decide(&envelope(status, cat, Some(false)), first()),
+            Action::stop(StopReason::RetryRefused),
+            "{status}"
+        );
+    }
+}
+
+#[test]
+fn rule5_auth_permission_method_policy_stop() {
+    assert_eq!(
+        decide(&plain(401), first()),
+        Action::stop(StopReason::AuthenticationFailed)
+    );
+    assert_eq!(
+        decide(&plain(403), first()),
+        Action::stop(StopReason::PermissionDenied)
+    );
+    assert_eq!(
+        decide(&plain(405), first()),
+        Action::stop(StopReason::MethodNotAllowed)
+    );
+    assert_eq!(
+        decide(&envelope(422, "POLICY_REJECTION", None), first()),
+        Action::stop(StopReason::PolicyRejected)
+    );
+    // Allowed permission does not override rule 5.
+    assert_eq!(
+        decide(&envelope(403, "PERMISSION_DENIED", Some(true)), first()),
+        Action::stop(StopReason::PermissionDenied)
+    );
+    assert_eq!(
+        decide(&envelope(400, "AUTH_ERROR", Some(true)), first()),
+        Action::stop(StopReason::AuthenticationFailed)
+    );
+}
+
+#[test]
+fn rule6_transient_statuses_retry_with_the_longer_wait_capped() {
+    let mut s = first();
+    s.backoff = Duration::from_millis(300);
+    for status in [408, 429, 500, 502, 503, 504] {
+        assert_eq!(
+            decide(&plain(status), s),
+            Action::RetrySame {
+                wait: Duration::from_millis(300)
+            },
+            "{status}"
+        );
+    }
+    let r = parse_response(429, [("Retry-After", "2")], b"");
+    assert_eq!(
+        decide(&r, s),
+        Action::RetrySame {
+            wait: Duration::from_secs(2)
+        }
+    );
+    let r = parse_response(429, [("Retry-After", "3600")], b"");
+    assert_eq!(
+        decide(&r, s),
+        Action::RetrySame {
+            wait: Limits::default().max_backoff
+        }
+    );
+}
+
+#[test]
+fn rule6_wait_crossing_the_deadline_stops_now() {
+    let mut s = first();
+    s.remaining = Some(Duration::from_secs(1));
+    let r = parse_response(429, [("Retry-After", "5")], b"");
+    assert_eq!(decide(&r, s), Action::stop(StopReason::DeadlineExceeded));
+}
+
+#[test]
+fn rule6_retries_are_bounded() {
+    let mut s = first();
+    s.retries_used = Limits::default().max_retries;
+    assert_eq!(
+        decide(&plain(503), s),
+        Action::stop(StopReason::RetriesExhausted)
+    );
+}
+
+#[test]
+fn rule7_other_4xx_corrects_when_eligible() {
+    for status in [400, 404, 409, 410, 422] {
+        assert_eq!(decide(&plain(status), first()), Action::Correct, "{status}");
+    }
+}
+
+#[test]
+fn rule7_ineligible_correction_stops_with_the_reason() {
+    let r = envelope(400, "INPUT_ERROR", None);
+    let mut s = first();
+    s.corrector_available = false;
+    assert_eq!(decide(&r, s), Action::stop(StopReason::NoCorrector));
+    let mut s = first();
+    s.has_mutable_inputs = false;
+    assert_eq!(decide(&r, s), Action::stop(StopReason::NothingMutable));
+    let mut s = first();
+    s.corrections_used = 2;
+    assert_eq!(
+        decide(&r, s),
+        Action::stop(StopReason::CorrectionBudgetExhausted)
+    );
+    let opt_in = Policy::new(Limits {
+        require_opt_in: true,
+        ..Limits::default()
+    });
+    assert_eq!(
+        opt_in.decide(Observation::Response(&r), &first()),
+        Action::stop(StopReason::NotOptedIn)
+    );
+    let allowed = envelope(400, "INPUT_ERROR", Some(true));
+    assert_eq!(
+        opt_in.decide(Observation::Response(&allowed), &first()),
+        Action::Correct
+    );
+}
+
+#[test]
+fn rule8_anything_else_stops() {
+    assert_eq!(
+        decide(&plain(302), first()),
+        Action::stop(StopReason::UnexpectedStatus)
+    );
+}
+
+#[test]
+fn oversized_response_stops() {
+    let t = transport(TransportFailureKind::ResponseTooLarge);
+    assert_eq!(
+        Policy::default().decide(Observation::Transport(&t), &first()),
+        Action::stop(StopReason::ResponseTooLarge)
+    );
+}

@@ -1,0 +1,42 @@
+//! The decision policy (SPEC §3): a pure function from what happened to what to do.
+//!
+//! # Why a pure function
+//!
+//! Everything risky an agent does after a failure — resending a write,
+//! rewriting a payload, giving up — is decided here, from data alone: the
+//! parsed response or transport failure, the capability's traits, the attempt
+//! history and the budgets. No clock, no randomness, no I/O. The executor draws
+//! the jittered backoff and reads the deadline, hands both in, and carries out
+//! the [`Action`] that comes back. That split makes every rule testable without
+//! a runtime, and makes the executor's loop boring, which is the point.
+//!
+//! The rules, first match wins:
+//!
+//! 1. a 2xx that does not report failure → [`Action::Succeed`];
+//! 2. a delegated orchestrator → stop after its single dispatch;
+//! 3. an unknown outcome → [`Action::Reconcile`] (a lookup is not a resend);
+//! 4. `retryable: false` → stop, on every status;
+//! 5. 401, 403, 405, or AUTH_ERROR / PERMISSION_DENIED / POLICY_REJECTION → stop;
+//! 6. transient (connect failure before sending, 408, 429, 5xx) → resend the
+//!    same payload after `max(backoff, server demand)`, capped, unless the wait
+//!    would cross the deadline;
+//! 7. other 4xx → [`Action::Correct`] when eligible, never an unchanged resend;
+//! 8. otherwise stop.
+//!
+//! ```
+//! use std::time::Duration;
+//! use recourse::{Action, Limits, Observation, Policy, Situation, StopReason, Traits};
+//! use recourse_protocol::parse_response;
+//!
+//! let policy = Policy::new(Limits::default());
+//! let refused = parse_response(503, [("content-type", "application/json")],
+//!     br#"{"success":false,"error":{"code":"DOWN","message":"down","category":"SERVICE_ERROR","retryable":false}}"#);
+//! let action = policy.decide(Observation::Response(&refused), &Situation::first_attempt(Traits::default()));
+//! assert_eq!(action, Action::Stop { reason: StopReason::RetryRefused });
+//! ```
+
+mod action;
+mod decide;
+
+pub use action::{Action, StopReason};
+pub use decide::{Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};

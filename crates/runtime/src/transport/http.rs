@@ -1,0 +1,147 @@
+//! HTTP transport over `reqwest`: POST JSON, capped bodies, failures as data.
+
+use std::time::Duration;
+
+use super::{
+    BoxFuture, Delivery, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
+};
+
+/// The default cap on a response body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Sends requests as HTTP POSTs with a JSON body.
+///
+/// Redirects are not followed: a tool that answers 3xx is reporting something
+/// the policy should see, and following it would let a response steer the call.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    client: reqwest::Client,
+    max_body_bytes: usize,
+}
+
+/// Configures an [`HttpTransport`].
+#[derive(Debug, Clone)]
+pub struct HttpTransportBuilder {
+    connect_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl Default for HttpTransportBuilder {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl HttpTransportBuilder {
+    /// How long establishing a connection may take (separate from the request timeout).
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The largest response body accepted; larger ones are a failure, never an OOM.
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Builds the transport.
+    ///
+    /// # Errors
+    /// When the TLS backend cannot be initialised.
+    pub fn build(self) -> Result<HttpTransport, crate::ConfigError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("recourse/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| crate::ConfigError::new("http client", e.to_string()))?;
+        Ok(HttpTransport {
+            client,
+            max_body_bytes: self.max_body_bytes,
+        })
+    }
+}
+
+impl HttpTransport {
+    /// A builder with defaults: 5 s connect timeout, 4 MiB body cap.
+    pub fn builder() -> HttpTransportBuilder {
+        HttpTransportBuilder::default()
+    }
+
+    async fn exchange(&self, request: &Request) -> Delivery {
+        let mut builder = self
+            .client
+            .post(&request.target)
+            .timeout(request.timeout)
+            .json(&request.payload);
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        let mut response = builder.send().await.map_err(|e| failure(&e))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect();
+        if response
+            .content_length()
+            .is_some_and(|n| n > self.max_body_bytes as u64)
+        {
+            return Err(too_large(self.max_body_bytes));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| failure(&e))? {
+            if body.len() + chunk.len() > self.max_body_bytes {
+                return Err(too_large(self.max_body_bytes));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(RawResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+fn too_large(cap: usize) -> TransportFailure {
+    TransportFailure::new(
+        TransportFailureKind::ResponseTooLarge,
+        format!("response body exceeds {cap} bytes"),
+    )
+}
+
+fn failure(error: &reqwest::Error) -> TransportFailure {
+    let kind = if error.is_connect() {
+        TransportFailureKind::ConnectFailed
+    } else if error.is_timeout() {
+        TransportFailureKind::TimedOutAfterSend
+    } else {
+        TransportFailureKind::FailedAfterSend
+    };
+    TransportFailure::new(kind, error_chain(error))
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+impl Transport for HttpTransport {
+    fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
+        Box::pin(self.exchange(request))
+    }
+}

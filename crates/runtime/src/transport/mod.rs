@@ -1,0 +1,113 @@
+//! Transports: how an attempt reaches a tool.
+//!
+//! A transport sends one request and reports what came back — a response, or a
+//! [`TransportFailure`] as data. The distinction that matters most is *when*
+//! it failed: a connection refused before anything was sent is always safe to
+//! retry, while a timeout after the request left may mean the write happened.
+
+mod http;
+mod in_process;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use http::{DEFAULT_MAX_BODY_BYTES, HttpTransport, HttpTransportBuilder};
+pub use in_process::InProcessTransport;
+
+/// A boxed, sendable future, as transports and other extension traits return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One request to a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Where to send it: a URL for HTTP, a tool name for in-process transports.
+    pub target: String,
+    /// Extra headers (the executor adds `Idempotency-Key` for non-idempotent calls).
+    pub headers: Vec<(String, String)>,
+    /// The JSON payload.
+    pub payload: serde_json::Value,
+    /// How long the whole exchange may take.
+    pub timeout: Duration,
+}
+
+/// A tool's raw answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers whose values are valid text.
+    pub headers: Vec<(String, String)>,
+    /// The body, at most the transport's cap.
+    pub body: Vec<u8>,
+}
+
+/// When and how a transport failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportFailureKind {
+    /// The connection could not be made: nothing was sent.
+    ConnectFailed,
+    /// The request was sent (or may have been), then the exchange timed out.
+    TimedOutAfterSend,
+    /// The request was sent (or may have been), then the connection failed.
+    FailedAfterSend,
+    /// The tool answered with a body larger than the cap.
+    ResponseTooLarge,
+}
+
+impl TransportFailureKind {
+    /// Whether the tool may have acted on the request.
+    pub fn was_sent(self) -> bool {
+        !matches!(self, Self::ConnectFailed)
+    }
+
+    /// Whether a write may have committed without us learning its result.
+    pub fn may_have_committed(self) -> bool {
+        matches!(self, Self::TimedOutAfterSend | Self::FailedAfterSend)
+    }
+
+    /// The snake-case name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConnectFailed => "connect_failed",
+            Self::TimedOutAfterSend => "timed_out_after_send",
+            Self::FailedAfterSend => "failed_after_send",
+            Self::ResponseTooLarge => "response_too_large",
+        }
+    }
+}
+
+/// A transport failure, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportFailure {
+    /// When and how it failed.
+    pub kind: TransportFailureKind,
+    /// A human-readable description (may hold raw URLs; redact before showing a model).
+    pub message: String,
+}
+
+impl TransportFailure {
+    /// A failure of `kind`.
+    pub fn new(kind: TransportFailureKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+/// What one dispatch produced.
+pub type Delivery = Result<RawResponse, TransportFailure>;
+
+/// Sends requests to tools.
+pub trait Transport: Send + Sync {
+    /// Sends `request` and reports what came back. Never panics; failures are data.
+    fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery>;
+}
