@@ -1,0 +1,577 @@
+//! Invariants of the wire protocol, checked on generated inputs:
+//!
+//! - the parser is total: no status, header or body makes it panic, and what
+//!   it reports is consistent (success only on 2xx; a permission only from a
+//!   convention that can carry one; `retryable` only in its one place);
+//! - a `ToolResponse` survives serialising and parsing unchanged;
+//! - the redactor is idempotent and never leaves a planted secret behind.
+
+use std::time::{Duration, SystemTime};
+
+use proptest::collection::{btree_map, vec};
+use proptest::prelude::*;
+use proptest::sample::select;
+use recourse_protocol::{
+    BodyFormat, ErrorCategory, ParsedResponse, REDACTED, RetryPermission, ToolError, ToolResponse,
+    parse_response, parse_response_at, redact,
+};
+use serde_json::{Map, Value};
+
+/// 2026-01-01T00:00:00Z, so HTTP dates on either side of "now" are generated.
+fn now() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
+}
+
+// ------------------------------------------------------------ strategies
+
+fn header_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        select(vec![
+            "Retry-After",
+            "retry-after",
+            "RETRY-AFTER",
+            "Content-Type",
+            "content-type",
+            "CONTENT-TYPE",
+            "X-Request-Id",
+        ])
+        .prop_map(str::to_owned),
+        any::<String>(),
+    ]
+}
+
+fn header_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        select(vec![
+            "0",
+            "120",
+            "-1",
+            "1.5",
+            "99999999999999999999999",
+            "18446744073709551615",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Thu, 01 Jan 2099 00:00:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            "application/json",
+            "application/problem+json",
+            "application/problem+json; charset=utf-8",
+            "APPLICATION/PROBLEM+JSON;",
+            "text/html; charset=iso-8859-1",
+            "",
+        ])
+        .prop_map(str::to_owned),
+        "[0-9]{1,25}",
+        any::<String>(),
+    ]
+}
+
+fn headers() -> impl Strategy<Value = Vec<(String, String)>> {
+    vec((header_name(), header_value()), 0..5)
+}
+
+/// Keys the conventions look at, so generated objects hit their branches.
+const KEYS: [&str; 28] = [
+    "success",
+    "Success",
+    "data",
+    "error",
+    "code",
+    "message",
+    "category",
+    "retryable",
+    "Retryable",
+    "details",
+    "retry_after",
+    "status",
+    "error_category",
+    "error_code",
+    "suggested_action",
+    "jsonrpc",
+    "result",
+    "id",
+    "content",
+    "type",
+    "text",
+    "isError",
+    "structuredContent",
+    "title",
+    "detail",
+    "instance",
+    "suggestion",
+    "field",
+];
+
+const STRINGS: [&str; 18] = [
+    "error",
+    "success",
+    "INPUT_ERROR",
+    "NOT_FOUND",
+    "AUTH_ERROR",
+    "PERMISSION_DENIED",
+    "RATE_LIMIT",
+    "SERVICE_ERROR",
+    "POLICY_REJECTION",
+    "UNKNOWN_OUTCOME",
+    "user_error",
+    "system_error",
+    "policy_violation",
+    "text",
+    "2.0",
+    "about:blank",
+    "1500ms",
+    "false",
+];
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-32_768i64..=600).prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        select(STRINGS.to_vec()).prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+    ]
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => select(KEYS.to_vec()).prop_map(str::to_owned),
+        1 => any::<String>(),
+    ]
+}
+
+/// Arbitrary JSON whose objects mostly use the keys the parser reads.
+fn json_value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..4).prop_map(Value::Array),
+            vec((key(), inner), 0..6).prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// A body shaped like one of the conventions, with arbitrary parts.
+fn error_object() -> impl Strategy<Value = Value> {
+    vec((key(), json_value()), 0..6)
+        .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>()))
+}
+
+fn convention_like() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (leaf(), prop_oneof![error_object(), leaf()], json_value()).prop_map(
+            |(success, error, data)| serde_json::json!({"success": success, "error": error, "data": data})
+        ),
+        (leaf(), error_object())
+            .prop_map(|(s, e)| serde_json::json!({"success": s, "error": e, "retryable": true})),
+        (leaf(), leaf(), leaf()).prop_map(|(cat, code, retry)| serde_json::json!({
+            "status": "error", "error_category": cat, "error_code": code,
+            "message": "m", "suggested_action": "s", "retryable": retry
+        })),
+        (leaf(), json_value()).prop_map(|(is_error, sc)| serde_json::json!({
+            "content": [{"type": "text", "text": "t"}], "isError": is_error, "structuredContent": sc
+        })),
+        (json_value(), json_value())
+            .prop_map(|(r, e)| serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": r, "error": e})),
+        error_object(),
+    ]
+}
+
+// ------------------------------------------------------------ invariants
+
+/// What every parse must satisfy, whatever went in.
+fn assert_consistent(p: &ParsedResponse, status: u16) {
+    assert_eq!(p.status, status);
+    if p.success {
+        assert!((200..300).contains(&status), "success on {status}");
+        assert_eq!(p.to_tool_error(), None);
+        assert_eq!(p.routing_status(), Some(status));
+        assert_eq!(p.category, None);
+        assert_eq!(p.permission, RetryPermission::Unspecified);
+    } else {
+        assert_eq!(p.data, None);
+        let e = p.to_tool_error().expect("a failure has an error");
+        assert_eq!(e.retryable, p.permission == RetryPermission::Allowed);
+    }
+    if !p.format.is_structured() {
+        assert_eq!(p.permission, RetryPermission::Unspecified, "{:?}", p.format);
+        assert_eq!(p.category, None);
+        assert_eq!(p.code, None);
+    }
+}
+
+/// SPEC §1: the permission our envelope grants, computed independently.
+fn envelope_permission(body: &Value) -> RetryPermission {
+    let Some(obj) = body.as_object() else {
+        return RetryPermission::Unspecified;
+    };
+    if obj.get("success") != Some(&Value::Bool(false)) {
+        return RetryPermission::Unspecified;
+    }
+    match obj.get("error").and_then(|e| e.get("retryable")) {
+        Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
+        _ => RetryPermission::Unspecified,
+    }
+}
+
+proptest! {
+    #[test]
+    fn parser_never_panics_on_arbitrary_bytes_status_and_headers(
+        status in 0u16..=999,
+        headers in headers(),
+        body in vec(any::<u8>(), 0..512),
+    ) {
+        let p = parse_response_at(status, headers.clone(), &body, now());
+        assert_consistent(&p, status);
+        let _ = parse_response(status, headers, &body);
+    }
+
+    #[test]
+    fn parser_never_panics_on_arbitrary_text(
+        status in 0u16..=999,
+        headers in headers(),
+        body in any::<String>(),
+    ) {
+        let p = parse_response_at(status, headers, body.as_bytes(), now());
+        assert_consistent(&p, status);
+    }
+
+    #[test]
+    fn parser_is_consistent_on_structured_json(
+        status in 0u16..=999,
+        headers in headers(),
+        body in prop_oneof![json_value(), convention_like()],
+    ) {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let p = parse_response_at(status, headers, &bytes, now());
+        assert_consistent(&p, status);
+        if p.format == BodyFormat::Envelope {
+            prop_assert_eq!(p.permission, envelope_permission(&body));
+        }
+    }
+
+    #[test]
+    fn retryable_is_recognised_only_in_its_one_place(
+        status in 0u16..=999,
+        body in prop_oneof![json_value(), convention_like()],
+    ) {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let p = parse_response_at(status, [("Content-Type", "application/json")], &bytes, now());
+        let is_envelope = body
+            .as_object()
+            .is_some_and(|o| matches!(o.get("success"), Some(Value::Bool(_))));
+        prop_assert_eq!(is_envelope, p.format == BodyFormat::Envelope);
+        if is_envelope {
+            prop_assert_eq!(p.permission, envelope_permission(&body));
+        }
+    }
+}
+
+// ------------------------------------------------------------ round trip
+
+fn category() -> impl Strategy<Value = ErrorCategory> {
+    prop_oneof![
+        select(ErrorCategory::KNOWN.to_vec()),
+        any::<String>().prop_map(|s| ErrorCategory::from_wire(&s)),
+    ]
+}
+
+fn tool_error() -> impl Strategy<Value = ToolError> {
+    (
+        any::<String>(),
+        any::<String>(),
+        category(),
+        any::<bool>(),
+        btree_map(any::<String>(), any::<String>(), 0..4),
+    )
+        .prop_map(|(code, message, category, retryable, details)| {
+            details.into_iter().fold(
+                ToolError::new(category, code, message).retryable(retryable),
+                |e, (k, v)| e.detail(k, v),
+            )
+        })
+}
+
+/// Non-null JSON without floats (whose text form need not round-trip exactly).
+fn data() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 32, 5, |inner| {
+        prop_oneof![
+            vec(prop_oneof![inner.clone(), Just(Value::Null)], 0..4).prop_map(Value::Array),
+            btree_map(any::<String>(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn tool_response() -> impl Strategy<Value = ToolResponse> {
+    prop_oneof![
+        tool_error().prop_map(ToolResponse::failure),
+        proptest::option::of(data()).prop_map(|data| ToolResponse {
+            success: true,
+            data,
+            error: None,
+        }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn tool_response_survives_serialise_then_deserialise(reply in tool_response()) {
+        let bytes = reply.to_json_bytes();
+        let back: ToolResponse = serde_json::from_slice(&bytes).unwrap();
+        prop_assert_eq!(back, reply);
+    }
+
+    #[test]
+    fn tool_response_survives_serialise_then_parse(reply in tool_response()) {
+        let status = reply.http_status();
+        let p = parse_response(status, [("content-type", "application/json")], &reply.to_json_bytes());
+        prop_assert_eq!(p.format, BodyFormat::Envelope);
+        prop_assert_eq!(p.success, reply.success);
+        prop_assert_eq!(&p.data, &reply.data);
+        match &reply.error {
+            Some(e) => {
+                prop_assert_eq!(p.to_tool_error(), Some(e.clone()));
+                prop_assert_eq!(p.category.as_ref(), Some(&e.category));
+                prop_assert_eq!(p.permission, RetryPermission::from_flag(e.retryable));
+                prop_assert_eq!(p.routing_status(), Some(e.http_status()));
+            }
+            None => prop_assert_eq!(p.to_tool_error(), None),
+        }
+    }
+}
+
+// ------------------------------------------------------------ redaction
+
+/// Text made of the pieces secrets are made of, so the rules interact.
+fn secretish_text() -> impl Strategy<Value = String> {
+    let piece = select(vec![
+        "https://",
+        "http://",
+        "db://",
+        "u",
+        "user",
+        ":",
+        "p",
+        "pass",
+        "@",
+        "/",
+        "?",
+        "&",
+        ";",
+        "=",
+        "#",
+        " ",
+        "\n",
+        "\"",
+        "'",
+        ",",
+        "key",
+        "api_key",
+        "token",
+        "access_token",
+        "secret",
+        "sig",
+        "password",
+        "Authorization",
+        "authorization: ",
+        "Bearer ",
+        "Basic ",
+        "token ",
+        "sk-",
+        "AKIA",
+        "ghp_",
+        "AIza",
+        "xoxb-",
+        "xoxe-",
+        "ABCDEFGHIJKLMNOP",
+        "abcdefghij0123456789",
+        "[REDACTED]",
+        "[",
+        "]",
+        "-",
+        "_",
+        ".",
+        "é",
+        "…",
+    ]);
+    vec(
+        prop_oneof![piece.prop_map(str::to_owned), "[A-Za-z0-9]{1,12}"],
+        0..24,
+    )
+    .prop_map(|pieces| pieces.concat())
+}
+
+/// URLs whose userinfo part holds what other rules redact: one rule's
+/// replacement must not expose a secret for another on a second pass.
+fn userinfo_with_embedded_secrets() -> impl Strategy<Value = String> {
+    let piece = select(vec![
+        "?token=",
+        ";key=",
+        "/",
+        "a/b",
+        "&",
+        "x",
+        "#",
+        "[REDACTED]",
+        "sk-abcdefghijklmnopqrstu",
+    ]);
+    (
+        select(vec!["http", "https", "db"]),
+        "[a-z]{1,4}",
+        vec(piece, 1..8),
+        select(vec!["@h", "@host/x", "x@h"]),
+    )
+        .prop_map(|(scheme, user, pieces, tail)| {
+            format!("{scheme}://{user}:{}{tail}", pieces.concat())
+        })
+}
+
+/// One planted secret: the text to plant, and the part that must not survive.
+#[derive(Debug, Clone)]
+struct Planted {
+    text: String,
+    secret: String,
+}
+
+fn planted(text: String, secret: String) -> Planted {
+    Planted { text, secret }
+}
+
+fn query_param_secret() -> impl Strategy<Value = Planted> {
+    let name = select(vec![
+        "key",
+        "api_key",
+        "apikey",
+        "appid",
+        "token",
+        "access_token",
+        "secret",
+        "password",
+        "sig",
+        "signature",
+        "API_KEY",
+        "Token",
+    ]);
+    (name, "[A-Za-z0-9%._~+-]{8,32}", any::<bool>()).prop_map(|(name, value, in_url)| {
+        let text = if in_url {
+            format!("https://api.example.com/v1/weather?q=Paris&{name}={value}&units=metric")
+        } else {
+            format!("{name}={value}")
+        };
+        planted(text, value)
+    })
+}
+
+fn authorization_secret() -> impl Strategy<Value = Planted> {
+    let scheme = select(vec!["Bearer ", "bearer ", "Basic ", "Token ", ""]);
+    let header = select(vec![
+        "Authorization: ",
+        "authorization=",
+        "\"Authorization\": \"",
+    ]);
+    (header, scheme, "[A-Za-z0-9._~+/-]{16,40}")
+        .prop_map(|(h, s, token)| planted(format!("{h}{s}{token}"), token))
+}
+
+fn bearer_secret() -> impl Strategy<Value = Planted> {
+    "[A-Za-z0-9._~+/-]{16,40}".prop_map(|token| planted(format!("Bearer {token}"), token))
+}
+
+fn userinfo_secret() -> impl Strategy<Value = Planted> {
+    (
+        select(vec![
+            "https",
+            "http",
+            "postgres",
+            "redis",
+            "amqp",
+            "mongodb+srv",
+        ]),
+        "[a-z][a-z0-9._-]{2,10}",
+        "[A-Za-z0-9!$%*_.~-]{8,20}",
+    )
+        .prop_map(|(scheme, user, pass)| {
+            let secret = format!("{user}:{pass}");
+            planted(format!("{scheme}://{secret}@db.internal:5432/app"), secret)
+        })
+}
+
+fn key_shape_secret() -> impl Strategy<Value = Planted> {
+    prop_oneof![
+        "sk-[A-Za-z0-9_-]{16,48}",
+        "AKIA[0-9A-Z]{16}",
+        "gh[pousr]_[A-Za-z0-9]{36}",
+        "AIza[0-9A-Za-z_-]{35}",
+        "xox[a-z]-[A-Za-z0-9-]{10,40}",
+    ]
+    .prop_map(|s| planted(s.clone(), s))
+}
+
+fn any_planted() -> impl Strategy<Value = Planted> {
+    prop_oneof![
+        query_param_secret(),
+        authorization_secret(),
+        bearer_secret(),
+        userinfo_secret(),
+        key_shape_secret(),
+    ]
+}
+
+/// Random prose: any printable text, or words and punctuation.
+fn prose() -> impl Strategy<Value = String> {
+    prop_oneof!["\\PC{0,40}", "[a-zA-Z,.;:!?()' ]{0,60}"]
+}
+
+proptest! {
+    #[test]
+    fn redaction_is_idempotent_on_arbitrary_strings(text in any::<String>()) {
+        let once = redact(&text);
+        prop_assert_eq!(redact(&once), once);
+    }
+
+    #[test]
+    fn redaction_is_idempotent_on_secret_shaped_text(text in secretish_text()) {
+        let once = redact(&text);
+        prop_assert_eq!(redact(&once), once);
+    }
+
+    #[test]
+    fn redaction_is_idempotent_when_rules_overlap(text in userinfo_with_embedded_secrets()) {
+        let once = redact(&text);
+        prop_assert_eq!(redact(&once), once);
+    }
+
+    #[test]
+    fn redaction_never_leaves_a_planted_secret(
+        before in prose(),
+        secret in any_planted(),
+        after in prose(),
+    ) {
+        let text = format!("{before} {} {after}", secret.text);
+        let once = redact(&text);
+        prop_assert!(!once.contains(&secret.secret), "{:?} survived in {:?}", secret.secret, once);
+        prop_assert!(once.contains(REDACTED));
+        prop_assert_eq!(redact(&once), once);
+    }
+
+    #[test]
+    fn redaction_never_leaves_any_of_several_planted_secrets(
+        parts in vec((prose(), any_planted()), 1..5),
+    ) {
+        let text: String = parts.iter().map(|(p, s)| format!("{p} {} ", s.text)).collect();
+        let once = redact(&text);
+        for (_, s) in &parts {
+            prop_assert!(!once.contains(&s.secret), "{:?} survived in {:?}", s.secret, once);
+        }
+        prop_assert_eq!(redact(&once), once);
+    }
+}
