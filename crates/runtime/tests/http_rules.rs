@@ -1,0 +1,322 @@
+//! One behaviour test per rule of SPEC §3, against a real loopback HTTP server.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use recourse::{
+    Call, CallReport, Correction, CorrectionRequest, Corrector, Executor, ExecutorConfig,
+    HttpTransport, ManualClock, PayloadSource, StopReason, TokenUsage,
+};
+use serde_json::json;
+use support::{ScriptedServer, Step};
+
+fn config() -> ExecutorConfig {
+    let mut c = ExecutorConfig::default();
+    c.backoff_base = Duration::from_millis(100);
+    c.deadline = None;
+    c.request_timeout = Duration::from_secs(5);
+    c
+}
+
+fn executor(clock: &ManualClock, config: ExecutorConfig) -> Executor {
+    Executor::builder(HttpTransport::builder().build().unwrap())
+        .with_config(config)
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()))
+        .with_jitter_seed(7)
+        .without_circuit_breakers()
+        .build()
+}
+
+async fn call(
+    script: Vec<Step>,
+    call: impl FnOnce(Call) -> Call,
+) -> (CallReport, ScriptedServer, ManualClock) {
+    call_with(script, config(), call).await
+}
+
+async fn call_with(
+    script: Vec<Step>,
+    config: ExecutorConfig,
+    call: impl FnOnce(Call) -> Call,
+) -> (CallReport, ScriptedServer, ManualClock) {
+    let server = ScriptedServer::start(script).await;
+    let clock = ManualClock::new();
+    let report = executor(&clock, config)
+        .execute(call(Call::new(
+            server.url.clone(),
+            json!({"symbol": "TSLA", "qty": 3}),
+        )))
+        .await;
+    (report, server, clock)
+}
+
+fn reason(report: &CallReport) -> Option<&StopReason> {
+    report.outcome.reason()
+}
+
+#[tokio::test]
+async fn rule1_2xx_succeeds_with_the_envelope_data() {
+    let (report, server, _) = call(vec![Step::ok(r#"{"price":468.285}"#)], |c| c).await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    assert_eq!(report.to_json()["data"], json!({"price": 468.285}));
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn rule1_success_false_on_200_is_a_failure() {
+    let (report, server, _) =
+        call(vec![Step::envelope_error(200, "INPUT_ERROR", None)], |c| c).await;
+    assert_eq!(report.outcome.name(), "failed");
+    assert_eq!(reason(&report), Some(&StopReason::NoCorrector));
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn rule2_delegated_orchestrator_is_dispatched_once() {
+    let (report, server, _) = call(vec![Step::text(503, "busy")], Call::delegated).await;
+    assert_eq!(reason(&report), Some(&StopReason::DelegatedSingleDispatch));
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn rule4_refused_503_and_429_are_not_resent() {
+    for (status, cat) in [(503, "SERVICE_ERROR"), (429, "RATE_LIMIT")] {
+        let (report, server, clock) =
+            call(vec![Step::envelope_error(status, cat, Some(false))], |c| c).await;
+        assert_eq!(reason(&report), Some(&StopReason::RetryRefused), "{status}");
+        assert_eq!(server.hits(), 1);
+        assert!(clock.sleeps().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn rule5_auth_permission_and_method_stop_at_once() {
+    for (status, want) in [
+        (401, StopReason::AuthenticationFailed),
+        (403, StopReason::PermissionDenied),
+        (405, StopReason::MethodNotAllowed),
+    ] {
+        let (report, server, _) = call(vec![Step::text(status, "no")], |c| c).await;
+        assert_eq!(reason(&report), Some(&want), "{status}");
+        assert_eq!(server.hits(), 1);
+    }
+}
+
+#[tokio::test]
+async fn rule6_transient_statuses_resend_the_same_bytes() {
+    for status in [408, 429, 500, 502, 503, 504] {
+        let (report, server, _) =
+            call(vec![Step::text(status, "later"), Step::ok("1")], |c| c).await;
+        assert_eq!(report.outcome.name(), "succeeded", "{status}");
+        let received = server.received();
+        assert_eq!(received.len(), 2);
+        assert_eq!(
+            received[0].body, received[1].body,
+            "{status}: resend must be byte-identical"
+        );
+        assert_eq!(report.attempts[0].action, "retry_same");
+    }
+}
+
+#[tokio::test]
+async fn rule6_retry_after_seconds_is_honoured() {
+    let mut c = config();
+    c.backoff_base = Duration::ZERO;
+    let script = vec![
+        Step::text(429, "slow down").with_header("Retry-After", "2"),
+        Step::ok("1"),
+    ];
+    let (report, _, clock) = call_with(script, c, |c| c).await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    assert_eq!(clock.sleeps(), vec![Duration::from_secs(2)]);
+    assert_eq!(report.attempts[0].wait_ms, Some(2000));
+}
+
+#[tokio::test]
+async fn rule6_retry_after_http_date_is_honoured() {
+    let mut c = config();
+    c.backoff_base = Duration::ZERO;
+    let date = httpdate_in(Duration::from_secs(5));
+    let script = vec![
+        Step::text(503, "maintenance").with_header("Retry-After", &date),
+        Step::ok("1"),
+    ];
+    let (report, _, clock) = call_with(script, c, |c| c).await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    let slept = clock.sleeps()[0];
+    assert!(
+        slept > Duration::from_secs(3) && slept <= Duration::from_secs(5),
+        "{slept:?}"
+    );
+}
+
+fn httpdate_in(d: Duration) -> String {
+    // RFC 9110 IMF-fixdate, formatted by hand to keep the test's dependencies small.
+    let t = SystemTime::now() + d;
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
+    let (y, mo, da) = civil_from_days(days as i64);
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ][mo as usize - 1];
+    format!("{weekday}, {da:02} {month} {y} {h:02}:{m:02}:{s:02} GMT")
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[tokio::test]
+async fn rule6_a_wait_past_the_deadline_stops_without_sleeping() {
+    let mut c = config();
+    c.deadline = Some(Duration::from_secs(10));
+    let script = vec![Step::text(429, "quota").with_header("Retry-After", "60")];
+    let (report, server, clock) = call_with(script, c, |c| c).await;
+    assert_eq!(reason(&report), Some(&StopReason::DeadlineExceeded));
+    assert!(clock.sleeps().is_empty());
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn rule6_retries_stop_at_max_retries() {
+    let (report, server, _) = call(vec![Step::text(503, "down")], |c| c).await;
+    assert_eq!(reason(&report), Some(&StopReason::RetriesExhausted));
+    assert_eq!(server.hits(), 4, "one dispatch and three resends");
+}
+
+#[tokio::test]
+async fn rule7_non_transient_4xx_is_never_resent_unchanged() {
+    struct Echo;
+    impl Corrector for Echo {
+        fn correct<'a>(&'a self, r: CorrectionRequest<'a>) -> recourse::BoxFuture<'a, Correction> {
+            let payload = r.payload.clone();
+            Box::pin(async move {
+                Correction::Corrected {
+                    payload,
+                    source: PayloadSource::Llm,
+                    note: "same again".into(),
+                    llm_calls: 1,
+                    tokens: TokenUsage::default(),
+                }
+            })
+        }
+    }
+    let server =
+        ScriptedServer::start(vec![Step::envelope_error(400, "INPUT_ERROR", Some(true))]).await;
+    let clock = ManualClock::new();
+    let exec = Executor::builder(HttpTransport::builder().build().unwrap())
+        .with_clock(Arc::new(clock))
+        .with_corrector(Arc::new(Echo))
+        .build();
+    let report = exec
+        .execute(Call::new(server.url.clone(), json!({"symbol": "TSLA"})))
+        .await;
+    assert_eq!(reason(&report), Some(&StopReason::CannotFix));
+    assert_eq!(server.hits(), 1);
+    assert!(report.attempts[0].notes[0].contains("unchanged"));
+}
+
+#[tokio::test]
+async fn a_huge_body_is_an_error_outcome() {
+    let big = vec![b'x'; 5 * 1024 * 1024];
+    let step = Step::Respond {
+        status: 200,
+        headers: vec![],
+        body: big,
+    };
+    let (report, _, _) = call(vec![step], |c| c).await;
+    assert_eq!(reason(&report), Some(&StopReason::ResponseTooLarge));
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_resent_when_idempotent() {
+    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| c).await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    assert_eq!(server.hits(), 2);
+    assert!(
+        report.attempts[0]
+            .transport_error
+            .as_deref()
+            .unwrap()
+            .starts_with("failed_after_send")
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_connection_leaves_a_non_idempotent_write_unknown() {
+    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], Call::non_idempotent).await;
+    assert_eq!(report.outcome.name(), "unknown");
+    assert_eq!(report.outcome.exit_code(), 3);
+    assert_eq!(server.hits(), 1, "never a blind resend");
+    assert!(report.idempotency_key.is_some());
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_even_for_writes() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/tool", listener.local_addr().unwrap());
+    drop(listener);
+    let clock = ManualClock::new();
+    let report = executor(&clock, config())
+        .execute(Call::new(url, json!({})).non_idempotent())
+        .await;
+    assert_eq!(reason(&report), Some(&StopReason::RetriesExhausted));
+    assert_eq!(report.http_calls, 4);
+    assert!(
+        report.attempts[0]
+            .transport_error
+            .as_deref()
+            .unwrap()
+            .starts_with("connect_failed")
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_after_sending_is_unknown_for_writes() {
+    let mut c = config();
+    c.request_timeout = Duration::from_millis(200);
+    let script = vec![Step::Delay(Duration::from_secs(2), Box::new(Step::ok("1")))];
+    let (report, _, _) = call_with(script, c, Call::non_idempotent).await;
+    assert_eq!(report.outcome.name(), "unknown");
+    assert!(
+        report.attempts[0]
+            .transport_error
+            .as_deref()
+            .unwrap()
+            .starts_with("timed_out_after_send")
+    );
+}
+
+#[tokio::test]
+async fn every_attempt_of_a_write_carries_the_same_idempotency_key() {
+    let script = vec![
+        Step::text(503, "down"),
+        Step::text(503, "down"),
+        Step::ok("1"),
+    ];
+    let (report, server, _) = call(script, Call::non_idempotent).await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    let keys: Vec<_> = server
+        .received()
+        .iter()
+        .map(|r| r.header("Idempotency-Key").unwrap().to_owned())
+        .collect();
+    assert_eq!(keys.len(), 3);
+    assert!(
+        keys.iter()
+            .all(|k| Some(k.as_str()) == report.idempotency_key.as_deref())
+    );
+}
