@@ -1,1 +1,49 @@
-fn main() {}
+//! `recourse`: run tool calls the way a careful engineer would, and explain why.
+
+mod call;
+mod explain;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// recourse: structured tool failures, handled the way a careful engineer would.
+#[derive(Debug, Parser)]
+#[command(name = "recourse", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Explain what a tool response means and what the policy would do next.
+    Explain(explain::ExplainArgs),
+    /// Call a tool over HTTP through the executor and report every attempt.
+    Call(call::CallArgs),
+}
+
+/// Exit code for usage and configuration errors.
+const USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Explain(args) => explain::run(args),
+        Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
+    };
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("recourse: {error:#}");
+            ExitCode::from(USAGE)
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,176 @@
+//! `recourse call`: run one tool call through the executor and report it.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, validate_pointer};
+use serde_json::Value;
+
+use crate::input;
+
+/// Arguments of `recourse call`.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's URL (POSTed with a JSON body).
+    url: String,
+    /// The JSON payload, inline or as @FILE.
+    #[arg(long)]
+    payload: String,
+    /// A request header, 'Name: value' (repeatable).
+    #[arg(long = "header")]
+    headers: Vec<String>,
+    /// The capability is not idempotent: send an Idempotency-Key, never resend blindly.
+    #[arg(long)]
+    non_idempotent: bool,
+    /// The capability is a delegated orchestrator: dispatch exactly once.
+    #[arg(long)]
+    delegated: bool,
+    /// A JSON Pointer to a value no correction may change (repeatable).
+    #[arg(long = "protect")]
+    protect: Vec<String>,
+    /// Same-payload resends allowed.
+    #[arg(long)]
+    max_retries: Option<u32>,
+    /// Corrections allowed.
+    #[arg(long)]
+    max_corrections: Option<u32>,
+    /// The whole call's deadline, in seconds.
+    #[arg(long)]
+    deadline: Option<f64>,
+    /// The backoff base, in milliseconds.
+    #[arg(long)]
+    backoff_ms: Option<u64>,
+    /// Each attempt's timeout, in seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Print one JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+fn seconds(flag: &str, secs: f64) -> Result<Duration> {
+    if !(secs.is_finite() && secs > 0.0) {
+        bail!("{flag} must be a positive number of seconds, not {secs}");
+    }
+    Ok(Duration::try_from_secs_f64(secs)?)
+}
+
+impl CallArgs {
+    fn config(&self) -> Result<ExecutorConfig> {
+        let mut config = ExecutorConfig::from_env()?;
+        if let Some(n) = self.max_retries {
+            config.limits.max_retries = n;
+        }
+        if let Some(n) = self.max_corrections {
+            config.limits.max_corrections = n;
+        }
+        if let Some(secs) = self.deadline {
+            config.deadline = Some(seconds("--deadline", secs)?);
+        }
+        if let Some(ms) = self.backoff_ms {
+            config.backoff_base = Duration::from_millis(ms);
+        }
+        if let Some(secs) = self.timeout {
+            config.request_timeout = seconds("--timeout", secs)?;
+        }
+        Ok(config)
+    }
+
+    fn call(&self) -> Result<Call> {
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            bail!(
+                "the URL must start with http:// or https://, not {:?}",
+                self.url
+            );
+        }
+        let payload = input::json_or_file("--payload", &self.payload)?;
+        if !payload.is_object() {
+            bail!("--payload must be a JSON object");
+        }
+        let mut call = Call::new(self.url.clone(), payload);
+        call.headers = input::headers(&self.headers)?;
+        for pointer in &self.protect {
+            validate_pointer(pointer)?;
+            call = call.protect(pointer.clone());
+        }
+        call.traits.idempotent = !self.non_idempotent;
+        call.traits.delegated = self.delegated;
+        Ok(call)
+    }
+}
+
+pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
+    let config = args.config()?;
+    let call = args.call()?;
+    let executor = Executor::builder(HttpTransport::builder().build()?)
+        .with_config(config)?
+        .build();
+    let report = executor.execute(call).await;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", narrate(&args.url, &report));
+    }
+    Ok(report.outcome.exit_code())
+}
+
+/// A readable trace of a call report.
+pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
+    let mut out = String::new();
+    for a in &report.attempts {
+        out.push_str(&format!(
+            "→ attempt {} ({}) POST {target} {}\n",
+            a.n,
+            a.source.as_str(),
+            a.payload
+        ));
+        let heard = match (&a.status, &a.transport_error) {
+            (Some(s), _) => {
+                let cat = a.category.as_deref().unwrap_or("no category");
+                let code = a
+                    .code
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(" [{c}]"));
+                format!("{s} {cat}{code}, retry {}", a.retry_permission)
+            }
+            (None, Some(t)) => t.clone(),
+            (None, None) => "nothing".to_owned(),
+        };
+        let mut decided = a.action.to_owned();
+        if let Some(w) = a.wait_ms {
+            decided.push_str(&format!(", waited {w} ms"));
+        }
+        if let Some(r) = a.reason {
+            decided.push_str(&format!(" ({r})"));
+        }
+        out.push_str(&format!("  ← {heard} ⇒ {decided}\n"));
+        for note in &a.notes {
+            out.push_str(&format!("    · {note}\n"));
+        }
+    }
+    let json = report.to_json();
+    out.push_str(&format!(
+        "{} after {} attempt(s): {} HTTP call(s), {} LLM call(s)\n",
+        report.outcome.name(),
+        report.attempts.len(),
+        report.http_calls,
+        report.llm_calls
+    ));
+    if let Some(reason) = report.outcome.reason() {
+        out.push_str(&format!("reason: {reason}\n"));
+    }
+    if let Some(error) = report.outcome.error() {
+        out.push_str(&format!("error: {}\n", error.redacted()));
+    }
+    if let Some(key) = &report.idempotency_key {
+        out.push_str(&format!("idempotency key: {key}\n"));
+    }
+    if let Some(op) = &report.operation_id {
+        out.push_str(&format!("operation id: {op}\n"));
+    }
+    if json["data"] != Value::Null {
+        out.push_str(&format!("{}\n", json["data"]));
+    }
+    out
+}
