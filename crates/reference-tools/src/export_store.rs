@@ -1,0 +1,229 @@
+//! The record of export operations and the idempotency keys bound to them.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use recourse_tool::ToolFailure;
+use recourse_tool::protocol::ToolError;
+use serde_json::Value;
+
+use crate::exports::ExportResult;
+use crate::seeded::mix;
+
+/// Every export operation this server has started, and the keys bound to them.
+#[derive(Debug)]
+pub(crate) struct ExportStore {
+    seed: u64,
+    inner: Mutex<Inner>,
+    committed: AtomicUsize,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    started: u64,
+    operations: HashMap<String, Operation>,
+    keys: HashMap<String, String>,
+}
+
+#[derive(Debug)]
+struct Operation {
+    fingerprint: Value,
+    result: Option<ExportResult>,
+}
+
+/// What starting a write decided.
+#[derive(Debug)]
+pub(crate) enum Begin {
+    /// A new operation with this id; commit it when written.
+    Started(String),
+    /// The key already committed this payload: answer with its result.
+    Replay(Box<ExportResult>),
+    /// The key is bound to another payload, or its write is still running.
+    Refused(ToolFailure),
+}
+
+/// What the store knows of an operation id or key.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    Committed(ExportResult),
+    Pending(String),
+    Unknown,
+}
+
+impl ExportStore {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            inner: Mutex::default(),
+            committed: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many exports have been committed.
+    pub(crate) fn committed(&self) -> usize {
+        self.committed.load(Ordering::SeqCst)
+    }
+
+    /// The committed result for `key` if it was sent with this payload;
+    /// `None` when the key is unbound.
+    pub(crate) fn replay(
+        &self,
+        key: &str,
+        fingerprint: &Value,
+    ) -> Result<Option<ExportResult>, ToolFailure> {
+        let inner = self.lock();
+        match bound_operation(&inner, key) {
+            None => Ok(None),
+            Some((id, op)) => decide(id, op, fingerprint).map(Some),
+        }
+    }
+
+    /// Starts an operation, binding `key` to it, unless the key is bound already.
+    pub(crate) fn begin(&self, key: Option<&str>, fingerprint: Value) -> Begin {
+        let mut inner = self.lock();
+        if let Some((id, op)) = key.and_then(|k| bound_operation(&inner, k)) {
+            return match decide(id, op, &fingerprint) {
+                Ok(result) => Begin::Replay(Box::new(result)),
+                Err(failure) => Begin::Refused(failure),
+            };
+        }
+        inner.started += 1;
+        let id = format!("op-{:016x}", mix(self.seed ^ mix(inner.started)));
+        let op = Operation {
+            fingerprint,
+            result: None,
+        };
+        inner.operations.insert(id.clone(), op);
+        if let Some(key) = key {
+            inner.keys.insert(key.to_owned(), id.clone());
+        }
+        Begin::Started(id)
+    }
+
+    /// Marks a started operation committed with its result.
+    pub(crate) fn commit(&self, operation_id: &str, result: ExportResult) {
+        let mut inner = self.lock();
+        if let Some(op) = inner.operations.get_mut(operation_id)
+            && op.result.is_none()
+        {
+            op.result = Some(result);
+            self.committed.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// What is known of an operation id, or of the operation a key is bound to.
+    pub(crate) fn lookup(&self, id_or_key: &str) -> Lookup {
+        let inner = self.lock();
+        let found = inner
+            .operations
+            .get_key_value(id_or_key)
+            .or_else(|| bound_operation(&inner, id_or_key));
+        match found {
+            None => Lookup::Unknown,
+            Some((
+                _,
+                Operation {
+                    result: Some(r), ..
+                },
+            )) => Lookup::Committed(r.clone()),
+            Some((id, _)) => Lookup::Pending(id.clone()),
+        }
+    }
+}
+
+fn bound_operation<'a>(inner: &'a Inner, key: &str) -> Option<(&'a String, &'a Operation)> {
+    let id = inner.keys.get(key)?;
+    inner.operations.get_key_value(id)
+}
+
+/// Replay, mismatch or still running, for a key bound to `op`.
+fn decide(id: &str, op: &Operation, fingerprint: &Value) -> Result<ExportResult, ToolFailure> {
+    if op.fingerprint != *fingerprint {
+        return Err(ToolFailure::from(
+            ToolError::policy_rejection(
+                "IDEMPOTENCY_KEY_REUSED",
+                "This Idempotency-Key was already used for a different export request",
+            )
+            .detail("operation_id", id),
+        ));
+    }
+    match &op.result {
+        Some(result) => Ok(result.clone()),
+        None => Err(ToolFailure::from(
+            ToolError::service_error(
+                "OPERATION_IN_PROGRESS",
+                "An export with this Idempotency-Key is still being written; look it up or resend later",
+            )
+            .retryable(true)
+            .detail("operation_id", id),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(id: &str) -> ExportResult {
+        ExportResult {
+            operation_id: id.into(),
+            source_id: "s".into(),
+            version: 1,
+            format: "csv".into(),
+            file_name: "s-v1.csv".into(),
+            size_bytes: 1,
+        }
+    }
+
+    #[test]
+    fn a_key_commits_once_then_replays_and_refuses_other_payloads() {
+        let store = ExportStore::new(1);
+        let Begin::Started(id) = store.begin(Some("k"), json!({"a": 1})) else {
+            panic!()
+        };
+        assert!(matches!(store.lookup("k"), Lookup::Pending(_)));
+        assert!(store.replay("k", &json!({"a": 1})).is_err(), "in progress");
+        store.commit(&id, result(&id));
+        store.commit(&id, result(&id));
+        assert_eq!(store.committed(), 1);
+        assert_eq!(
+            store
+                .replay("k", &json!({"a": 1}))
+                .unwrap()
+                .unwrap()
+                .operation_id,
+            id
+        );
+        assert!(matches!(
+            store.begin(Some("k"), json!({"a": 1})),
+            Begin::Replay(_)
+        ));
+        assert!(matches!(
+            store.begin(Some("k"), json!({"a": 2})),
+            Begin::Refused(_)
+        ));
+        assert!(matches!(store.lookup(&id), Lookup::Committed(_)));
+        assert!(matches!(store.lookup("never"), Lookup::Unknown));
+    }
+
+    #[test]
+    fn operation_ids_are_seeded() {
+        let ids = |seed| {
+            let store = ExportStore::new(seed);
+            (0..3)
+                .map(|_| match store.begin(None, json!({})) {
+                    Begin::Started(id) => id,
+                    _ => unreachable!(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(5), ids(5));
+        assert_ne!(ids(5), ids(6));
+    }
+}

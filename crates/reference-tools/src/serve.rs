@@ -1,0 +1,212 @@
+//! Building the router and running the tools in-process.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::middleware;
+use axum::routing::get;
+use recourse_tool::{Capability, ToolServer};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::connection::{ConnectionHandle, KillableListener};
+use crate::currency::ConvertInput;
+use crate::export_store::ExportStore;
+use crate::exports::ExportInput;
+use crate::faults::{FaultPlan, inject_faults};
+use crate::orders::{OrderInput, RefundLedger};
+use crate::stock::QuoteInput;
+use crate::weather::WeatherInput;
+use crate::{Fault, ToolsConfig, currency, exports, orders, stock, weather};
+
+/// State shared by the handlers and the fault middleware.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) seed: u64,
+    pub(crate) faults: FaultPlan,
+    pub(crate) exports: ExportStore,
+    pub(crate) refunds: RefundLedger,
+}
+
+impl Shared {
+    fn new(config: &ToolsConfig) -> Self {
+        Self {
+            seed: config.seed,
+            faults: FaultPlan::new(
+                config.seed,
+                config.faults.clone(),
+                config.slow_latency,
+                config.retry_after,
+            ),
+            exports: ExportStore::new(config.seed),
+            refunds: RefundLedger::default(),
+        }
+    }
+}
+
+/// The five tools as one router, with faults injected as configured.
+///
+/// Serve it yourself with `axum::serve`, or use [`spawn`], which also makes
+/// the `drop` and `crash_after_commit` faults close the connection cleanly
+/// (served plainly, they send headers and then break the body instead).
+pub fn router(config: &ToolsConfig) -> Router {
+    build(Arc::new(Shared::new(config)))
+}
+
+fn build(shared: Arc<Shared>) -> Router {
+    ToolServer::new()
+        .tool(
+            Capability::post::<WeatherInput>(
+                "weather_current",
+                "/api/weather/current",
+                "Current weather at a place written 'City, Region, Country'.",
+            )
+            .idempotent(),
+            weather::current,
+        )
+        .tool(
+            Capability::post::<QuoteInput>("stock_quote", "/api/stock/quote", "Latest price and recent closes of a stock by ticker symbol.")
+                .idempotent(),
+            stock::quote,
+        )
+        .tool(
+            Capability::post::<ConvertInput>("currency_convert", "/api/currency/convert", "Convert an amount between two currencies at reference rates.")
+                .idempotent(),
+            currency::convert,
+        )
+        .tool(
+            Capability::post::<OrderInput>("orders_lookup", "/api/orders/lookup", "Look up an order, its refund eligibility and any refund.")
+                .idempotent(),
+            orders::lookup,
+        )
+        .tool(
+            Capability::post::<OrderInput>("orders_refund", "/api/orders/refund", "Refund a delivered order within 30 days of delivery. Refunding again returns the same refund.")
+                .idempotent(),
+            orders::refund,
+        )
+        .tool(
+            Capability::post::<ExportInput>("exports_create", "/api/exports", "Export a data source version as pdf, docx or csv. Not idempotent: send an Idempotency-Key.")
+                .with_reconcile("/api/exports/{operation_id}"),
+            exports::create,
+        )
+        .route("/api/exports/{operation_id}", get(exports::lookup))
+        .into_router()
+        .with_state(Arc::clone(&shared))
+        .layer(middleware::from_fn_with_state(shared, inject_faults))
+}
+
+/// The reference tools, running on a loopback port.
+///
+/// Dropping it stops the server; [`RunningTools::shutdown`] stops it gracefully.
+#[derive(Debug)]
+pub struct RunningTools {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+/// The tools could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not listen on 127.0.0.1:{port}: {source}")]
+pub struct SpawnError {
+    port: u16,
+    #[source]
+    source: io::Error,
+}
+
+/// Starts the tools on `127.0.0.1:config.port` (0: a free port) in the current
+/// Tokio runtime.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use recourse_reference_tools::{spawn, ToolsConfig};
+///
+/// let tools = spawn(ToolsConfig::default()).await.unwrap();
+/// assert!(tools.base_url().starts_with("http://127.0.0.1:"));
+/// assert_eq!(tools.exports_committed(), 0);
+/// tools.shutdown().await;
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// [`SpawnError`] when the port cannot be bound.
+pub async fn spawn(config: ToolsConfig) -> Result<RunningTools, SpawnError> {
+    let port = config.port;
+    let bind_error = |source| SpawnError { port, source };
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+        .await
+        .map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    let shared = Arc::new(Shared::new(&config));
+    let app = build(Arc::clone(&shared)).into_make_service_with_connect_info::<ConnectionHandle>();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(KillableListener::new(listener), app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    Ok(RunningTools {
+        addr,
+        shared,
+        stop: Some(stop),
+        task,
+    })
+}
+
+impl RunningTools {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// How many exports have been committed (replays not counted): the
+    /// number to assert on for "exactly one write".
+    pub fn exports_committed(&self) -> usize {
+        self.shared.exports.committed()
+    }
+
+    /// Replaces the injected faults; call counters (and so the seeded
+    /// sequence) carry on.
+    pub fn set_faults(&self, faults: Vec<Fault>) {
+        self.shared.faults.set(faults);
+    }
+
+    /// The faults currently injected.
+    pub fn faults(&self) -> Vec<Fault> {
+        self.shared.faults.current()
+    }
+
+    /// Stops accepting connections and waits (at most 5 s) for open ones to finish.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let task = &mut self.task;
+        if tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
+    }
+}
+
+impl Drop for RunningTools {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
