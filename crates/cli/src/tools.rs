@@ -1,0 +1,120 @@
+//! `recourse tools serve`: the five reference tools on 127.0.0.1.
+//!
+//! Prints the base URL on stdout (one line, nothing else, so scripts can read
+//! it), a summary of injected faults on stderr, and serves until Ctrl-C or
+//! SIGTERM.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context;
+use recourse_reference_tools::{Fault, ToolsConfig, spawn};
+
+/// Options of `recourse tools serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ToolsServeArgs {
+    /// Port to listen on, on 127.0.0.1; 0 picks a free port.
+    #[arg(long, default_value_t = 8700)]
+    pub(crate) port: u16,
+    /// Seed for fault decisions and operation ids: the same seed and calls give the same run.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Inject a fault, as TOOL:KIND[:RATE]. Tools: weather, stock, currency, orders, exports.
+    /// Kinds: unavailable, rate_limit, slow, auth, drop, unknown_outcome, crash_after_commit,
+    /// misleading. RATE is 0..1 (default 1). Repeatable.
+    #[arg(long = "fault", value_name = "TOOL:KIND[:RATE]")]
+    pub(crate) faults: Vec<Fault>,
+    /// Latency the `slow` fault adds, in milliseconds.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    pub(crate) slow_ms: u64,
+    /// Wait the `rate_limit` fault demands, in seconds.
+    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+    pub(crate) retry_after: u64,
+}
+
+/// Starts the tools and serves until Ctrl-C or SIGTERM.
+pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
+    let config = ToolsConfig {
+        seed: args.seed,
+        faults: args.faults,
+        slow_latency: Duration::from_millis(args.slow_ms),
+        retry_after: Duration::from_secs(args.retry_after),
+        port: args.port,
+    };
+    let faults = config.faults.clone();
+    let tools = spawn(config)
+        .await
+        .context("starting the reference tools")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", tools.base_url())?;
+    stdout.flush()?;
+    drop(stdout);
+    for fault in &faults {
+        eprintln!("injecting fault {fault}");
+    }
+    eprintln!("serving the reference tools; Ctrl-C to stop");
+    shutdown_signal().await?;
+    eprintln!("stopping");
+    tools.shutdown().await;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one.
+async fn shutdown_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.context("listening for Ctrl-C")?,
+            _ = term.recv() => {}
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c()
+            .await
+            .context("listening for Ctrl-C")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ToolsServeArgs,
+    }
+
+    #[test]
+    fn faults_parse_from_repeated_flags() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--port",
+            "0",
+            "--seed",
+            "7",
+            "--fault",
+            "exports:unknown_outcome",
+            "--fault",
+            "stock:rate_limit:0.5",
+        ])
+        .unwrap();
+        assert_eq!(cli.args.port, 0);
+        assert_eq!(cli.args.seed, 7);
+        assert_eq!(cli.args.faults.len(), 2);
+        assert_eq!(cli.args.faults[1].rate, 0.5);
+    }
+
+    #[test]
+    fn a_bad_fault_is_a_usage_error() {
+        let err = Cli::try_parse_from(["x", "--fault", "mail:drop"])
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("unknown tool"), "{err}");
+    }
+}
