@@ -55,6 +55,7 @@ mod connection;
 mod currency;
 mod export_store;
 mod exports;
+mod fault;
 mod faults;
 mod orders;
 mod seeded;
@@ -63,8 +64,9 @@ mod stock;
 mod text;
 mod weather;
 
-pub use config::{Fault, FaultKind, FaultParseError, ToolName, ToolsConfig};
+pub use config::ToolsConfig;
 pub use exports::ExportResult;
+pub use fault::{Fault, FaultKind, FaultParseError, ToolName};
 pub use serve::{RunningTools, SpawnError, router, spawn};
 
 pub(crate) use serve::Shared;

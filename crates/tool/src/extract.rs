@@ -1,20 +1,7 @@
 //! `ToolJson`: a JSON body extractor whose every rejection is an envelope.
 //!
 //! axum's own `Json` answers a bad body with plain text, which an agent can
-//! only route by status. A tool must say *what* was wrong and whether fixing
-//! the payload can help, so each way a body can fail has its own code:
-//!
-//! | condition | status | code | retryable |
-//! |---|---|---|---|
-//! | not JSON at all (syntax, truncated, empty) | 400 | `INVALID_REQUEST` | false |
-//! | a required field is missing | 400 | `MISSING_REQUIRED_FIELD` (`details.field`) | true |
-//! | a field has the wrong type or an unknown value | 400 | `INVALID_FORMAT` (`details.field`) | true |
-//! | `Content-Type` is not JSON | 415 | `UNSUPPORTED_MEDIA_TYPE` | false |
-//! | body over the limit | 413 | `PAYLOAD_TOO_LARGE` | false |
-//!
-//! All are `INPUT_ERROR`s. A missing or mistyped field is opted into
-//! `retryable: true` because the tool knows exactly which field to fix; a body
-//! that is not JSON says nothing a corrector could work from.
+//! only route by status; [`ToolJson`] answers every bad body with an envelope.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -27,6 +14,22 @@ use crate::ToolFailure;
 
 /// Extracts a JSON request body as `T`, rejecting with an envelope.
 ///
+/// axum's own `Json` answers a bad body with plain text, which an agent can
+/// only route by status. A tool must say *what* was wrong and whether fixing
+/// the payload can help, so each way a body can fail has its own code:
+///
+/// | condition | status | code | retryable |
+/// |---|---|---|---|
+/// | not JSON at all (syntax, truncated, empty) | 400 | `INVALID_REQUEST` | false |
+/// | a required field is missing | 400 | `MISSING_REQUIRED_FIELD` (`details.field`) | true |
+/// | a field has the wrong type or an unknown value | 400 | `INVALID_FORMAT` (`details.field`) | true |
+/// | `Content-Type` is not JSON | 415 | `UNSUPPORTED_MEDIA_TYPE` | false |
+/// | body over the limit | 413 | `PAYLOAD_TOO_LARGE` | false |
+///
+/// All are `INPUT_ERROR`s. A missing or mistyped field is opted into
+/// `retryable: true` because the tool knows exactly which field to fix; a body
+/// that is not JSON says nothing a corrector could work from.
+///
 /// The body limit is axum's [`DefaultBodyLimit`](axum::extract::DefaultBodyLimit)
 /// (2 MiB unless [`ToolServer::with_body_limit`](crate::ToolServer::with_body_limit)
 /// changes it).
@@ -34,7 +37,7 @@ use crate::ToolFailure;
 pub struct ToolJson<T>(pub T);
 
 /// Why a [`ToolJson`] body was rejected. Each variant becomes an
-/// `INPUT_ERROR` envelope (see the [module table](self)).
+/// `INPUT_ERROR` envelope (see [`ToolJson`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolJsonRejection {
