@@ -36,6 +36,11 @@ pub struct Call {
     pub intent: Option<String>,
     /// A reconciler for this call, overriding the executor's.
     pub reconciler: Option<Arc<dyn Reconciler>>,
+    /// The reconcile URL template, when the reconciler is an [`HttpReconciler`](crate::HttpReconciler)
+    /// (kept in the journal so a later `journal reconcile` can look the call up).
+    pub reconcile_template: Option<String>,
+    /// The capability's name, when the call came from a catalogue (for the journal).
+    pub capability: Option<String>,
 }
 
 impl std::fmt::Debug for Call {
@@ -61,6 +66,8 @@ impl Call {
             schema: None,
             intent: None,
             reconciler: None,
+            reconcile_template: None,
+            capability: None,
         }
     }
 
@@ -112,6 +119,17 @@ impl Call {
     pub fn with_reconciler(mut self, reconciler: Arc<dyn Reconciler>) -> Self {
         self.reconciler = Some(reconciler);
         self
+    }
+
+    /// Reconciles unknown outcomes by GETting `template` (see [`HttpReconciler`](crate::HttpReconciler)).
+    ///
+    /// # Errors
+    /// When the template is not a usable URL template.
+    pub fn with_reconcile_url(mut self, template: impl Into<String>) -> Result<Self, ConfigError> {
+        let reconciler = crate::HttpReconciler::new(template)?;
+        self.reconcile_template = Some(reconciler.template().to_owned());
+        self.reconciler = Some(Arc::new(reconciler));
+        Ok(self)
     }
 
     /// Checks the call before it runs.

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Admission, AsIs, Call, CallReport, CircuitBreakers, Clock, ConfigError, Corrector,
-    ExecutorConfig, Policy, Reconciler, RetryBudget, SystemClock, Transport,
+    ExecutorConfig, Journal, Policy, Reconciler, RetryBudget, SystemClock, Transport,
 };
 
 /// Runs calls: admits, dispatches, parses, asks the [`Policy`], and carries out its action.
@@ -39,6 +39,7 @@ pub struct Executor {
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
     pub(crate) admission: Arc<dyn Admission>,
     pub(crate) jitter_seed: Option<u64>,
+    pub(crate) journal: Option<Arc<dyn Journal>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -78,6 +79,7 @@ impl Executor {
                 reconciler: None,
                 admission: Arc::new(AsIs),
                 jitter_seed: None,
+                journal: None,
             },
             default_budget: true,
             default_breakers: true,
@@ -190,6 +192,13 @@ impl ExecutorBuilder {
     #[must_use]
     pub fn with_admission(mut self, admission: Arc<dyn Admission>) -> Self {
         self.executor.admission = admission;
+        self
+    }
+
+    /// Records every call and attempt in `journal`, before dispatch.
+    #[must_use]
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.executor.journal = Some(journal);
         self
     }
 

@@ -49,6 +49,8 @@ mod clock;
 mod config;
 mod correct;
 mod executor;
+mod http_reconciler;
+mod journal;
 mod outcome;
 mod policy;
 mod protect;
@@ -66,6 +68,11 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig, parse_bool, parse_header_name};
 pub use correct::{Correction, CorrectionRequest, Corrector};
 pub use executor::{Executor, ExecutorBuilder};
+pub use http_reconciler::HttpReconciler;
+pub use journal::{
+    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, NewCall,
+    PostgresJournal, SqliteJournal, open_journal, rfc3339,
+};
 pub use outcome::{CallReport, Outcome, TokenUsage};
 pub use policy::{
     Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,

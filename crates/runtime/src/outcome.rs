@@ -80,6 +80,8 @@ pub struct TokenUsage {
 /// Everything a call did: its outcome, every attempt, and what it cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallReport {
+    /// The call's id (as recorded in the journal).
+    pub call_id: String,
     /// How it ended.
     pub outcome: Outcome,
     /// Every dispatch, in order.
@@ -102,6 +104,7 @@ impl CallReport {
     /// The report as the JSON object `recourse call --json` prints. Errors are redacted.
     pub fn to_json(&self) -> Value {
         json!({
+            "call_id": self.call_id,
             "outcome": self.outcome.name(),
             "data": match &self.outcome { Outcome::Succeeded { data } => data.clone(), _ => Value::Null },
             "error": self.outcome.error().map(|e| serde_json::to_value(e.redacted()).unwrap_or(Value::Null)),

@@ -17,12 +17,14 @@ use crate::{
     Observation, Outcome, PayloadSource, Protected, ReconcileRequest, Reconciliation, Situation,
     StopReason, TokenUsage,
 };
+use crate::{AttemptResult, CallState, NewCall};
 
 /// How many times a pending write is looked up before giving up as unknown.
 const MAX_LOOKUPS: u32 = 10;
 
 pub(crate) struct Run<'e> {
     exec: &'e Executor,
+    call_id: String,
     call: Call,
     cancel: CancellationToken,
     protected: Protected,
@@ -58,6 +60,7 @@ impl<'e> Run<'e> {
         let key = (!call.traits.idempotent).then(|| uuid::Uuid::now_v7().to_string());
         Self {
             exec,
+            call_id: uuid::Uuid::now_v7().to_string(),
             protected: Protected::snapshot(&call.protected, &call.payload),
             payload: call.payload.clone(),
             call,
@@ -87,7 +90,9 @@ impl<'e> Run<'e> {
             attempts = self.attempts.len(),
             "call finished"
         );
+        self.journal_outcome(&outcome).await;
         CallReport {
+            call_id: self.call_id,
             outcome,
             attempts: self.attempts,
             http_calls: self.http_calls,
@@ -107,6 +112,13 @@ impl<'e> Run<'e> {
         if let Err(e) = self.call.validate() {
             self.last_error = Some(ToolError::input_error("INVALID_CALL", e.to_string()));
             return self.stopped(StopReason::InvalidCall);
+        }
+        if let Err(e) = self.journal_call().await {
+            self.last_error = Some(ToolError::service_error(
+                "JOURNAL_UNAVAILABLE",
+                e.to_string(),
+            ));
+            return self.stopped(StopReason::JournalUnavailable);
         }
         if let Some(budget) = &self.exec.budget {
             budget.deposit();
@@ -132,17 +144,24 @@ impl<'e> Run<'e> {
     }
 
     async fn attempt(&mut self) -> Flow {
-        if let Some(breakers) = &self.exec.breakers {
-            if !breakers.admit(&self.call.target) {
-                self.last_error.get_or_insert_with(|| {
-                    ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
-                });
-                return Flow::Done(self.stopped(StopReason::CircuitOpen));
-            }
+        if let Some(breakers) = &self.exec.breakers
+            && !breakers.admit(&self.call.target)
+        {
+            self.last_error.get_or_insert_with(|| {
+                ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
+            });
+            return Flow::Done(self.stopped(StopReason::CircuitOpen));
         }
         let n = u32::try_from(self.attempts.len())
             .unwrap_or(u32::MAX)
             .saturating_add(1);
+        if let Err(e) = self.journal_attempt_start(n).await {
+            self.last_error = Some(ToolError::service_error(
+                "JOURNAL_UNAVAILABLE",
+                e.to_string(),
+            ));
+            return Flow::Done(self.stopped(StopReason::JournalUnavailable));
+        }
         let delivery = self
             .dispatch()
             .instrument(tracing::debug_span!("attempt", n))
@@ -163,6 +182,7 @@ impl<'e> Run<'e> {
         let situation = self.situation();
         let action = self.gate_retry(self.exec.policy.decide(observation, &situation));
         self.record(n, observation, &action);
+        self.journal_attempt_end(n).await;
         self.carry_out(action).await
     }
 
@@ -498,5 +518,65 @@ impl<'e> Run<'e> {
             .config
             .deadline
             .is_some_and(|d| elapsed + wait >= d)
+    }
+
+    async fn journal_call(&self) -> Result<(), crate::JournalError> {
+        let Some(journal) = &self.exec.journal else {
+            return Ok(());
+        };
+        let call = NewCall {
+            call_id: self.call_id.clone(),
+            target: self.call.target.clone(),
+            capability: self.call.capability.clone(),
+            idempotency_key: self.key.clone(),
+            reconcile: self.call.reconcile_template.clone(),
+            payload: redact_value(&self.call.payload),
+        };
+        journal.begin_call(&call).await
+    }
+
+    async fn journal_attempt_start(&self, n: u32) -> Result<(), crate::JournalError> {
+        match &self.exec.journal {
+            Some(journal) => {
+                let payload = redact_value(&self.payload);
+                journal.begin_attempt(&self.call_id, n, &payload).await
+            }
+            None => Ok(()),
+        }
+    }
+
+    async fn journal_attempt_end(&self, n: u32) {
+        let (Some(journal), Some(last)) = (&self.exec.journal, self.attempts.last()) else {
+            return;
+        };
+        let result = AttemptResult {
+            status: last.status,
+            transport_error: last.transport_error.clone(),
+            action: last.action.to_owned(),
+        };
+        if let Err(e) = journal.finish_attempt(&self.call_id, n, &result).await {
+            tracing::warn!(error = %e, "could not complete the attempt in the journal");
+        }
+    }
+
+    async fn journal_outcome(&self, outcome: &Outcome) {
+        let Some(journal) = &self.exec.journal else {
+            return;
+        };
+        if matches!(
+            outcome.reason(),
+            Some(StopReason::JournalUnavailable | StopReason::InvalidCall)
+        ) {
+            return;
+        }
+        let state = match outcome {
+            Outcome::Succeeded { .. } => CallState::Succeeded,
+            Outcome::Failed { .. } => CallState::Failed,
+            Outcome::Unknown { .. } => CallState::Unknown,
+        };
+        let op = self.operation_id.as_deref();
+        if let Err(e) = journal.set_state(&self.call_id, state, op).await {
+            tracing::warn!(error = %e, "could not complete the call in the journal");
+        }
     }
 }

@@ -13,11 +13,12 @@ use serde_json::json;
 use support::{ScriptedServer, Step};
 
 fn config() -> ExecutorConfig {
-    let mut c = ExecutorConfig::default();
-    c.backoff_base = Duration::from_millis(100);
-    c.deadline = None;
-    c.request_timeout = Duration::from_secs(5);
-    c
+    ExecutorConfig {
+        backoff_base: Duration::from_millis(100),
+        deadline: None,
+        request_timeout: Duration::from_secs(5),
+        ..ExecutorConfig::default()
+    }
 }
 
 fn executor(clock: &ManualClock, config: ExecutorConfig) -> Executor {

@@ -33,8 +33,10 @@ fn outage() -> (InProcessTransport, Arc<AtomicU64>) {
 async fn run(with_budget: bool) -> u64 {
     let (transport, dispatches) = outage();
     let clock = Arc::new(ManualClock::new());
-    let mut config = ExecutorConfig::default();
-    config.backoff_base = Duration::ZERO;
+    let config = ExecutorConfig {
+        backoff_base: Duration::ZERO,
+        ..ExecutorConfig::default()
+    };
     let mut builder = Executor::builder(transport)
         .with_config(config)
         .unwrap()

@@ -91,7 +91,7 @@ impl Corrector for Meddler {
     fn correct<'a>(&'a self, r: CorrectionRequest<'a>) -> recourse::BoxFuture<'a, Correction> {
         let mut payload = r.payload.clone();
         payload["note"] = json!(format!("try {}", r.attempt));
-        if r.attempt % 2 == 0 {
+        if r.attempt.is_multiple_of(2) {
             payload["amount"] = json!(999);
         }
         Box::pin(async move {
@@ -124,13 +124,15 @@ fn run(script: Vec<Answer>, idempotent: bool, deadline: Duration) -> Outcome {
         async move { respond(&a) }
     });
     let clock = ManualClock::new();
-    let mut config = ExecutorConfig::default();
-    config.deadline = Some(deadline);
-    config.limits = Limits {
-        max_retries: 3,
-        max_corrections: 2,
-        max_backoff: Duration::from_secs(30),
-        require_opt_in: false,
+    let config = ExecutorConfig {
+        deadline: Some(deadline),
+        limits: Limits {
+            max_retries: 3,
+            max_corrections: 2,
+            max_backoff: Duration::from_secs(30),
+            require_opt_in: false,
+        },
+        ..ExecutorConfig::default()
     };
     let exec = Executor::builder(transport)
         .with_config(config)

@@ -92,6 +92,8 @@ pub enum StopReason {
     Cancelled,
     /// The call itself was invalid (a bad protected pointer, an empty target).
     InvalidCall,
+    /// The journal could not record the call or attempt, so nothing was dispatched.
+    JournalUnavailable,
 }
 
 impl StopReason {
@@ -120,6 +122,7 @@ impl StopReason {
             Self::NotCommitted => "not_committed",
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "invalid_call",
+            Self::JournalUnavailable => "journal_unavailable",
         }
     }
 
@@ -158,6 +161,7 @@ impl fmt::Display for StopReason {
             Self::NotCommitted => "nothing was committed and another attempt is not allowed",
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "the call is invalid",
+            Self::JournalUnavailable => "the journal could not record the call; nothing was sent",
         })
     }
 }

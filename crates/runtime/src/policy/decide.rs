@@ -128,10 +128,10 @@ impl Policy {
 
     /// Decides what to do after an attempt. Pure: same inputs, same action.
     pub fn decide(&self, observation: Observation<'_>, situation: &Situation) -> Action {
-        if let Observation::Response(r) = observation {
-            if r.success {
-                return Action::Succeed;
-            }
+        if let Observation::Response(r) = observation
+            && r.success
+        {
+            return Action::Succeed;
         }
         if situation.traits.delegated {
             return Action::stop(StopReason::DelegatedSingleDispatch);

@@ -1,0 +1,192 @@
+//! The PostgreSQL journal: one record shared by several replicas.
+
+use serde_json::Value;
+use tokio_postgres::{Client, NoTls, Row};
+
+use super::{
+    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, MIGRATIONS,
+    NewCall, timestamp,
+};
+use crate::transport::BoxFuture;
+
+/// A journal in a PostgreSQL database (no TLS; use a local socket or a trusted network).
+pub struct PostgresJournal {
+    client: Client,
+}
+
+impl std::fmt::Debug for PostgresJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresJournal").finish_non_exhaustive()
+    }
+}
+
+impl PostgresJournal {
+    /// Connects to `url` (`postgres://user@host:port/db`) and migrates the schema.
+    ///
+    /// # Errors
+    /// When the server is unreachable or the migration fails.
+    pub async fn connect(url: &str) -> JournalResult<Self> {
+        let (client, connection) = tokio_postgres::connect(url, NoTls)
+            .await
+            .map_err(|e| JournalError::new("connecting to PostgreSQL", e))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(error = %e, "PostgreSQL journal connection closed");
+            }
+        });
+        let journal = Self { client };
+        journal.migrate().await?;
+        Ok(journal)
+    }
+
+    async fn migrate(&self) -> JournalResult<()> {
+        let c = &self.client;
+        let err = |ctx: &'static str| move |e: tokio_postgres::Error| JournalError::new(ctx, e);
+        // One migrator at a time across replicas.
+        c.batch_execute("SELECT pg_advisory_lock(7262001)")
+            .await
+            .map_err(err("migration lock"))?;
+        let result = async {
+            c.batch_execute("CREATE TABLE IF NOT EXISTS recourse_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)")
+                .await
+                .map_err(err("migration table"))?;
+            let current: i64 = c
+                .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM recourse_migrations", &[])
+                .await
+                .map_err(err("migration version"))?
+                .get(0);
+            for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+                c.batch_execute(sql).await.map_err(err("migration"))?;
+                c.execute("INSERT INTO recourse_migrations VALUES ($1, $2)", &[version, &timestamp::now()])
+                    .await
+                    .map_err(err("migration record"))?;
+            }
+            Ok(())
+        }
+        .await;
+        c.batch_execute("SELECT pg_advisory_unlock(7262001)")
+            .await
+            .map_err(err("migration unlock"))?;
+        result
+    }
+}
+
+fn entry(row: &Row) -> JournalEntry {
+    let payload: String = row.get(6);
+    let state: String = row.get(7);
+    let attempts: i32 = row.get(8);
+    JournalEntry {
+        call_id: row.get(0),
+        target: row.get(1),
+        capability: row.get(2),
+        idempotency_key: row.get(3),
+        operation_id: row.get(4),
+        reconcile: row.get(5),
+        payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
+        state: CallState::parse(&state).unwrap_or(CallState::Unknown),
+        attempts: u32::try_from(attempts).unwrap_or(0),
+        started_at: row.get(9),
+        updated_at: row.get(10),
+    }
+}
+
+fn n_i32(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+impl Journal for PostgresJournal {
+    fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let now = timestamp::now();
+            self.client
+                .execute(
+                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7)",
+                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| JournalError::new("recording call", e))
+        })
+    }
+
+    fn begin_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let now = timestamp::now();
+            let n = n_i32(n);
+            self.client
+                .execute(
+                    "INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES ($1, $2, $3, $4)",
+                    &[&call_id, &n, &payload.to_string(), &now],
+                )
+                .await
+                .map_err(|e| JournalError::new("recording attempt", e))?;
+            self.client
+                .execute(
+                    "UPDATE recourse_calls SET attempts = $2, updated_at = $3 WHERE call_id = $1",
+                    &[&call_id, &n, &now],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| JournalError::new("recording attempt", e))
+        })
+    }
+
+    fn finish_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        result: &'a AttemptResult,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let status = result.status.map(i32::from);
+            self.client
+                .execute(
+                    "UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6 WHERE call_id = $1 AND n = $2",
+                    &[&call_id, &n_i32(n), &status, &result.transport_error, &result.action, &timestamp::now()],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| JournalError::new("completing attempt", e))
+        })
+    }
+
+    fn set_state<'a>(
+        &'a self,
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            self.client
+                .execute(
+                    "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id), updated_at = $4 WHERE call_id = $1",
+                    &[&call_id, &state.as_str(), &operation_id, &timestamp::now()],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| JournalError::new("updating call", e))
+        })
+    }
+
+    fn list(&self, state: Option<CallState>) -> BoxFuture<'_, JournalResult<Vec<JournalEntry>>> {
+        Box::pin(async move {
+            let state = state.map(CallState::as_str);
+            let rows = self
+                .client
+                .query(
+                    "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
+                     FROM recourse_calls WHERE ($1::TEXT IS NULL OR state = $1) ORDER BY started_at DESC, call_id DESC",
+                    &[&state],
+                )
+                .await
+                .map_err(|e| JournalError::new("listing calls", e))?;
+            Ok(rows.iter().map(entry).collect())
+        })
+    }
+}

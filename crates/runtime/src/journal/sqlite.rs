@@ -1,0 +1,208 @@
+//! The SQLite journal: embedded, one file (or memory), the default.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::{
+    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, MIGRATIONS,
+    NewCall, timestamp,
+};
+use crate::transport::BoxFuture;
+
+/// A journal in a SQLite database. Writes are synchronous and durable
+/// (WAL mode, `synchronous=FULL`) and run on tokio's blocking pool.
+#[derive(Debug, Clone)]
+pub struct SqliteJournal {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteJournal {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    ///
+    /// # Errors
+    /// When the file cannot be opened or migrated.
+    pub fn open(path: impl AsRef<Path>) -> JournalResult<Self> {
+        let conn = Connection::open(path.as_ref())
+            .map_err(|e| JournalError::new("opening SQLite journal", e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| JournalError::new("busy timeout", e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+        )
+        .map_err(|e| JournalError::new("configuring SQLite", e))?;
+        Self::migrated(conn)
+    }
+
+    /// An in-memory journal (lost with the process; for tests and dry runs).
+    ///
+    /// # Errors
+    /// When SQLite cannot allocate the database.
+    pub fn in_memory() -> JournalResult<Self> {
+        let conn = Connection::open_in_memory()
+            .map_err(|e| JournalError::new("opening SQLite journal", e))?;
+        Self::migrated(conn)
+    }
+
+    fn migrated(mut conn: Connection) -> JournalResult<Self> {
+        let tx = conn
+            .transaction()
+            .map_err(|e| JournalError::new("migration", e))?;
+        tx.execute_batch("CREATE TABLE IF NOT EXISTS recourse_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+            .map_err(|e| JournalError::new("migration table", e))?;
+        let current: i64 = tx
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM recourse_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| JournalError::new("migration version", e))?;
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+            tx.execute_batch(sql)
+                .map_err(|e| JournalError::new(&format!("migration {version}"), e))?;
+            tx.execute(
+                "INSERT INTO recourse_migrations VALUES (?1, ?2)",
+                params![version, timestamp::now()],
+            )
+            .map_err(|e| JournalError::new("migration record", e))?;
+        }
+        tx.commit()
+            .map_err(|e| JournalError::new("migration commit", e))?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        context: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> JournalResult<T> {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&conn).map_err(|e| JournalError::new(context, e))
+        })
+        .await
+        .map_err(|e| JournalError::new(context, e))?
+    }
+}
+
+fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
+    let payload: String = row.get(6)?;
+    let state: String = row.get(7)?;
+    Ok(JournalEntry {
+        call_id: row.get(0)?,
+        target: row.get(1)?,
+        capability: row.get(2)?,
+        idempotency_key: row.get(3)?,
+        operation_id: row.get(4)?,
+        reconcile: row.get(5)?,
+        payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
+        state: CallState::parse(&state).unwrap_or(CallState::Unknown),
+        attempts: row.get(8)?,
+        started_at: row.get(9)?,
+        updated_at: row.get(10)?,
+    })
+}
+
+impl Journal for SqliteJournal {
+    fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
+        let call = call.clone();
+        Box::pin(self.with("recording call", move |c| {
+            let now = timestamp::now();
+            c.execute(
+                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7)",
+                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now],
+            )
+            .map(drop)
+        }))
+    }
+
+    fn begin_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        let (id, payload) = (call_id.to_owned(), payload.to_string());
+        Box::pin(self.with("recording attempt", move |c| {
+            let now = timestamp::now();
+            c.execute(
+                "INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES (?1, ?2, ?3, ?4)",
+                params![id, n, payload, now],
+            )?;
+            c.execute(
+                "UPDATE recourse_calls SET attempts = ?2, updated_at = ?3 WHERE call_id = ?1",
+                params![id, n, now],
+            )
+            .map(drop)
+        }))
+    }
+
+    fn finish_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        result: &'a AttemptResult,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        let (id, r) = (call_id.to_owned(), result.clone());
+        Box::pin(self.with("completing attempt", move |c| {
+            c.execute(
+                "UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2",
+                params![id, n, r.status, r.transport_error, r.action, timestamp::now()],
+            )
+            .map(drop)
+        }))
+    }
+
+    fn set_state<'a>(
+        &'a self,
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
+        Box::pin(self.with("updating call", move |c| {
+            c.execute(
+                "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id), updated_at = ?4 WHERE call_id = ?1",
+                params![id, state.as_str(), op, timestamp::now()],
+            )
+            .map(drop)
+        }))
+    }
+
+    fn list(&self, state: Option<CallState>) -> BoxFuture<'_, JournalResult<Vec<JournalEntry>>> {
+        Box::pin(self.with("listing calls", move |c| {
+            let mut stmt = c.prepare(
+                "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
+                 FROM recourse_calls WHERE (?1 IS NULL OR state = ?1) ORDER BY started_at DESC, call_id DESC",
+            )?;
+            let rows = stmt.query_map(params![state.map(CallState::as_str)], entry)?;
+            rows.collect()
+        }))
+    }
+}
+
+impl SqliteJournal {
+    /// One call by id.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub async fn get(&self, call_id: &str) -> JournalResult<Option<JournalEntry>> {
+        let id = call_id.to_owned();
+        self.with("reading call", move |c| {
+            c.query_row(
+                "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
+                 FROM recourse_calls WHERE call_id = ?1",
+                params![id],
+                entry,
+            )
+            .optional()
+        })
+        .await
+    }
+}
