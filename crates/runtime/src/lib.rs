@@ -48,9 +48,11 @@ mod call;
 mod clock;
 mod config;
 mod correct;
+mod correction;
 mod executor;
 mod http_reconciler;
 mod journal;
+mod llm;
 mod outcome;
 mod policy;
 mod protect;
@@ -67,11 +69,20 @@ pub use call::Call;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig, parse_bool, parse_header_name};
 pub use correct::{Correction, CorrectionRequest, Corrector};
+pub use correction::{
+    ChainInContext, ContextualReresolution, CorrectionChain, DeterministicRepair, FailedAttempt,
+    LlmCorrector, LlmDebugStore, LlmExchange, NO_MODEL, Schema, SchemaCoercion, SchemaViolation,
+    Trajectory,
+};
 pub use executor::{Executor, ExecutorBuilder};
 pub use http_reconciler::HttpReconciler;
 pub use journal::{
     AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, NewCall,
     PostgresJournal, SqliteJournal, open_journal, rfc3339,
+};
+pub use llm::{
+    ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
+    LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
 pub use outcome::{CallReport, Outcome, TokenUsage};
 pub use policy::{

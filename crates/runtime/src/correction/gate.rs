@@ -1,0 +1,165 @@
+//! The gate every corrected payload passes, whichever layer made it.
+//!
+//! A correction is the riskiest thing an agent does on its own, so a
+//! candidate is sent only if it is an object, differs from the payload that
+//! failed, keeps every protected value, adds no field the schema does not
+//! know, and satisfies the schema after L2 coercion. Anything else counts as
+//! "cannot fix", with the reason recorded. The executor checks object,
+//! difference and protection again before it sends.
+
+use serde_json::Value;
+
+use super::schema::{escape_token, knows_key, property_schema};
+use crate::{Admission, Protected, Schema, SchemaCoercion};
+
+/// Most schema violations named in a rejection.
+const MAX_NAMED: usize = 3;
+
+/// The candidate as it would be sent (coerced), or why it may not be.
+pub(crate) fn gate(
+    candidate: Value,
+    failed: &Value,
+    protected: &Protected,
+    schema: Option<&Schema>,
+) -> Result<Value, String> {
+    if !candidate.is_object() {
+        return Err("not a JSON object".to_owned());
+    }
+    protected.check(&candidate).map_err(|v| v.to_string())?;
+    if let Some(schema) = schema {
+        let raw = schema.raw();
+        if let Some(pointer) = unknown_field(&candidate, failed, raw, raw, &mut String::new()) {
+            return Err(format!(
+                "adds {pointer}, a field the schema does not define"
+            ));
+        }
+    }
+    let coerced = SchemaCoercion
+        .admit(candidate, schema.map(Schema::raw), protected)
+        .payload;
+    protected.check(&coerced).map_err(|v| v.to_string())?;
+    if &coerced == failed {
+        return Err("unchanged from the failed payload".to_owned());
+    }
+    if let Some(schema) = schema {
+        let violations = schema.violations(&coerced);
+        if !violations.is_empty() {
+            let named: Vec<String> = violations
+                .iter()
+                .take(MAX_NAMED)
+                .map(ToString::to_string)
+                .collect();
+            return Err(recourse_protocol::redact(&format!(
+                "fails the schema: {}",
+                named.join("; ")
+            )));
+        }
+    }
+    Ok(coerced)
+}
+
+/// The first key in `candidate` that the schema does not know and the failed
+/// payload did not already have.
+fn unknown_field(
+    candidate: &Value,
+    failed: &Value,
+    root: &Value,
+    node: &Value,
+    path: &mut String,
+) -> Option<String> {
+    let Value::Object(map) = candidate else {
+        return None;
+    };
+    let len = path.len();
+    for (key, value) in map {
+        path.truncate(len);
+        path.push('/');
+        path.push_str(&escape_token(key));
+        let before = failed.pointer(path.as_str());
+        if before.is_none() && !knows_key(root, node, key) {
+            return Some(path.clone());
+        }
+        if let Some(sub) = property_schema(root, node, key)
+            && let Some(found) = unknown_field(value, failed, root, sub, path)
+        {
+            return Some(found);
+        }
+    }
+    path.truncate(len);
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Schema {
+        Schema::compile(&json!({
+            "type": "object",
+            "properties": {
+                "location": {"type": "string"},
+                "days": {"type": "integer"},
+                "options": {"type": "object", "properties": {"unit": {"type": "string"}}, "additionalProperties": false}
+            },
+            "required": ["location"]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_good_candidate_passes_coerced() {
+        let failed = json!({"location": "Flower Mound, TX", "days": 3});
+        let ok = gate(
+            json!({"location": "Flower Mound, Texas, US", "days": "3"}),
+            &failed,
+            &Protected::default(),
+            Some(&schema()),
+        );
+        assert_eq!(
+            ok,
+            Ok(json!({"location": "Flower Mound, Texas, US", "days": 3}))
+        );
+    }
+
+    #[test]
+    fn rejections_say_why() {
+        let failed = json!({"location": "X", "days": 3});
+        let none = Protected::default();
+        let s = Some(schema());
+        let why = |c: Value, p: &Protected| gate(c, &failed, p, s.as_ref()).unwrap_err();
+        assert_eq!(why(json!([1]), &none), "not a JSON object");
+        assert_eq!(
+            why(json!({"location": "X", "days": "3"}), &none),
+            "unchanged from the failed payload"
+        );
+        assert!(why(json!({"location": "Y", "country": "US"}), &none).contains("/country"));
+        assert!(
+            why(
+                json!({"location": "Y", "options": {"colour": "red"}}),
+                &none
+            )
+            .contains("/options/colour")
+        );
+        assert!(
+            why(json!({"location": "Y", "days": "three"}), &none)
+                .starts_with("fails the schema: /days")
+        );
+        let protected = Protected::snapshot(&["/days"], &failed);
+        assert!(why(json!({"location": "Y", "days": 4}), &protected).contains("/days"));
+    }
+
+    #[test]
+    fn without_a_schema_only_shape_difference_and_protection_count() {
+        let failed = json!({"a": 1});
+        assert!(
+            gate(
+                json!({"a": 1, "b": 2}),
+                &failed,
+                &Protected::default(),
+                None
+            )
+            .is_ok()
+        );
+    }
+}

@@ -1,0 +1,325 @@
+//! L2.5 deterministic repair: fixes that need no model and cost nothing.
+//!
+//! Tools that follow the protocol say what was wrong in structured details —
+//! `field`, `allowed_values` (comma-separated), `expected`, `suggestion` — and a
+//! schema says which values an `enum` allows. When those make the fix
+//! unambiguous, repair applies it; when they don't, it declines and leaves the
+//! decision to a model. Each fix touches one named place:
+//!
+//! - **enum near-miss**: a string that matches exactly one allowed value by
+//!   case or a small edit (see the near-miss rules) becomes that value, from a
+//!   schema `enum` violation or from the tool's `allowed_values` for `field`;
+//! - **expected type**: `expected: "integer"` (or `number`, `boolean`,
+//!   `string`) for `field` converts that value by the coercion rules; an
+//!   `expected` holding a list (`a, b` or `a|b`) acts as `allowed_values`;
+//! - **suggestion**: replaces the value of the named `field` only. When the
+//!   tool names no field, the suggestion is applied only if the payload has
+//!   exactly one mutable string value — otherwise there is no telling which
+//!   value it is for. A suggestion that reads like advice (over 200
+//!   characters, or several lines) is never used as a value.
+//!
+//! Protected values are never touched.
+
+use recourse_protocol::{ToolError, redact};
+use serde_json::Value;
+
+use super::coerce::coerce_to;
+use super::near_miss::unique_near_match;
+use super::schema::escape_token;
+use crate::transport::BoxFuture;
+use crate::{
+    Correction, CorrectionRequest, Corrector, PayloadSource, Protected, Schema, TokenUsage,
+};
+
+const MAX_SUGGESTION_CHARS: usize = 200;
+const TYPE_NAMES: [&str; 4] = ["integer", "number", "boolean", "string"];
+
+/// L2.5: repairs from schema violations and the tool's structured details.
+///
+/// ```
+/// use recourse::{Correction, CorrectionRequest, DeterministicRepair, Protected};
+/// use recourse_protocol::ToolError;
+/// use serde_json::json;
+///
+/// let error = ToolError::input_error("BAD_UNIT", "unknown unit")
+///     .detail("field", "unit")
+///     .detail("allowed_values", "celsius, fahrenheit");
+/// let payload = json!({"city": "Oslo", "unit": "Celsius"});
+/// let protected = Protected::default();
+/// let request = CorrectionRequest {
+///     target: "weather", payload: &payload, error: &error, protected: &protected,
+///     schema: None, intent: None, attempt: 1,
+/// };
+/// let Correction::Corrected { payload, .. } = DeterministicRepair.propose(&request, None) else {
+///     panic!("expected a repair")
+/// };
+/// assert_eq!(payload, json!({"city": "Oslo", "unit": "celsius"}));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeterministicRepair;
+
+struct Fix {
+    pointer: String,
+    value: Value,
+    why: &'static str,
+}
+
+impl DeterministicRepair {
+    /// Proposes a repaired payload for `request` (source `repair`, no model
+    /// call), or says why there is none. `schema` is the compiled form of
+    /// `request.schema`, when there is one.
+    pub fn propose(&self, request: &CorrectionRequest<'_>, schema: Option<&Schema>) -> Correction {
+        let payload = request.payload;
+        let mut fixes = Vec::new();
+        tool_fixes(payload, request.error, request.protected, &mut fixes);
+        if let Some(schema) = schema {
+            enum_fixes(payload, schema, &mut fixes);
+        }
+        let mut repaired = payload.clone();
+        let mut changes: Vec<String> = Vec::new();
+        let mut done: Vec<String> = Vec::new();
+        for fix in fixes {
+            if done.contains(&fix.pointer) || request.protected.covers(&fix.pointer) {
+                continue;
+            }
+            let old = payload.pointer(&fix.pointer).cloned();
+            if old.as_ref() == Some(&fix.value)
+                || !set_pointer(&mut repaired, &fix.pointer, fix.value.clone())
+            {
+                continue;
+            }
+            let old = old.map_or_else(|| "(absent)".to_owned(), |v| v.to_string());
+            changes.push(redact(&format!(
+                "{}: {old} → {} ({})",
+                fix.pointer, fix.value, fix.why
+            )));
+            done.push(fix.pointer);
+        }
+        if changes.is_empty() {
+            return cannot_fix("no enum near-miss, expected type or usable suggestion");
+        }
+        Correction::Corrected {
+            payload: repaired,
+            source: PayloadSource::Repair,
+            note: changes.join("; "),
+            llm_calls: 0,
+            tokens: TokenUsage::default(),
+        }
+    }
+}
+
+impl Corrector for DeterministicRepair {
+    fn correct<'a>(&'a self, request: CorrectionRequest<'a>) -> BoxFuture<'a, Correction> {
+        let schema = request.schema.map(Schema::compile);
+        let correction = match schema.transpose() {
+            Ok(schema) => self.propose(&request, schema.as_ref()),
+            Err(e) => cannot_fix(&e.to_string()),
+        };
+        Box::pin(std::future::ready(correction))
+    }
+}
+
+fn cannot_fix(why: &str) -> Correction {
+    Correction::CannotFix {
+        why: why.to_owned(),
+        llm_calls: 0,
+        tokens: TokenUsage::default(),
+    }
+}
+
+/// Fixes from the tool's `field`, `suggestion`, `allowed_values` and `expected`.
+fn tool_fixes(payload: &Value, error: &ToolError, protected: &Protected, out: &mut Vec<Fix>) {
+    let named = error.detail_str("field").and_then(field_pointer);
+    out.extend(suggestion_fix(payload, error, named.clone(), protected));
+    let Some(pointer) = named else { return };
+    let current = payload.pointer(&pointer);
+    let expected = error.detail_str("expected").map(str::trim);
+    if let (Some(t), Some(v)) = (expected.filter(|e| TYPE_NAMES.contains(e)), current)
+        && let Some(value) = coerce_to(v, t)
+    {
+        out.push(Fix {
+            pointer: pointer.clone(),
+            value,
+            why: "tool expected type",
+        });
+    }
+    let allowed = error
+        .detail_of("allowed_values")
+        .map(list_of)
+        .or_else(|| expected.filter(|e| e.contains([',', '|'])).map(split_list));
+    if let (Some(allowed), Some(Value::String(s))) = (allowed, current) {
+        let options: Vec<&str> = allowed.iter().map(String::as_str).collect();
+        if let Some(m) = unique_near_match(s, &options) {
+            out.push(Fix {
+                pointer,
+                value: Value::String(m.to_owned()),
+                why: "allowed value",
+            });
+        }
+    }
+}
+
+/// The tool's `suggestion`, for the named field or the only mutable string.
+fn suggestion_fix(
+    payload: &Value,
+    error: &ToolError,
+    named: Option<String>,
+    protected: &Protected,
+) -> Option<Fix> {
+    let suggestion = error.detail_str("suggestion").map(str::trim).filter(|s| {
+        !s.is_empty() && s.chars().count() <= MAX_SUGGESTION_CHARS && !s.contains('\n')
+    })?;
+    let pointer = named.or_else(|| only_mutable_string(payload, protected))?;
+    let value = suggested_value(payload.pointer(&pointer), suggestion)?;
+    Some(Fix {
+        pointer,
+        value,
+        why: "tool suggestion",
+    })
+}
+
+/// Fixes from schema `enum` violations on strings.
+fn enum_fixes(payload: &Value, schema: &Schema, out: &mut Vec<Fix>) {
+    for violation in schema.violations(payload) {
+        let (Some(allowed), Some(Value::String(s))) =
+            (&violation.allowed, payload.pointer(&violation.pointer))
+        else {
+            continue;
+        };
+        let options: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+        if let Some(m) = unique_near_match(s, &options) {
+            out.push(Fix {
+                pointer: violation.pointer,
+                value: Value::String(m.to_owned()),
+                why: "schema enum",
+            });
+        }
+    }
+}
+
+/// A suggestion as a value of the current value's type.
+fn suggested_value(current: Option<&Value>, suggestion: &str) -> Option<Value> {
+    let as_string = Value::String(suggestion.to_owned());
+    match current {
+        None | Some(Value::String(_) | Value::Null) => Some(as_string),
+        Some(Value::Number(_)) => coerce_to(&as_string, "number"),
+        Some(Value::Bool(_)) => coerce_to(&as_string, "boolean"),
+        Some(_) => None,
+    }
+}
+
+/// `details.field` as a JSON Pointer: `/a/b`, `a.b`, `items[0].sku` or `name`.
+fn field_pointer(field: &str) -> Option<String> {
+    let field = field.trim();
+    if field.is_empty() {
+        return None;
+    }
+    if field.starts_with('/') {
+        return Some(field.to_owned());
+    }
+    let mut pointer = String::new();
+    for part in field.split('.') {
+        let (name, indices) = part
+            .split_once('[')
+            .map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            pointer.push('/');
+            pointer.push_str(&escape_token(name));
+        }
+        for index in indices.split('[').filter(|s| !s.is_empty()) {
+            pointer.push('/');
+            pointer.push_str(index.trim_end_matches(']'));
+        }
+    }
+    Some(pointer)
+}
+
+/// The pointer of the payload's only unprotected string value, if it has exactly one.
+fn only_mutable_string(payload: &Value, protected: &Protected) -> Option<String> {
+    let mut found = Vec::new();
+    collect_strings(payload, &mut String::new(), protected, &mut found);
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+fn collect_strings(value: &Value, path: &mut String, protected: &Protected, out: &mut Vec<String>) {
+    if protected.covers(path) {
+        return;
+    }
+    let len = path.len();
+    match value {
+        Value::String(_) => out.push(path.clone()),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            path.push('/');
+            path.push_str(&escape_token(k));
+            collect_strings(v, path, protected, out);
+            path.truncate(len);
+        }),
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| {
+            path.push('/');
+            path.push_str(&i.to_string());
+            collect_strings(v, path, protected, out);
+            path.truncate(len);
+        }),
+        _ => {}
+    }
+}
+
+fn list_of(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => split_list(s),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split([',', '|'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sets the value at `pointer`, creating the last key if its parent is an object.
+fn set_pointer(root: &mut Value, pointer: &str, value: Value) -> bool {
+    if let Some(slot) = root.pointer_mut(pointer) {
+        *slot = value;
+        return true;
+    }
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    match root.pointer_mut(parent) {
+        Some(Value::Object(map)) => {
+            map.insert(last.replace("~1", "/").replace("~0", "~"), value);
+            true
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_become_pointers() {
+        assert_eq!(field_pointer("location").as_deref(), Some("/location"));
+        assert_eq!(field_pointer("/a/b").as_deref(), Some("/a/b"));
+        assert_eq!(
+            field_pointer("order.items[0].sku").as_deref(),
+            Some("/order/items/0/sku")
+        );
+        assert_eq!(field_pointer("  "), None);
+    }
+
+    #[test]
+    fn lists_split_on_commas_and_bars() {
+        assert_eq!(split_list("a, b,,c"), ["a", "b", "c"]);
+        assert_eq!(split_list("x|y"), ["x", "y"]);
+    }
+}
