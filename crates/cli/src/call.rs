@@ -44,6 +44,12 @@ pub(crate) struct CallArgs {
     /// Each attempt's timeout, in seconds.
     #[arg(long)]
     timeout: Option<f64>,
+    /// Reconcile unknown outcomes by GETting this URL template ({key}, {operation_id}).
+    #[arg(long, value_name = "URL_TEMPLATE")]
+    reconcile: Option<String>,
+    /// Record the call and its attempts before dispatch: a SQLite path or postgres:// URL.
+    #[arg(long, env = "RECOURSE_JOURNAL", value_name = "PATH|URL")]
+    journal: Option<String>,
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
@@ -96,6 +102,9 @@ impl CallArgs {
         }
         call.traits.idempotent = !self.non_idempotent;
         call.traits.delegated = self.delegated;
+        if let Some(template) = &self.reconcile {
+            call = call.with_reconcile_url(template.clone())?;
+        }
         Ok(call)
     }
 }
@@ -103,9 +112,11 @@ impl CallArgs {
 pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let config = args.config()?;
     let call = args.call()?;
-    let executor = Executor::builder(HttpTransport::builder().build()?)
-        .with_config(config)?
-        .build();
+    let mut builder = Executor::builder(HttpTransport::builder().build()?).with_config(config)?;
+    if let Some(location) = &args.journal {
+        builder = builder.with_journal(recourse::open_journal(location).await?);
+    }
+    let executor = builder.build();
     let report = executor.execute(call).await;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);

@@ -3,6 +3,8 @@
 mod call;
 mod explain;
 mod input;
+mod journal;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,19 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
     Call(call::CallArgs),
+    /// Inspect and settle the journal of calls.
+    Journal(journal::JournalArgs),
+    /// Run the reference tools.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolsCommand {
+    /// Serve the five reference tools on 127.0.0.1, with optional faults.
+    Serve(tools::ToolsServeArgs),
 }
 
 /// Exit code for usage and configuration errors.
@@ -32,6 +47,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args),
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
+        Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
+        Command::Tools {
+            command: ToolsCommand::Serve(args),
+        } => runtime().and_then(|rt| rt.block_on(tools::serve(args.clone())).map(|()| 0)),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -1,0 +1,196 @@
+//! `recourse call` against the reference tools: JSON report shape and exit codes.
+
+use std::process::{Command, Output};
+
+use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
+use serde_json::Value;
+
+async fn tools(faults: &[&str]) -> RunningTools {
+    let mut config = ToolsConfig::default();
+    for f in faults {
+        config = config.with_fault(f.parse().unwrap());
+    }
+    spawn(config).await.unwrap()
+}
+
+fn call(url: &str, payload: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["call", url, "--payload", payload, "--backoff-ms", "0"])
+        .args(extra)
+        .env_remove("RECOURSE_JOURNAL")
+        .output()
+        .unwrap()
+}
+
+fn report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn success_exits_0_with_the_documented_report() {
+    let t = tools(&[]).await;
+    let out = call(
+        &format!("{}/api/stock/quote", t.base_url()),
+        r#"{"symbol":"TSLA"}"#,
+        &["--json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let r = report(&out);
+    assert_eq!(r["outcome"], "succeeded");
+    assert_eq!(r["data"]["price"], 468.285);
+    assert_eq!(r["error"], Value::Null);
+    assert_eq!(r["reason"], Value::Null);
+    assert_eq!(r["http_calls"], 1);
+    assert_eq!(r["llm_calls"], 0);
+    let a = &r["attempts"][0];
+    for field in [
+        "n",
+        "payload",
+        "status",
+        "transport_error",
+        "category",
+        "retry_permission",
+        "action",
+        "wait_ms",
+        "source",
+    ] {
+        assert!(a.get(field).is_some(), "attempt lacks {field}");
+    }
+    assert_eq!(a["source"], "caller");
+    assert_eq!(a["action"], "succeed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_rejection_exits_1_after_one_call() {
+    let t = tools(&[]).await;
+    let out = call(
+        &format!("{}/api/orders/refund", t.base_url()),
+        r#"{"order_id":"ORD-2002"}"#,
+        &["--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r = report(&out);
+    assert_eq!(r["outcome"], "failed");
+    assert_eq!(r["reason"], "retry_refused");
+    assert_eq!(r["error"]["category"], "POLICY_REJECTION");
+    assert_eq!(r["http_calls"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_outage_is_resent_with_the_same_payload() {
+    let t = tools(&["stock:unavailable:0.5"]).await;
+    let out = call(
+        &format!("{}/api/stock/quote", t.base_url()),
+        r#"{"symbol":"TSLA"}"#,
+        &["--json", "--max-retries", "8"],
+    );
+    let r = report(&out);
+    let attempts = r["attempts"].as_array().unwrap();
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a["payload"] == attempts[0]["payload"])
+    );
+    assert!(
+        attempts
+            .iter()
+            .filter(|a| a["status"] == 503)
+            .all(|a| a["action"] == "retry_same")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_failure_stops_at_once_and_never_prints_the_key() {
+    let t = tools(&["weather:auth"]).await;
+    let out = call(
+        &format!("{}/api/weather/current", t.base_url()),
+        r#"{"location":"Paris, France"}"#,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The tool refuses retries, so rule 4 stops the call before rule 5 would.
+    assert!(
+        text.contains("401 AUTH_ERROR") && text.contains("⇒ stop"),
+        "{text}"
+    );
+    assert!(text.contains("1 HTTP call"), "{text}");
+    assert!(
+        text.contains("api_key=[REDACTED]") && !text.contains("rk_live_"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_outcome_exits_3_with_key_and_operation_id() {
+    let t = tools(&["exports:unknown_outcome"]).await;
+    let out = call(
+        &format!("{}/api/exports", t.base_url()),
+        r#"{"source_id":"sales-2024","format":"pdf"}"#,
+        &["--json", "--non-idempotent"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let r = report(&out);
+    assert_eq!(r["outcome"], "unknown");
+    assert!(r["idempotency_key"].is_string());
+    assert!(r["operation_id"].is_string());
+    assert_eq!(t.exports_committed(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_misleading_403_is_not_followed() {
+    let t = tools(&["exports:misleading"]).await;
+    let out = call(
+        &format!("{}/api/exports", t.base_url()),
+        r#"{"source_id":"sales-2024","format":"pdf"}"#,
+        &["--json", "--non-idempotent"],
+    );
+    let r = report(&out);
+    assert_eq!(r["reason"], "permission_denied");
+    assert_eq!(r["http_calls"], 1);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["call", "http://127.0.0.1:1/x", "--payload", "{not json"],
+        vec!["call", "http://127.0.0.1:1/x", "--payload", "[1]"],
+        vec!["call", "ftp://x", "--payload", "{}"],
+        vec![
+            "call",
+            "http://127.0.0.1:1/x",
+            "--payload",
+            "{}",
+            "--protect",
+            "amount",
+        ],
+        vec![
+            "call",
+            "http://127.0.0.1:1/x",
+            "--payload",
+            "{}",
+            "--deadline",
+            "-3",
+        ],
+        vec![
+            "call",
+            "http://127.0.0.1:1/x",
+            "--payload",
+            "{}",
+            "--reconcile",
+            "http://h/no-placeholder",
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
