@@ -1,0 +1,142 @@
+//! A fake OpenAI-compatible chat-completions server on loopback, for tests.
+//!
+//! It answers each `POST /v1/chat/completions` with the next scripted reply
+//! and records what it was sent. When the script runs out it answers 500, so
+//! an unexpected model call shows up as a failure, not a silent success.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A chat completion whose message content is this text.
+    Content(String),
+    /// This status and body, as they are.
+    Raw(u16, String),
+}
+
+impl Reply {
+    /// A completion whose content is `value` as compact JSON.
+    pub fn json(value: Value) -> Self {
+        Self::Content(value.to_string())
+    }
+
+    /// A completion with this exact text.
+    pub fn text(text: &str) -> Self {
+        Self::Content(text.to_owned())
+    }
+}
+
+/// A request as the fake model received it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// The JSON body.
+    pub body: Value,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+}
+
+impl Seen {
+    /// Every message's content, joined: what the model was told.
+    pub fn prompt(&self) -> String {
+        self.body["messages"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .filter_map(|m| m["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+pub struct FakeLlm {
+    /// The base URL to configure (`http://127.0.0.1:PORT/v1`).
+    pub base_url: String,
+    shared: Arc<Shared>,
+}
+
+impl FakeLlm {
+    pub async fn start(script: Vec<Reply>) -> Self {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script.into()),
+            seen: Mutex::new(Vec::new()),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .with_state(Arc::clone(&shared));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { base_url, shared }
+    }
+
+    /// Every request received, in order.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// How many requests were received.
+    pub fn hits(&self) -> usize {
+        self.shared.seen.lock().unwrap().len()
+    }
+}
+
+async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    shared.seen.lock().unwrap().push(Seen {
+        body: body.clone(),
+        authorization: headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    });
+    let next = shared.script.lock().unwrap().pop_front();
+    match next {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
+        Some(Reply::Raw(status, text)) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            text,
+        )
+            .into_response(),
+        Some(Reply::Content(content)) => {
+            let prompt_chars: usize = body["messages"]
+                .as_array()
+                .map(|ms| {
+                    ms.iter()
+                        .filter_map(|m| m["content"].as_str())
+                        .map(str::len)
+                        .sum()
+                })
+                .unwrap_or(0);
+            axum::Json(json!({
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": prompt_chars / 4, "completion_tokens": content.len() / 4, "total_tokens": 0}
+            }))
+            .into_response()
+        }
+    }
+}
