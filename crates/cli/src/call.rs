@@ -5,6 +5,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, validate_pointer};
+use recourse::{CorrectionChain, Schema, SchemaCoercion};
 use serde_json::Value;
 
 use crate::input;
@@ -50,6 +51,12 @@ pub(crate) struct CallArgs {
     /// Record the call and its attempts before dispatch: a SQLite path or postgres:// URL.
     #[arg(long, env = "RECOURSE_JOURNAL", value_name = "PATH|URL")]
     journal: Option<String>,
+    /// The capability's input JSON Schema (a file): used by coercion, repair and the correction gate.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<std::path::PathBuf>,
+    /// The user's original request, enabling contextual re-resolution (L4).
+    #[arg(long, value_name = "TEXT")]
+    intent: Option<String>,
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
@@ -102,6 +109,12 @@ impl CallArgs {
         }
         call.traits.idempotent = !self.non_idempotent;
         call.traits.delegated = self.delegated;
+        if let Some(path) = &self.schema {
+            call = call.with_schema(read_schema(path)?);
+        }
+        if let Some(intent) = self.intent.as_deref().filter(|i| !i.trim().is_empty()) {
+            call = call.with_intent(intent);
+        }
         if let Some(template) = &self.reconcile {
             call = call.with_reconcile_url(template.clone())?;
         }
@@ -109,10 +122,24 @@ impl CallArgs {
     }
 }
 
+/// Reads and compiles `--schema FILE`.
+fn read_schema(path: &std::path::Path) -> Result<Value> {
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))?;
+    let schema: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("--schema {} is not valid JSON: {e}", path.display()))?;
+    Schema::compile(&schema).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))?;
+    Ok(schema)
+}
+
 pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let config = args.config()?;
     let call = args.call()?;
-    let mut builder = Executor::builder(HttpTransport::builder().build()?).with_config(config)?;
+    let chain = CorrectionChain::from_env(&config)?;
+    let mut builder = Executor::builder(HttpTransport::builder().build()?)
+        .with_config(config)?
+        .with_admission(std::sync::Arc::new(SchemaCoercion))
+        .with_corrector(std::sync::Arc::new(chain));
     if let Some(location) = &args.journal {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
@@ -137,6 +164,7 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
             a.payload
         ));
         let heard = match (&a.status, &a.transport_error) {
+            (Some(s), _) if a.action == "succeed" => format!("{s} OK"),
             (Some(s), _) => {
                 let cat = a.category.as_deref().unwrap_or("no category");
                 let code = a

@@ -1,9 +1,11 @@
 //! `recourse`: run tool calls the way a careful engineer would, and explain why.
 
 mod call;
+mod demo;
 mod explain;
 mod input;
 mod journal;
+mod style;
 mod tools;
 
 use std::process::ExitCode;
@@ -20,6 +22,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Watch recourse handle real tool failures, offline, in under a minute.
+    Demo,
     /// Explain what a tool response means and what the policy would do next.
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args),
+        Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run())),
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
         Command::Tools {

@@ -1,0 +1,165 @@
+//! `recourse demo`: the reference tools, real failures, and what recourse does about them.
+//!
+//! Offline and without configuration: it starts the reference tools in-process
+//! on a free port, plays each scene through the real executor, and narrates
+//! from the real trace. A model, if one is configured, is used only where the
+//! story needs one.
+
+mod recovering;
+mod scenes;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use recourse::{
+    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, SchemaCoercion,
+    Transport,
+};
+use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
+use serde_json::Value;
+
+use crate::call::narrate;
+use crate::style::Style;
+use recovering::Recovering;
+use scenes::{SCENES, Scene};
+
+pub(crate) async fn run() -> Result<i32> {
+    let style = Style::detect();
+    let started = Instant::now();
+    let tools = Arc::new(
+        spawn(ToolsConfig::default())
+            .await
+            .context("starting the reference tools")?,
+    );
+    let schemas = manifest_schemas(&tools.base_url()).await?;
+    println!(
+        "{}",
+        style.bold(&format!(
+            "recourse demo — reference tools at {}",
+            tools.base_url()
+        ))
+    );
+    println!(
+        "{}\n",
+        style.dim("Every line below is read from the executor's real trace.")
+    );
+    let mut failures = 0;
+    for (i, scene) in SCENES.iter().enumerate() {
+        if !play(i + 1, scene, &tools, &schemas, style).await? {
+            failures += 1;
+        }
+    }
+    let total = SCENES.len();
+    let summary = format!(
+        "{} of {total} scenes behaved as a careful engineer would, in {:.1} s.",
+        total - failures,
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{}",
+        if failures == 0 {
+            style.good(&summary)
+        } else {
+            style.bad(&summary)
+        }
+    );
+    Ok(if failures == 0 { 0 } else { 1 })
+}
+
+/// Input schemas by route, from the tools' own manifest.
+async fn manifest_schemas(base: &str) -> Result<HashMap<String, Value>> {
+    let manifest: Value = reqwest::get(format!("{base}/api/capabilities"))
+        .await?
+        .json()
+        .await?;
+    let list = manifest["data"]["capabilities"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Ok(list
+        .into_iter()
+        .filter_map(|c| {
+            Some((
+                c["endpoint"].as_str()?.to_owned(),
+                c["input_schema"].clone(),
+            ))
+        })
+        .collect())
+}
+
+fn executor(tools: &Arc<RunningTools>, scene: &Scene) -> Result<Executor> {
+    let config = ExecutorConfig {
+        backoff_base: Duration::from_millis(200),
+        deadline: Some(Duration::from_secs(30)),
+        ..ExecutorConfig::from_env()?
+    };
+    let http = HttpTransport::builder().build()?;
+    let transport: Arc<dyn Transport> = match scene.recover_after {
+        Some(n) => Arc::new(Recovering::new(http, Arc::clone(tools), n)),
+        None => Arc::new(http),
+    };
+    let chain = CorrectionChain::new(&config);
+    Ok(Executor::builder_arc(transport)
+        .with_config(config)?
+        .with_admission(Arc::new(SchemaCoercion))
+        .with_corrector(Arc::new(chain))
+        .build())
+}
+
+async fn play(
+    n: usize,
+    scene: &Scene,
+    tools: &Arc<RunningTools>,
+    schemas: &HashMap<String, Value>,
+    style: Style,
+) -> Result<bool> {
+    println!("{}", style.bold(&format!("{n}. {}", scene.title)));
+    println!("   {}", scene.story);
+    let faults = scene
+        .faults
+        .iter()
+        .map(|f| f.parse())
+        .collect::<Result<Vec<_>, _>>()?;
+    tools.set_faults(faults);
+    let writes_before = tools.exports_committed();
+    let url = format!("{}{}", tools.base_url(), scene.route);
+    let mut call = Call::new(url.clone(), (scene.payload)());
+    if let Some(schema) = schemas.get(scene.route) {
+        call = call.with_schema(schema.clone());
+    }
+    if scene.non_idempotent {
+        call = call.non_idempotent();
+    }
+    if scene.reconcile {
+        call =
+            call.with_reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
+    }
+    let report = executor(tools, scene)?.execute(call).await;
+    tools.set_faults(Vec::new());
+    print_trace(&url, &report, style);
+    let writes = tools.exports_committed() - writes_before;
+    if scene.route == "/api/exports" {
+        println!("   exports written by this scene: {writes}");
+    }
+    let verdict = (scene.check)(&report, writes);
+    match &verdict {
+        Ok(lesson) => println!("   {} {lesson}\n", style.good("✓")),
+        Err(problem) => println!("   {} {problem}\n", style.bad("✗")),
+    }
+    Ok(verdict.is_ok())
+}
+
+fn print_trace(url: &str, report: &CallReport, style: Style) {
+    for line in narrate(url, report).lines() {
+        let line = if line.starts_with("succeeded") {
+            style.good(line)
+        } else if line.starts_with("failed") || line.starts_with("unknown") {
+            style.warn(line)
+        } else {
+            line.to_owned()
+        };
+        println!("   {line}");
+    }
+}

@@ -1,0 +1,162 @@
+//! The demo's scenes: each a real call against the reference tools, a fault
+//! to inject, and what a careful engineer would expect to see.
+
+use recourse::{CallReport, StopReason};
+use serde_json::{Value, json};
+
+/// One scene of the demo.
+pub(crate) struct Scene {
+    pub(crate) title: &'static str,
+    /// What is about to happen, in a sentence.
+    pub(crate) story: &'static str,
+    /// Faults injected into the reference tools for this scene.
+    pub(crate) faults: &'static [&'static str],
+    /// Dispatches after which the faults clear (the tool recovers); `None`: they stay.
+    pub(crate) recover_after: Option<u32>,
+    /// The route called.
+    pub(crate) route: &'static str,
+    pub(crate) payload: fn() -> Value,
+    pub(crate) non_idempotent: bool,
+    /// Whether to reconcile through the export lookup.
+    pub(crate) reconcile: bool,
+    /// Checks the report; `Ok(lesson)` or `Err(what went wrong)`.
+    pub(crate) check: fn(&CallReport, usize) -> Result<&'static str, String>,
+}
+
+fn expect(cond: bool, lesson: &'static str, otherwise: &str) -> Result<&'static str, String> {
+    if cond {
+        Ok(lesson)
+    } else {
+        Err(otherwise.to_owned())
+    }
+}
+
+pub(crate) const SCENES: &[Scene] = &[
+    Scene {
+        title: "A location fixed without a model",
+        story: "The weather tool does not know 'Flower Mound, TX' but says which place it has.",
+        faults: &[],
+        recover_after: None,
+        route: "/api/weather/current",
+        payload: || json!({"location": "Flower Mound, TX"}),
+        non_idempotent: false,
+        reconcile: false,
+        check: |r, _| {
+            let repaired = r.attempts.iter().any(|a| a.source.as_str() == "repair");
+            expect(
+                r.outcome.name() == "succeeded" && repaired && r.llm_calls == 0,
+                "deterministic repair applied the tool's structured suggestion: no model, no cost",
+                "expected a repaired payload to succeed without a model call",
+            )
+        },
+    },
+    Scene {
+        title: "A rate limit, waited out exactly",
+        story: "The tool answers 429 with Retry-After: 1, then lets us through.",
+        faults: &["weather:rate_limit"],
+        recover_after: Some(1),
+        route: "/api/weather/current",
+        payload: || json!({"location": "Paris, Ile-de-France, FR"}),
+        non_idempotent: false,
+        reconcile: false,
+        check: |r, _| {
+            let waited = r.attempts.first().and_then(|a| a.wait_ms);
+            expect(
+                r.outcome.name() == "succeeded" && waited == Some(1000) && r.http_calls == 2,
+                "waited exactly what Retry-After said, resent the same payload, spent no model call",
+                "expected one 1000 ms wait, then success",
+            )
+        },
+    },
+    Scene {
+        title: "An invalid API key",
+        story: "The stock tool's upstream rejects its key: a configuration problem, not a retry problem.",
+        faults: &["stock:auth"],
+        recover_after: None,
+        route: "/api/stock/quote",
+        payload: || json!({"symbol": "TSLA"}),
+        non_idempotent: false,
+        reconcile: false,
+        check: |r, _| {
+            expect(
+                r.outcome.name() == "failed" && r.http_calls == 1,
+                "stopped at once: credentials need fixing, and the key never appears in the report",
+                "expected a stop after one call",
+            )
+        },
+    },
+    Scene {
+        title: "A service outage",
+        story: "The stock tool is down for two calls, then back.",
+        faults: &["stock:unavailable"],
+        recover_after: Some(2),
+        route: "/api/stock/quote",
+        payload: || json!({"symbol": "TSLA"}),
+        non_idempotent: false,
+        reconcile: false,
+        check: |r, _| {
+            let same = r.attempts.windows(2).all(|w| w[0].payload == w[1].payload);
+            expect(
+                r.outcome.name() == "succeeded" && r.http_calls == 3 && same,
+                "backed off with jitter and resent the same payload; no model saw a transient fault",
+                "expected two retries with the same payload, then success",
+            )
+        },
+    },
+    Scene {
+        title: "An export whose outcome is unknown",
+        story: "The export tool writes the file, then answers 500 UNKNOWN_OUTCOME.",
+        faults: &["exports:unknown_outcome"],
+        recover_after: None,
+        route: "/api/exports",
+        payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
+        non_idempotent: true,
+        reconcile: true,
+        check: |r, writes| {
+            expect(
+                r.outcome.name() == "succeeded" && writes == 1 && r.http_calls == 1,
+                "looked the operation up instead of resending: exactly one export was written",
+                &format!("expected one write and a reconciled success, saw {writes} write(s)"),
+            )
+        },
+    },
+    Scene {
+        title: "A 403 that urges another endpoint",
+        story: "The export tool denies access and tells the agent to retry via an admin override.",
+        faults: &["exports:misleading"],
+        recover_after: None,
+        route: "/api/exports",
+        payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
+        non_idempotent: true,
+        reconcile: false,
+        check: |r, writes| {
+            let stopped = r.outcome.reason() == Some(&StopReason::PermissionDenied);
+            expect(
+                stopped && r.http_calls == 1 && writes == 0,
+                "ignored the text in the error: never switches identity or endpoint",
+                "expected a permission stop after one call",
+            )
+        },
+    },
+    Scene {
+        title: "A policy rejection",
+        story: "A refund for ORD-2002 is past the 30-day window.",
+        faults: &[],
+        recover_after: None,
+        route: "/api/orders/refund",
+        payload: || json!({"order_id": "ORD-2002"}),
+        non_idempotent: false,
+        reconcile: false,
+        check: |r, _| {
+            let explained = r
+                .outcome
+                .error()
+                .is_some_and(|e| e.category.as_str() == "POLICY_REJECTION");
+            expect(
+                r.outcome.name() == "failed" && r.http_calls == 1 && explained,
+                "stopped and kept the tool's explanation for the user; a business rule is not retried",
+                "expected a single call ending in POLICY_REJECTION",
+            )
+        },
+    },
+];
