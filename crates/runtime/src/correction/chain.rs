@@ -3,7 +3,11 @@
 //! Deterministic repair first (no model, no cost), then LLM correction (L3)
 //! when a model is configured and `ai_correction` is on, then contextual
 //! re-resolution (L4) when `semantic_retry` is on, the user's original request
-//! is known, and the call has used at most `max_semantic` corrections. Every
+//! is known, and this is at most the `max_semantic`-th correction of the call
+//! (the chain keeps no per-call state, so the correction number bounds L4).
+//! A trajectory without earlier steps (a single `recourse call --intent`)
+//! counts as a step without dependencies: `semantic_independent_steps` off
+//! skips L4 for it. Every
 //! candidate passes the gate; one that fails it is recorded and the next layer
 //! is tried. When no layer succeeds the answer is "cannot fix", saying what
 //! each layer did.
@@ -12,17 +16,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse_protocol::{redact, truncate_chars};
-
 use super::debug::LlmDebugStore;
-use super::diff::describe_changes;
-use super::gate::gate;
 use super::schema_cache::SchemaCache;
+use super::tally::Tally;
 use crate::llm::{LanguageModel, LlmConfig, OpenAiCompatible};
 use crate::transport::BoxFuture;
 use crate::{
     ConfigError, ContextualReresolution, Correction, CorrectionRequest, Corrector,
-    DeterministicRepair, ExecutorConfig, LlmCorrector, Schema, TokenUsage, Trajectory,
+    DeterministicRepair, ExecutorConfig, LlmCorrector, Trajectory,
 };
 
 /// What the trace says when layers 3 and 4 are off for want of a model.
@@ -226,90 +227,5 @@ impl Corrector for ChainInContext {
             self.chain
                 .correct_in_context(request, Some(&self.trajectory)),
         )
-    }
-}
-
-/// What the layers spent and said so far.
-#[derive(Default)]
-struct Tally {
-    llm_calls: u32,
-    tokens: TokenUsage,
-    notes: Vec<String>,
-}
-
-impl Tally {
-    /// Gates a layer's answer: the finished correction, or `None` to go on.
-    fn consider(
-        &mut self,
-        layer: &str,
-        answer: Correction,
-        request: &CorrectionRequest<'_>,
-        schema: Option<&Schema>,
-    ) -> Option<Correction> {
-        let (candidate, source, note) = match answer {
-            Correction::Corrected {
-                payload,
-                source,
-                note,
-                llm_calls,
-                tokens,
-            } => {
-                self.spend(llm_calls, tokens);
-                (payload, source, note)
-            }
-            Correction::CannotFix {
-                why,
-                llm_calls,
-                tokens,
-            } => {
-                self.spend(llm_calls, tokens);
-                self.notes.push(format!("{layer}: {why}"));
-                return None;
-            }
-        };
-        match gate(candidate, request.payload, request.protected, schema) {
-            Ok(payload) => {
-                let changes = describe_changes(request.payload, &payload);
-                let mut text = if note.is_empty() || source == crate::PayloadSource::Repair {
-                    note
-                } else {
-                    format!("{changes} ({})", truncate_chars(&note, 300))
-                };
-                if text.is_empty() {
-                    text = changes;
-                }
-                if !self.notes.is_empty() {
-                    text = format!("{text}; after {}", self.notes.join("; "));
-                }
-                Some(Correction::Corrected {
-                    payload,
-                    source,
-                    note: redact(&text),
-                    llm_calls: self.llm_calls,
-                    tokens: self.tokens,
-                })
-            }
-            Err(why) => {
-                self.notes.push(format!("{layer} proposal rejected: {why}"));
-                None
-            }
-        }
-    }
-
-    fn spend(&mut self, llm_calls: u32, tokens: TokenUsage) {
-        self.llm_calls += llm_calls;
-        self.tokens.prompt += tokens.prompt;
-        self.tokens.completion += tokens.completion;
-    }
-
-    fn cannot_fix(mut self, last: &str) -> Correction {
-        if !last.is_empty() {
-            self.notes.push(last.to_owned());
-        }
-        Correction::CannotFix {
-            why: redact(&self.notes.join("; ")),
-            llm_calls: self.llm_calls,
-            tokens: self.tokens,
-        }
     }
 }

@@ -26,12 +26,14 @@ mod diff;
 mod gate;
 mod llm_fix;
 mod near_miss;
+mod paths;
 mod prompt;
 mod repair;
 mod reply;
 mod reresolve;
 mod schema;
 mod schema_cache;
+mod tally;
 mod trajectory;
 
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};

@@ -123,8 +123,10 @@ impl LlmConfig {
                 })?;
         }
         config.validate().map_err(|e| match base {
-            Some((name, _)) => ConfigError::new(name, e.to_string()),
-            None => e,
+            Some((name, _)) if e.setting() == "LLM base URL" => {
+                ConfigError::new(name, e.to_string())
+            }
+            _ => e,
         })?;
         Ok(Some(config))
     }
