@@ -3,6 +3,7 @@
 mod call;
 mod demo;
 mod explain;
+mod gateway;
 mod input;
 mod journal;
 mod style;
@@ -28,6 +29,8 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
     Call(call::CallArgs),
+    /// Serve the executor over HTTP (POST /v1/calls, /healthz, /metrics, /openapi.json).
+    Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
     /// Run the reference tools.
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run())),
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
+        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
         Command::Tools {
             command: ToolsCommand::Serve(args),

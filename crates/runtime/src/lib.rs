@@ -53,6 +53,7 @@ mod executor;
 mod http_reconciler;
 mod journal;
 mod llm;
+mod metrics;
 mod outcome;
 mod policy;
 mod protect;
@@ -84,6 +85,7 @@ pub use llm::{
     ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
+pub use metrics::Metrics;
 pub use outcome::{CallReport, Outcome, TokenUsage};
 pub use policy::{
     Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,

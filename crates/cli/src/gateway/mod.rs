@@ -1,0 +1,205 @@
+//! `recourse serve`: the executor as an HTTP service, for agents in any language.
+//!
+//! One retry budget, one set of circuit breakers, one corrector and one
+//! metrics registry are shared by every request. Secure by default: it binds
+//! 127.0.0.1, calls only loopback targets unless `--allow-target` says
+//! otherwise, requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set,
+//! and caps request bodies. SIGTERM or Ctrl-C stops accepting and lets
+//! in-flight calls finish.
+
+mod guard;
+mod openapi;
+mod request;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use axum::extract::{Request, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use clap::Args;
+use recourse::{
+    CircuitBreakers, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Metrics,
+    RetryBudget, SchemaCoercion, SystemClock, Transport,
+};
+use recourse_tool::protocol::ToolError;
+use recourse_tool::{ToolFailure, ToolJson, ToolServer};
+
+use guard::{Allowlist, token_matches};
+use request::CallRequest;
+
+/// The largest request body the gateway reads.
+const BODY_LIMIT: usize = 1024 * 1024;
+
+/// Arguments of `recourse serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 8780)]
+    port: u16,
+    /// Address to bind. Anything but loopback exposes the gateway to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// Allow targets matching PATTERN besides loopback (`*` wildcard; URL or host). Repeatable.
+    #[arg(long = "allow-target", value_name = "PATTERN")]
+    allow_targets: Vec<String>,
+}
+
+struct Gateway {
+    config: ExecutorConfig,
+    transport: Arc<dyn Transport>,
+    budget: Arc<RetryBudget>,
+    breakers: Arc<CircuitBreakers>,
+    chain: Arc<CorrectionChain>,
+    metrics: Metrics,
+    allow: Allowlist,
+    token: Option<String>,
+}
+
+pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
+    let gateway = Arc::new(gateway(args)?);
+    let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
+        .await
+        .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
+    let addr = listener.local_addr()?;
+    println!("recourse gateway listening on http://{addr}");
+    std::io::Write::flush(&mut std::io::stdout())?;
+    if !args.bind.is_loopback() {
+        eprintln!(
+            "warning: bound to {}, reachable from the network",
+            args.bind
+        );
+    }
+    axum::serve(listener, router(gateway))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    eprintln!("gateway stopped; in-flight calls finished");
+    Ok(0)
+}
+
+fn gateway(args: &ServeArgs) -> Result<Gateway> {
+    let token = match std::env::var("RECOURSE_GATEWAY_TOKEN") {
+        Ok(t) if t.trim().is_empty() => bail!("RECOURSE_GATEWAY_TOKEN is set but empty"),
+        Ok(t) => Some(t),
+        Err(_) => None,
+    };
+    let config = ExecutorConfig::from_env()?;
+    let chain = CorrectionChain::from_env(&config)?;
+    Ok(Gateway {
+        transport: Arc::new(HttpTransport::builder().build()?),
+        budget: Arc::new(RetryBudget::default()),
+        breakers: Arc::new(CircuitBreakers::new(
+            5,
+            std::time::Duration::from_secs(5),
+            Arc::new(SystemClock),
+        )),
+        chain: Arc::new(chain),
+        metrics: Metrics::default(),
+        allow: Allowlist::new(args.allow_targets.clone()),
+        token,
+        config,
+    })
+}
+
+fn router(gateway: Arc<Gateway>) -> Router {
+    ToolServer::<Arc<Gateway>>::new()
+        .route("/v1/calls", post(calls))
+        .route(
+            "/healthz",
+            get(|| async { Json(serde_json::json!({"status": "ok"})) }),
+        )
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
+        .with_body_limit(BODY_LIMIT)
+        .into_router()
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&gateway),
+            authorize,
+        ))
+        .with_state(gateway)
+}
+
+async fn authorize(State(g): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
+    if let Some(expected) = &g.token {
+        let presented = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !token_matches(presented, expected) {
+            let error = ToolError::auth_error(
+                "UNAUTHORIZED",
+                "this gateway requires 'Authorization: Bearer <token>'",
+            );
+            return ToolFailure::from(error).into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn calls(
+    State(g): State<Arc<Gateway>>,
+    ToolJson(req): ToolJson<CallRequest>,
+) -> Result<Response, ToolFailure> {
+    if req.mcp.is_some() {
+        return Err(ToolError::input_error(
+            "MCP_UNSUPPORTED",
+            "this build of the gateway does not call MCP targets yet",
+        )
+        .detail("field", "mcp")
+        .into());
+    }
+    let Some(url) = req.url.as_deref() else {
+        return Err(
+            ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
+                .retryable(true)
+                .detail("field", "url")
+                .into(),
+        );
+    };
+    g.allow.check(url)?;
+    if let Some(template) = &req.reconcile {
+        g.allow.check(template)?;
+    }
+    let call = req.call(url)?;
+    let executor = Executor::builder_arc(Arc::clone(&g.transport))
+        .with_config(req.config(&g.config)?)
+        .map_err(|e| ToolError::input_error("INVALID_CALL", e.to_string()))?
+        .with_retry_budget(Arc::clone(&g.budget))
+        .with_circuit_breakers(Arc::clone(&g.breakers))
+        .with_admission(Arc::new(SchemaCoercion))
+        .with_corrector(Arc::clone(&g.chain) as Arc<dyn recourse::Corrector>)
+        .build();
+    let report = executor.execute(call).await;
+    g.metrics.observe(&report);
+    Ok(Json(report.to_json()).into_response())
+}
+
+async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
+    let text = g.metrics.render(Some(&g.budget), Some(&g.breakers));
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

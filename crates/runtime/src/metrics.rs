@@ -1,0 +1,187 @@
+//! Prometheus metrics from call reports (SPEC §7), rendered as text exposition.
+//!
+//! A small fixed set of counters, fed from [`CallReport`]s and the shared
+//! budget and breakers, so any host (the gateway, an agent process) can serve
+//! `/metrics` without a global recorder. Every name is prefixed `recourse_`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Mutex, PoisonError};
+
+use crate::{CallReport, CircuitBreakers, RetryBudget};
+
+/// Counters of calls, attempts, corrections, dispatches and model usage.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    counters: Mutex<Counters>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    calls: BTreeMap<&'static str, u64>,
+    attempts: BTreeMap<&'static str, u64>,
+    corrections: BTreeMap<(String, &'static str), u64>,
+    dispatches: u64,
+    llm_calls: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl Metrics {
+    /// Counts one finished call.
+    pub fn observe(&self, report: &CallReport) {
+        let mut c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
+        *c.calls.entry(report.outcome.name()).or_default() += 1;
+        for a in &report.attempts {
+            *c.attempts.entry(a.action).or_default() += 1;
+        }
+        for (i, a) in report.attempts.iter().enumerate() {
+            if a.action != "correct" {
+                continue;
+            }
+            let key = match report.attempts.get(i + 1) {
+                Some(next) => (next.source.as_str().to_owned(), "applied"),
+                None => ("none".to_owned(), "cannot_fix"),
+            };
+            *c.corrections.entry(key).or_default() += 1;
+        }
+        c.dispatches += u64::from(report.http_calls);
+        c.llm_calls += u64::from(report.llm_calls);
+        c.prompt_tokens += report.tokens.prompt;
+        c.completion_tokens += report.tokens.completion;
+    }
+
+    /// The Prometheus text exposition, including the budget's exhaustion count
+    /// and each breaker's state (0 closed, 1 half-open, 2 open).
+    pub fn render(
+        &self,
+        budget: Option<&RetryBudget>,
+        breakers: Option<&CircuitBreakers>,
+    ) -> String {
+        let c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = String::new();
+        family(
+            &mut out,
+            "recourse_calls_total",
+            "Logical calls by outcome.",
+            "counter",
+        );
+        for (outcome, n) in &c.calls {
+            let _ = writeln!(out, "recourse_calls_total{{outcome=\"{outcome}\"}} {n}");
+        }
+        family(
+            &mut out,
+            "recourse_attempts_total",
+            "Attempts by the action the policy chose.",
+            "counter",
+        );
+        for (action, n) in &c.attempts {
+            let _ = writeln!(out, "recourse_attempts_total{{action=\"{action}\"}} {n}");
+        }
+        family(
+            &mut out,
+            "recourse_corrections_total",
+            "Corrections by source layer and result.",
+            "counter",
+        );
+        for ((source, result), n) in &c.corrections {
+            let _ = writeln!(
+                out,
+                "recourse_corrections_total{{source=\"{source}\",result=\"{result}\"}} {n}"
+            );
+        }
+        scalar(
+            &mut out,
+            "recourse_dispatches_total",
+            "Requests sent to tools.",
+            c.dispatches,
+        );
+        scalar(
+            &mut out,
+            "recourse_llm_calls_total",
+            "Model calls made by correctors.",
+            c.llm_calls,
+        );
+        family(
+            &mut out,
+            "recourse_llm_tokens_total",
+            "Model tokens by kind.",
+            "counter",
+        );
+        let _ = writeln!(
+            out,
+            "recourse_llm_tokens_total{{kind=\"prompt\"}} {}",
+            c.prompt_tokens
+        );
+        let _ = writeln!(
+            out,
+            "recourse_llm_tokens_total{{kind=\"completion\"}} {}",
+            c.completion_tokens
+        );
+        let exhausted = budget.map_or(0, RetryBudget::exhausted_count);
+        scalar(
+            &mut out,
+            "recourse_retry_budget_exhausted_total",
+            "Resends refused by the shared retry budget.",
+            exhausted,
+        );
+        family(
+            &mut out,
+            "recourse_breaker_state",
+            "Circuit breaker state per endpoint: 0 closed, 1 half-open, 2 open.",
+            "gauge",
+        );
+        for (endpoint, state) in breakers.map(CircuitBreakers::snapshot).unwrap_or_default() {
+            let v = match state.name() {
+                "open" => 2,
+                "half_open" => 1,
+                _ => 0,
+            };
+            let _ = writeln!(
+                out,
+                "recourse_breaker_state{{endpoint=\"{}\"}} {v}",
+                escape(&endpoint)
+            );
+        }
+        out
+    }
+}
+
+fn family(out: &mut String, name: &str, help: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn scalar(out: &mut String, name: &str, help: &str, value: u64) {
+    family(out, name, help, "counter");
+    let _ = writeln!(out, "{name} {value}");
+}
+
+/// Escapes a label value per the exposition format.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn empty_metrics_render_every_family() {
+        let text = Metrics::default().render(None, None);
+        for name in [
+            "recourse_calls_total",
+            "recourse_attempts_total",
+            "recourse_retry_budget_exhausted_total 0",
+        ] {
+            assert!(text.contains(name), "{name}");
+        }
+    }
+}
