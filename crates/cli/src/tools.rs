@@ -30,6 +30,10 @@ pub(crate) struct ToolsServeArgs {
     /// Wait the `rate_limit` fault demands, in seconds.
     #[arg(long, default_value_t = 1, value_name = "SECONDS")]
     pub(crate) retry_after: u64,
+    /// Let the currency tool opt a non-positive amount into correction (retryable: true),
+    /// for workflows that can work the amount out from earlier steps.
+    #[arg(long)]
+    pub(crate) correctable_amounts: bool,
 }
 
 /// Starts the tools and serves until Ctrl-C or SIGTERM.
@@ -40,6 +44,7 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         slow_latency: Duration::from_millis(args.slow_ms),
         retry_after: Duration::from_secs(args.retry_after),
         port: args.port,
+        correctable_amounts: args.correctable_amounts,
     };
     let faults = config.faults.clone();
     let tools = spawn(config)

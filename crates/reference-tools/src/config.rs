@@ -30,6 +30,11 @@ pub struct ToolsConfig {
     pub retry_after: Duration,
     /// The port to bind on 127.0.0.1; 0 (the default) picks a free one.
     pub port: u16,
+    /// The currency tool opts a non-positive `amount` into correction
+    /// (`retryable: true`). Off by default: only the caller knows the intended
+    /// amount, so the tool refuses retries unless told that the caller — a
+    /// workflow holding the user's request and earlier results — can work it out.
+    pub correctable_amounts: bool,
 }
 
 impl Default for ToolsConfig {
@@ -40,6 +45,7 @@ impl Default for ToolsConfig {
             slow_latency: Duration::from_secs(2),
             retry_after: Duration::from_secs(1),
             port: 0,
+            correctable_amounts: false,
         }
     }
 }
@@ -70,6 +76,13 @@ impl ToolsConfig {
     #[must_use]
     pub fn with_retry_after(mut self, wait: Duration) -> Self {
         self.retry_after = wait;
+        self
+    }
+
+    /// Opts the currency tool's `INVALID_AMOUNT` into correction (`retryable: true`).
+    #[must_use]
+    pub fn with_correctable_amounts(mut self) -> Self {
+        self.correctable_amounts = true;
         self
     }
 

@@ -5,11 +5,15 @@
 //! `INPUT_ERROR` with `retryable: false`. An unsupported currency code is
 //! correctable (`details.allowed_values`), so that one opts in.
 
+use std::sync::Arc;
+
+use axum::extract::State;
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{Success, ToolJson, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::Shared;
 use crate::text::round_to;
 
 /// Input of `POST /api/currency/convert`.
@@ -49,8 +53,17 @@ const RATES: [(&str, f64); 8] = [
 const MAX_AMOUNT: f64 = 1e12;
 
 /// The handler.
-pub(crate) async fn convert(ToolJson(input): ToolJson<ConvertInput>) -> ToolResult<Conversion> {
-    Ok(Success(conversion(&input)?))
+pub(crate) async fn convert(
+    State(shared): State<Arc<Shared>>,
+    ToolJson(input): ToolJson<ConvertInput>,
+) -> ToolResult<Conversion> {
+    conversion(&input).map(Success).map_err(|e| {
+        if shared.correctable_amounts && e.code == "INVALID_AMOUNT" {
+            e.retryable(true).into()
+        } else {
+            e.into()
+        }
+    })
 }
 
 fn conversion(input: &ConvertInput) -> Result<Conversion, ToolError> {

@@ -30,6 +30,7 @@ pub(crate) struct Shared {
     pub(crate) faults: FaultPlan,
     pub(crate) exports: ExportStore,
     pub(crate) refunds: RefundLedger,
+    pub(crate) correctable_amounts: bool,
 }
 
 impl Shared {
@@ -44,6 +45,7 @@ impl Shared {
             ),
             exports: ExportStore::new(config.seed),
             refunds: RefundLedger::default(),
+            correctable_amounts: config.correctable_amounts,
         }
     }
 }
