@@ -61,6 +61,7 @@ mod reconcile;
 mod run;
 mod trace;
 mod transport;
+mod workflow;
 
 pub use admit::{Admission, Admitted, AsIs};
 pub use backoff::Backoff;
@@ -96,4 +97,9 @@ pub use trace::{AttemptRecord, PayloadSource};
 pub use transport::{
     BoxFuture, DEFAULT_MAX_BODY_BYTES, Delivery, HttpTransport, HttpTransportBuilder,
     InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
+};
+pub use workflow::{
+    Approval, ApprovalRequest, ApproveAll, Approver, CAPABILITIES_PATH, Catalogue, CatalogueEntry,
+    DEFAULT_CONCURRENCY, Plan, PlanError, PlanStep, RejectAll, StepOutcome, StepReport, Workflow,
+    WorkflowReport, WorkflowRunner,
 };

@@ -1,0 +1,116 @@
+//! Approvals: a person (or a rule standing in for one) sees a step's resolved
+//! payload before it is sent.
+//!
+//! What was approved is what is sent. Every value of an approved payload
+//! becomes protected, so no correction layer — coercion, repair or a model —
+//! can change an amount a human agreed to; if the tool then refuses it, the
+//! step stops and says so.
+
+use serde_json::Value;
+
+use crate::transport::BoxFuture;
+
+/// What an approver is shown.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalRequest<'a> {
+    /// The plan's id.
+    pub plan_id: &'a str,
+    /// The step awaiting approval.
+    pub step_id: &'a str,
+    /// What the user asked for.
+    pub original_request: &'a str,
+    /// Where the payload would be sent.
+    pub target: &'a str,
+    /// The payload, references resolved.
+    pub payload: &'a Value,
+}
+
+/// An approver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Send the payload as shown.
+    Approved,
+    /// Do not send it.
+    Rejected {
+        /// Why, for the report (may be empty).
+        why: String,
+    },
+}
+
+impl Approval {
+    /// A rejection saying `why`.
+    pub fn rejected(why: impl Into<String>) -> Self {
+        Self::Rejected { why: why.into() }
+    }
+}
+
+/// Decides whether an approval step may run.
+pub trait Approver: Send + Sync {
+    /// Reviews one step's resolved payload.
+    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval>;
+}
+
+/// Approves everything (for tests, and for callers that approved the plan as a whole).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApproveAll;
+
+impl Approver for ApproveAll {
+    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Approved })
+    }
+}
+
+/// Rejects everything: the default, so nothing needing approval runs unasked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RejectAll;
+
+impl Approver for RejectAll {
+    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::rejected("no approver is configured") })
+    }
+}
+
+/// The JSON Pointers of every leaf of `payload` (scalars, and empty objects
+/// or arrays): what an approval protects.
+pub(crate) fn leaf_pointers(payload: &Value) -> Vec<String> {
+    fn walk(value: &Value, at: &mut String, out: &mut Vec<String>) {
+        let len = at.len();
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (k, v) in map {
+                    at.truncate(len);
+                    at.push('/');
+                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                    walk(v, at, out);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => {
+                for (i, v) in items.iter().enumerate() {
+                    at.truncate(len);
+                    at.push_str(&format!("/{i}"));
+                    walk(v, at, out);
+                }
+            }
+            _ => out.push(at.clone()),
+        }
+        at.truncate(len);
+    }
+    let mut out = Vec::new();
+    walk(payload, &mut String::new(), &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_leaf_is_named() {
+        assert_eq!(
+            leaf_pointers(&json!({"amount": 5, "to": "EUR", "legs": [{"a/b": 1}], "tags": []})),
+            ["/amount", "/legs/0/a~1b", "/tags", "/to"]
+        );
+        assert_eq!(leaf_pointers(&json!({})), [""]);
+    }
+}
