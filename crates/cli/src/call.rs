@@ -13,8 +13,14 @@ use crate::input;
 /// Arguments of `recourse call`.
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
-    /// The tool's URL (POSTed with a JSON body).
-    url: String,
+    /// The tool's URL (POSTed with a JSON body); not with --mcp-command / --mcp-url.
+    #[arg(
+        required_unless_present_any = ["mcp_command", "mcp_url"],
+        conflicts_with_all = ["mcp_command", "mcp_url"]
+    )]
+    url: Option<String>,
+    #[command(flatten)]
+    mcp: crate::mcp::McpArgs,
     /// The JSON payload, inline or as @FILE.
     #[arg(long)]
     payload: String,
@@ -90,18 +96,24 @@ impl CallArgs {
         Ok(config)
     }
 
-    fn call(&self) -> Result<Call> {
-        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
-            bail!(
-                "the URL must start with http:// or https://, not {:?}",
-                self.url
-            );
+    /// The URL, or in MCP mode the tool name.
+    fn target(&self) -> Result<String> {
+        match &self.url {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(url.clone())
+            }
+            Some(url) => bail!("the URL must start with http:// or https://, not {url:?}"),
+            None => self.mcp.tool(),
         }
+    }
+
+    fn call(&self) -> Result<Call> {
+        let target = self.target()?;
         let payload = input::json_or_file("--payload", &self.payload)?;
         if !payload.is_object() {
             bail!("--payload must be a JSON object");
         }
-        let mut call = Call::new(self.url.clone(), payload);
+        let mut call = Call::new(target, payload);
         call.headers = input::headers(&self.headers)?;
         for pointer in &self.protect {
             validate_pointer(pointer)?;
@@ -136,7 +148,13 @@ pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let config = args.config()?;
     let call = args.call()?;
     let chain = CorrectionChain::from_env(&config)?;
-    let mut builder = Executor::builder(HttpTransport::builder().build()?)
+    let (transport, call): (std::sync::Arc<dyn recourse::Transport>, Call) =
+        match args.mcp.target()? {
+            Some(target) => crate::mcp::connect(target, call, config.request_timeout).await?,
+            None => (std::sync::Arc::new(HttpTransport::builder().build()?), call),
+        };
+    let shown = call.target.clone();
+    let mut builder = Executor::builder_arc(transport)
         .with_config(config)?
         .with_admission(std::sync::Arc::new(SchemaCoercion))
         .with_corrector(std::sync::Arc::new(chain));
@@ -148,7 +166,7 @@ pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
-        print!("{}", narrate(&args.url, &report));
+        print!("{}", narrate(&shown, &report));
     }
     Ok(report.outcome.exit_code())
 }

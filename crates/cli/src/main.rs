@@ -6,6 +6,7 @@ mod explain;
 mod gateway;
 mod input;
 mod journal;
+mod mcp;
 mod style;
 mod tools;
 
@@ -28,7 +29,7 @@ enum Command {
     /// Explain what a tool response means and what the policy would do next.
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
-    Call(call::CallArgs),
+    Call(Box<call::CallArgs>),
     /// Serve the executor over HTTP (POST /v1/calls, /healthz, /metrics, /openapi.json).
     Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.

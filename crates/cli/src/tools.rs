@@ -30,6 +30,10 @@ pub(crate) struct ToolsServeArgs {
     /// Wait the `rate_limit` fault demands, in seconds.
     #[arg(long, default_value_t = 1, value_name = "SECONDS")]
     pub(crate) retry_after: u64,
+    /// Serve the tools as MCP tools on stdin/stdout instead of printing a URL
+    /// (failures are isError results carrying the envelope in structuredContent).
+    #[arg(long)]
+    pub(crate) mcp: bool,
     /// Let the currency tool opt a non-positive amount into correction (retryable: true),
     /// for workflows that can work the amount out from earlier steps.
     #[arg(long)]
@@ -46,6 +50,9 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         port: args.port,
         correctable_amounts: args.correctable_amounts,
     };
+    if args.mcp {
+        return crate::mcp::serve_tools(config).await;
+    }
     let faults = config.faults.clone();
     let tools = spawn(config)
         .await

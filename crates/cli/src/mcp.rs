@@ -1,0 +1,103 @@
+//! `recourse call --mcp-command "CMD ARGS" --tool NAME` / `--mcp-url URL --tool NAME`:
+//! the MCP side of `recourse call`, and `recourse tools serve --mcp`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use recourse::{Call, Transport};
+use recourse_mcp::{McpTarget, McpToolServer, connect_tool};
+use recourse_reference_tools::{ToolsConfig, spawn};
+
+/// How `recourse call` reaches an MCP server instead of a URL.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Call a tool of the MCP server started as this command, over stdio
+    /// (split like a shell splits words; no shell runs it).
+    #[arg(
+        long,
+        value_name = "\"CMD ARGS\"",
+        conflicts_with = "mcp_url",
+        requires = "tool"
+    )]
+    mcp_command: Option<String>,
+    /// Call a tool of the MCP server at this streamable HTTP endpoint.
+    #[arg(long, value_name = "URL", requires = "tool")]
+    mcp_url: Option<String>,
+    /// The MCP tool to call (with --mcp-command or --mcp-url).
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+}
+
+impl McpArgs {
+    /// The MCP server to call, when one was given.
+    pub(crate) fn target(&self) -> Result<Option<McpTarget>> {
+        Ok(match (&self.mcp_command, &self.mcp_url) {
+            (Some(line), _) => Some(McpTarget::command_line(line).context("--mcp-command")?),
+            (None, Some(url)) => Some(McpTarget::url(url).context("--mcp-url")?),
+            (None, None) => None,
+        })
+    }
+
+    /// The tool name, which is the call's target in MCP mode.
+    pub(crate) fn tool(&self) -> Result<String> {
+        match self.tool.as_deref().map(str::trim) {
+            Some(name) if !name.is_empty() => Ok(name.to_owned()),
+            _ => Err(anyhow!(
+                "--tool NAME is required with --mcp-command or --mcp-url"
+            )),
+        }
+    }
+}
+
+/// Starts a session with `target` and aims `call` at its tool: the tool's
+/// schema (unless the caller gave one with --schema) and hints that may only
+/// make the call more careful. A tool the server lacks is left to the
+/// executor, which stops with `UNKNOWN_TOOL` naming the tools it has.
+pub(crate) async fn connect(
+    target: McpTarget,
+    call: Call,
+    timeout: Duration,
+) -> Result<(Arc<dyn Transport>, Call)> {
+    let shown = target.to_string();
+    let (transport, tool) = connect_tool(target, &call.target, timeout)
+        .await
+        .with_context(|| format!("MCP server {shown}"))?;
+    let call = match tool {
+        Some(tool) => {
+            let caller_schema = call.schema.clone();
+            let mut call = tool.prepare(call);
+            if caller_schema.is_some() {
+                call.schema = caller_schema;
+            }
+            call
+        }
+        None => call,
+    };
+    Ok((Arc::new(transport), call))
+}
+
+/// `recourse tools serve --mcp`: the reference tools as MCP tools on stdio.
+///
+/// The tools run on a loopback port of their own; each `tools/call` is
+/// forwarded there and its envelope returned. Only MCP bytes go to stdout.
+pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
+    let faults = config.faults.clone();
+    let tools = spawn(config)
+        .await
+        .context("starting the reference tools")?;
+    for fault in &faults {
+        eprintln!("injecting fault {fault}");
+    }
+    let server = McpToolServer::from_manifest(&tools.base_url())
+        .await
+        .context("reading the reference tools' manifest")?;
+    eprintln!(
+        "serving {} reference tools over MCP on stdio",
+        server.tool_names().len()
+    );
+    let served = recourse_mcp::serve_stdio(server).await;
+    tools.shutdown().await;
+    served.context("serving MCP on stdio")
+}

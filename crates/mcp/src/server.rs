@@ -1,0 +1,272 @@
+//! [`McpToolServer`]: a recourse tool server's tools, served over MCP.
+//!
+//! Each capability in the tool server's manifest (`GET /api/capabilities`)
+//! becomes an MCP tool with the same name, description and input schema, and
+//! `idempotentHint` from the manifest. A `tools/call` is forwarded to the
+//! capability's endpoint over loopback HTTP and its envelope comes back whole:
+//! a success's `data` as `structuredContent`, a failure as an `isError` result
+//! with the envelope in `structuredContent` (SPEC §1), so an MCP client keeps
+//! the category, code and retry permission. A `Retry-After` the tool sent is
+//! kept as `details.retry_after`, since MCP has no headers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse_protocol::{ToolError, ToolResponse};
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use crate::{IDEMPOTENCY_META_KEY, McpSetupError};
+
+/// How long one forwarded call may take.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// One capability from the tool server's manifest.
+#[derive(Debug, Clone)]
+struct Capability {
+    name: String,
+    description: String,
+    endpoint: String,
+    method: String,
+    idempotent: bool,
+    input_schema: Value,
+}
+
+/// A recourse tool server (found by its base URL), as an MCP server.
+#[derive(Debug, Clone)]
+pub struct McpToolServer {
+    base_url: String,
+    http: reqwest::Client,
+    capabilities: Arc<Vec<Capability>>,
+}
+
+impl McpToolServer {
+    /// Reads the tool server's manifest at `{base_url}/api/capabilities`.
+    ///
+    /// # Errors
+    /// The manifest could not be fetched or is not a recourse manifest.
+    pub async fn from_manifest(base_url: &str) -> Result<Self, McpSetupError> {
+        let base_url = base_url.trim_end_matches('/').to_owned();
+        let http = reqwest::Client::builder()
+            .timeout(FORWARD_TIMEOUT)
+            .build()
+            .map_err(|e| McpSetupError::config(format!("HTTP client: {e}")))?;
+        let url = format!("{base_url}/api/capabilities");
+        let manifest: Value = http
+            .get(&url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| McpSetupError::unreachable(format!("GET {url}: {e}")))?
+            .json()
+            .await
+            .map_err(|e| McpSetupError::unreachable(format!("GET {url}: not JSON: {e}")))?;
+        let capabilities = manifest["data"]["capabilities"]
+            .as_array()
+            .ok_or_else(|| McpSetupError::config(format!("{url} is not a recourse manifest")))?
+            .iter()
+            .map(capability)
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                McpSetupError::config(format!("{url} lists an incomplete capability"))
+            })?;
+        Ok(Self {
+            base_url,
+            http,
+            capabilities: Arc::new(capabilities),
+        })
+    }
+
+    /// The names of the tools it serves.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.capabilities.iter().map(|c| c.name.clone()).collect()
+    }
+
+    fn tools_json(&self) -> Value {
+        let tools: Vec<Value> = self
+            .capabilities
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "description": c.description,
+                    "inputSchema": c.input_schema,
+                    "annotations": {"idempotentHint": c.idempotent, "readOnlyHint": false},
+                })
+            })
+            .collect();
+        json!({ "tools": tools })
+    }
+
+    async fn forward(&self, request: CallToolRequestParams) -> CallToolResult {
+        let Some(cap) = self.capabilities.iter().find(|c| c.name == request.name) else {
+            let error = ToolError::not_found(
+                crate::UNKNOWN_TOOL,
+                format!(
+                    "no tool named {:?}; tools: {}",
+                    request.name,
+                    self.tool_names().join(", ")
+                ),
+            )
+            .retryable(false);
+            return error_result(error);
+        };
+        let url = format!("{}{}", self.base_url, cap.endpoint);
+        let method =
+            reqwest::Method::from_bytes(cap.method.as_bytes()).unwrap_or(reqwest::Method::POST);
+        let body = Value::Object(request.arguments.unwrap_or_default());
+        let mut http = self.http.request(method, &url).json(&body);
+        let key = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(IDEMPOTENCY_META_KEY))
+            .and_then(Value::as_str);
+        if let Some(key) = key {
+            http = http.header("Idempotency-Key", key);
+        }
+        match http.send().await {
+            Ok(response) => from_http(response, cap).await,
+            Err(e) => error_result(unreachable_tool(&e, cap)),
+        }
+    }
+}
+
+fn capability(v: &Value) -> Option<Capability> {
+    Some(Capability {
+        name: v["name"].as_str()?.to_owned(),
+        description: v["description"].as_str().unwrap_or_default().to_owned(),
+        endpoint: v["endpoint"].as_str()?.to_owned(),
+        method: v["method"].as_str().unwrap_or("POST").to_owned(),
+        idempotent: v["idempotent"].as_bool().unwrap_or(false),
+        input_schema: v.get("input_schema").filter(|s| s.is_object())?.clone(),
+    })
+}
+
+/// The tool could not be reached: safe to retry only if nothing was sent or
+/// the capability is idempotent; otherwise the outcome is unknown.
+fn unreachable_tool(e: &reqwest::Error, cap: &Capability) -> ToolError {
+    let message = format!("the tool {} could not be reached: {e}", cap.name);
+    if e.is_connect() {
+        ToolError::service_error("TOOL_UNREACHABLE", message).retryable(true)
+    } else if cap.idempotent {
+        ToolError::service_error("TOOL_CONNECTION_LOST", message)
+    } else {
+        ToolError::unknown_outcome("TOOL_CONNECTION_LOST", message)
+    }
+}
+
+async fn from_http(response: reqwest::Response, cap: &Capability) -> CallToolResult {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body: Option<Value> = match response.bytes().await {
+        Ok(bytes) => serde_json::from_slice(&bytes).ok(),
+        Err(e) => return error_result(unreachable_tool(&e, cap)),
+    };
+    match body {
+        Some(envelope) if envelope["success"] == Value::Bool(true) && status.is_success() => {
+            success_result(envelope.get("data").cloned().unwrap_or(Value::Null))
+        }
+        Some(mut envelope) if envelope["success"] == Value::Bool(false) => {
+            if let (Some(wait), Some(error)) = (retry_after, envelope["error"].as_object_mut()) {
+                let details = error.entry("details").or_insert_with(|| json!({}));
+                if let Some(details) = details.as_object_mut() {
+                    details.entry("retry_after").or_insert(Value::String(wait));
+                }
+            }
+            failure_result(&envelope)
+        }
+        _ => {
+            let error = ToolError::service_error(
+                "UNREADABLE_RESPONSE",
+                format!(
+                    "the tool {} answered {status} without an envelope",
+                    cap.name
+                ),
+            );
+            error_result(error)
+        }
+    }
+}
+
+fn error_result(error: ToolError) -> CallToolResult {
+    let bytes = ToolResponse::failure(error).to_json_bytes();
+    failure_result(&serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn success_result(data: Value) -> CallToolResult {
+    let text = data.to_string();
+    result(
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": false}),
+    )
+}
+
+fn failure_result(envelope: &Value) -> CallToolResult {
+    let error = &envelope["error"];
+    let text = format!(
+        "[{}] {}",
+        error["code"].as_str().unwrap_or("ERROR"),
+        error["message"].as_str().unwrap_or_default()
+    );
+    result(
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": envelope, "isError": true}),
+    )
+}
+
+fn result(value: Value) -> CallToolResult {
+    serde_json::from_value(value).unwrap_or_else(|e| {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "the result could not be encoded: {e}"
+        ))])
+    })
+}
+
+impl rmcp::ServerHandler for McpToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("recourse-tools", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        serde_json::from_value(self.tools_json())
+            .map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.forward(request).await.into())
+    }
+}
+
+/// Serves `server` over this process's stdin and stdout until the client
+/// closes the session. Nothing else may write to stdout meanwhile.
+///
+/// # Errors
+/// The MCP handshake failed, or the session ended abnormally.
+pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpSetupError> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpSetupError::unreachable(format!("MCP handshake on stdio failed: {e}")))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| McpSetupError::unreachable(format!("the MCP session failed: {e}")))?;
+    Ok(())
+}

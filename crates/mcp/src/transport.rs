@@ -1,0 +1,259 @@
+//! [`McpTransport`]: the executor's [`Transport`] for MCP servers.
+//!
+//! # Why one session, replaced rather than repaired
+//!
+//! An MCP session is stateful (a handshake, then requests), and a child
+//! process that died or an HTTP session that dropped cannot be resumed. So the
+//! transport keeps one live session, shared by concurrent calls, and drops it
+//! whenever it fails mid-call or times out: the failure goes to the policy as a
+//! transient transport failure (`failed_after_send` / `timed_out_after_send`,
+//! which for a non-idempotent call means an unknown outcome), and the next
+//! attempt starts a fresh process or session. A session found dead *before* a
+//! call is replaced before anything is sent, so it costs no attempt.
+//!
+//! The SDK has no timeout of its own; every handshake and call here is bounded
+//! by the request's timeout.
+
+use std::fmt;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use recourse::{BoxFuture, Delivery, Request, Transport, TransportFailure, TransportFailureKind};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::{McpSetupError, McpTarget, McpTool, reply};
+
+/// The `_meta` key that carries the executor's `Idempotency-Key` to the server.
+pub const IDEMPOTENCY_META_KEY: &str = "recourse/idempotency-key";
+
+/// How long setup may take when no request timeout applies.
+const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Calls the tools of one MCP server; a [`Request`]'s `target` is the tool name.
+///
+/// ```no_run
+/// use recourse::{Call, Executor};
+/// use recourse_mcp::{McpTarget, McpTransport};
+/// use serde_json::json;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let target = McpTarget::command_line("mcp-server-time --local-timezone UTC")?;
+/// let transport = McpTransport::connect(target, std::time::Duration::from_secs(20)).await?;
+/// let tool = transport.tool("get_current_time").await?.expect("the server has it");
+/// let call = tool.prepare(Call::new("get_current_time", json!({"timezone": "America/New_York"})));
+/// let report = Executor::builder(transport).build().execute(call).await;
+/// println!("{}", report.to_json());
+/// # Ok(()) }
+/// ```
+pub struct McpTransport {
+    target: McpTarget,
+    session: Mutex<Option<Arc<Session>>>,
+    sessions_started: AtomicU64,
+}
+
+struct Session {
+    service: RunningService<RoleClient, ()>,
+    tools: Vec<Tool>,
+}
+
+impl Session {
+    fn is_alive(&self) -> bool {
+        !self.service.is_closed() && !self.service.is_transport_closed()
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name.to_string()).collect()
+    }
+}
+
+impl fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpTransport")
+            .field("target", &self.target)
+            .field("sessions_started", &self.sessions_started())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTransport {
+    /// A transport that starts its session on the first call.
+    pub fn new(target: McpTarget) -> Self {
+        Self {
+            target,
+            session: Mutex::new(None),
+            sessions_started: AtomicU64::new(0),
+        }
+    }
+
+    /// A transport whose session is started now, so a command that cannot
+    /// start or a server that does not answer is reported before any call.
+    ///
+    /// # Errors
+    /// The process could not be started, or the handshake or `tools/list`
+    /// failed or took longer than `timeout`.
+    pub async fn connect(target: McpTarget, timeout: Duration) -> Result<Self, McpSetupError> {
+        let transport = Self::new(target);
+        transport.live_session(timeout).await?;
+        Ok(transport)
+    }
+
+    /// The server this transport talks to.
+    pub fn target(&self) -> &McpTarget {
+        &self.target
+    }
+
+    /// How many sessions (child processes, for a command) have been started.
+    pub fn sessions_started(&self) -> u64 {
+        self.sessions_started.load(Ordering::SeqCst)
+    }
+
+    /// The server's tools, from `tools/list` when the current session started.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), when no session is live yet.
+    pub async fn tools(&self) -> Result<Vec<McpTool>, McpSetupError> {
+        let session = self.live_session(DEFAULT_SETUP_TIMEOUT).await?;
+        Ok(session.tools.iter().map(McpTool::from_rmcp).collect())
+    }
+
+    /// The tool named `name`, if the server has one.
+    ///
+    /// # Errors
+    /// As [`tools`](Self::tools).
+    pub async fn tool(&self, name: &str) -> Result<Option<McpTool>, McpSetupError> {
+        Ok(self.tools().await?.into_iter().find(|t| t.name == name))
+    }
+
+    /// The live session, starting one if there is none or it died.
+    async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpSetupError> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        let session = tokio::time::timeout(timeout, self.start())
+            .await
+            .map_err(|_| {
+                McpSetupError::unreachable(format!(
+                    "{} did not finish the MCP handshake within {timeout:?}",
+                    self.target
+                ))
+            })??;
+        let session = Arc::new(session);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    async fn start(&self) -> Result<Session, McpSetupError> {
+        self.sessions_started.fetch_add(1, Ordering::SeqCst);
+        let handshake = |e: &dyn fmt::Display| {
+            McpSetupError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
+        };
+        let service = match &self.target {
+            McpTarget::Command { program, args } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args);
+                let (child, _) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| {
+                        McpSetupError::unreachable(format!("could not start {program:?}: {e}"))
+                    })?;
+                ().serve(child).await.map_err(|e| handshake(&e))?
+            }
+            McpTarget::Url(url) => {
+                let http = StreamableHttpClientTransport::from_uri(url.as_str());
+                ().serve(http).await.map_err(|e| handshake(&e))?
+            }
+        };
+        let tools = service.list_all_tools().await.map_err(|e| {
+            McpSetupError::unreachable(format!("{}: tools/list failed: {e}", self.target))
+        })?;
+        Ok(Session { service, tools })
+    }
+
+    /// Forgets `session` if it is still the current one (its last holder's
+    /// drop closes it, which ends a child process).
+    async fn discard(&self, session: &Arc<Session>) {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+            *slot = None;
+        }
+    }
+
+    async fn deliver(&self, request: &Request) -> Delivery {
+        let Value::Object(arguments) = &request.payload else {
+            return reply::arguments_not_object(&request.payload);
+        };
+        let session = self.live_session(request.timeout).await.map_err(|e| {
+            TransportFailure::new(TransportFailureKind::ConnectFailed, e.to_string())
+        })?;
+        if !session.tools.iter().any(|t| t.name == request.target) {
+            return reply::unknown_tool(&request.target, &session.tool_names());
+        }
+        let params = call_params(request, arguments)?;
+        let answer = tokio::time::timeout(request.timeout, session.service.call_tool(params)).await;
+        match answer {
+            Ok(Ok(result)) => reply::completed(&result),
+            Ok(Err(ServiceError::McpError(error))) => reply::rpc_error(&error),
+            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+                self.discard(&session).await;
+                Err(TransportFailure::new(
+                    TransportFailureKind::FailedAfterSend,
+                    format!(
+                        "{}: the MCP session ended mid-call ({e}); the next attempt starts a new one",
+                        self.target
+                    ),
+                ))
+            }
+            Ok(Err(e)) => Err(TransportFailure::new(
+                TransportFailureKind::FailedAfterSend,
+                format!("{}: the MCP answer could not be used: {e}", self.target),
+            )),
+            Err(_) => {
+                self.discard(&session).await;
+                Err(TransportFailure::new(
+                    TransportFailureKind::TimedOutAfterSend,
+                    format!(
+                        "{}: no answer within {:?}; the session was closed and the next attempt starts a new one",
+                        self.target, request.timeout
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// `tools/call` parameters for `request`, carrying its idempotency key in `_meta`.
+fn call_params(
+    request: &Request,
+    arguments: &serde_json::Map<String, Value>,
+) -> Result<CallToolRequestParams, TransportFailure> {
+    let mut params = json!({"name": request.target, "arguments": arguments});
+    let key = request
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("idempotency-key"));
+    if let Some((_, key)) = key {
+        params["_meta"] = json!({ IDEMPOTENCY_META_KEY: key });
+    }
+    serde_json::from_value(params).map_err(|e| {
+        TransportFailure::new(
+            TransportFailureKind::ConnectFailed,
+            format!("the tools/call request could not be built: {e}"),
+        )
+    })
+}
+
+impl Transport for McpTransport {
+    fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
+        Box::pin(self.deliver(request))
+    }
+}
