@@ -92,7 +92,8 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
     }
     let server = McpToolServer::from_manifest(&tools.base_url())
         .await
-        .context("reading the reference tools' manifest")?;
+        .context("reading the reference tools' manifest")?
+        .with_call_log();
     eprintln!(
         "serving {} reference tools over MCP on stdio",
         server.tool_names().len()

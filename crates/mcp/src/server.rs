@@ -43,6 +43,7 @@ pub struct McpToolServer {
     base_url: String,
     http: reqwest::Client,
     capabilities: Arc<Vec<Capability>>,
+    log_calls: bool,
 }
 
 impl McpToolServer {
@@ -79,7 +80,15 @@ impl McpToolServer {
             base_url,
             http,
             capabilities: Arc::new(capabilities),
+            log_calls: false,
         })
+    }
+
+    /// Notes each `tools/call` on stderr (never stdout, which carries the protocol).
+    #[must_use]
+    pub fn with_call_log(mut self) -> Self {
+        self.log_calls = true;
+        self
     }
 
     /// The names of the tools it serves.
@@ -104,6 +113,9 @@ impl McpToolServer {
     }
 
     async fn forward(&self, request: CallToolRequestParams) -> CallToolResult {
+        if self.log_calls {
+            eprintln!("tools/call {}", request.name);
+        }
         let Some(cap) = self.capabilities.iter().find(|c| c.name == request.name) else {
             let error = ToolError::not_found(
                 crate::UNKNOWN_TOOL,

@@ -1,0 +1,191 @@
+//! recourse's MCP server (`recourse tools serve --mcp`, the built binary as a
+//! child process) called by recourse's MCP client.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, ManualClock};
+use recourse_mcp::{McpTarget, McpTransport};
+use recourse_reference_tools::{Fault, ToolsConfig, spawn};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_recourse");
+
+fn executor(transport: Arc<dyn recourse::Transport>) -> Executor {
+    let config = ExecutorConfig {
+        deadline: None,
+        ..ExecutorConfig::default()
+    };
+    Executor::builder_arc(transport)
+        .with_config(config)
+        .unwrap()
+        .with_clock(Arc::new(ManualClock::new()))
+        .build()
+}
+
+fn served(args: &[&str]) -> McpTarget {
+    let mut all = vec!["tools", "serve", "--mcp", "--port", "0"];
+    all.extend_from_slice(args);
+    McpTarget::Command {
+        program: BIN.to_owned(),
+        args: all.into_iter().map(str::to_owned).collect(),
+    }
+}
+
+async fn over_mcp(target: McpTarget, tool: &str, payload: Value) -> CallReport {
+    let transport = Arc::new(McpTransport::new(target));
+    let info = transport
+        .tool(tool)
+        .await
+        .unwrap()
+        .expect("the tool is listed");
+    let call = info.prepare(Call::new(tool, payload));
+    executor(transport).execute(call).await
+}
+
+async fn over_http(faults: Vec<Fault>, endpoint: &str, payload: Value) -> CallReport {
+    let tools = spawn(ToolsConfig {
+        faults,
+        port: 0,
+        ..ToolsConfig::default()
+    })
+    .await
+    .unwrap();
+    let transport = Arc::new(HttpTransport::builder().build().unwrap());
+    let call = Call::new(format!("{}{endpoint}", tools.base_url()), payload);
+    executor(transport).execute(call).await
+}
+
+#[tokio::test]
+async fn the_envelope_survives_the_mcp_round_trip() {
+    let payload = json!({"location": "Flower Mound, Texas, US"});
+    let mcp = over_mcp(
+        served(&["--fault", "weather:auth"]),
+        "weather_current",
+        payload.clone(),
+    )
+    .await;
+    let http = over_http(
+        vec!["weather:auth".parse().unwrap()],
+        "/api/weather/current",
+        payload,
+    )
+    .await;
+
+    let (m, h) = (&mcp.attempts[0], &http.attempts[0]);
+    assert_eq!(
+        m.category.as_deref(),
+        Some("AUTH_ERROR"),
+        "{}",
+        mcp.to_json()
+    );
+    assert_eq!((&m.category, &m.code), (&h.category, &h.code));
+    assert_eq!(m.retry_permission, h.retry_permission);
+    assert_eq!(m.action, h.action);
+    assert_eq!(mcp.attempts.len(), http.attempts.len());
+    assert_eq!(mcp.outcome.name(), "failed");
+
+    let ok = over_mcp(served(&[]), "stock_quote", json!({"symbol": "TSLA"})).await;
+    assert_eq!(ok.outcome.name(), "succeeded", "{}", ok.to_json());
+    assert!(
+        ok.to_json()["data"]["price"].is_number(),
+        "{}",
+        ok.to_json()
+    );
+}
+
+#[tokio::test]
+async fn a_rate_limit_keeps_its_permission_and_wait_over_mcp() {
+    let payload = json!({"symbol": "TSLA"});
+    let transport = Arc::new(McpTransport::new(served(&["--fault", "stock:rate_limit"])));
+    let info = transport.tool("stock_quote").await.unwrap().unwrap();
+    let mut call = info.prepare(Call::new("stock_quote", payload));
+    call.traits.delegated = true; // one dispatch: we only want to read the first answer
+    let report = executor(transport).execute(call).await;
+    let first = &report.attempts[0];
+    assert_eq!(
+        first.category.as_deref(),
+        Some("RATE_LIMIT"),
+        "{}",
+        report.to_json()
+    );
+    let http = over_http(
+        vec!["stock:rate_limit".parse().unwrap()],
+        "/api/stock/quote",
+        json!({"symbol": "TSLA"}),
+    )
+    .await;
+    assert_eq!(first.retry_permission, http.attempts[0].retry_permission);
+}
+
+/// Waits (bounded) until `path` holds `needle`.
+async fn wait_for(path: &Path, needle: &str) -> String {
+    for _ in 0..600 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(needle) {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{} never held {needle:?}", path.display());
+}
+
+#[tokio::test]
+async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fresh_one() {
+    let dir = std::env::temp_dir().join(format!("recourse-mcp-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pids, log) = (dir.join("pids"), dir.join("stderr"));
+    let _ = std::fs::remove_file(&pids);
+    // The first process is slow to answer weather; later ones are healthy.
+    let script = format!(
+        r#"echo $$ >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then exec "{BIN}" tools serve --mcp --port 0 --fault weather:slow --slow-ms 600000 2>>"$1"; else exec "{BIN}" tools serve --mcp --port 0 2>>"$1"; fi"#
+    );
+    let target = McpTarget::Command {
+        program: "sh".into(),
+        args: vec![
+            "-c".into(),
+            script,
+            pids.display().to_string(),
+            log.display().to_string(),
+        ],
+    };
+    let transport = Arc::new(McpTransport::new(target));
+    let info = transport.tool("weather_current").await.unwrap().unwrap();
+    let call = info.prepare(Call::new(
+        "weather_current",
+        json!({"location": "Flower Mound, Texas, US"}),
+    ));
+    let exec = executor(transport.clone());
+    let running = tokio::spawn(async move { exec.execute(call).await });
+
+    wait_for(&log, "tools/call weather_current").await;
+    let first = std::fs::read_to_string(&pids).unwrap().trim().to_owned();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+
+    let report = running.await.unwrap();
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+    assert_eq!(report.attempts.len(), 2);
+    let dead = &report.attempts[0];
+    assert!(
+        dead.transport_error
+            .as_deref()
+            .is_some_and(|e| e.contains("failed_after_send")),
+        "{:?}",
+        dead.transport_error
+    );
+    assert_eq!(dead.action, "retry_same");
+    assert_eq!(transport.sessions_started(), 2);
+    let all: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(all.len(), 2);
+    assert_ne!(all[0], all[1], "a fresh process served the second attempt");
+    let _ = std::fs::remove_dir_all(dir);
+}
