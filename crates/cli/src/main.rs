@@ -1,5 +1,6 @@
 //! `recourse`: run tool calls the way a careful engineer would, and explain why.
 
+mod approve;
 mod call;
 mod demo;
 mod explain;
@@ -9,6 +10,7 @@ mod journal;
 mod mcp;
 mod style;
 mod tools;
+mod workflow;
 
 use std::process::ExitCode;
 
@@ -34,6 +36,8 @@ enum Command {
     Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
+    /// Run a plan's steps as a workflow: references, concurrency, approvals, L4 over the trajectory.
+    Run(workflow::RunArgs),
     /// Run the reference tools.
     Tools {
         #[command(subcommand)]
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
         Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
+        Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args))),
         Command::Tools {
             command: ToolsCommand::Serve(args),
         } => runtime().and_then(|rt| rt.block_on(tools::serve(args.clone())).map(|()| 0)),

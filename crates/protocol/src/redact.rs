@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 use serde_json::Value;
 
 /// What replaces a secret.
@@ -31,6 +31,12 @@ fn rule(pattern: &str, replace: fn(&Captures<'_>) -> String) -> Rule {
         replace,
     }
 }
+
+/// Every rule's pattern in one set, to tell in a single scan whether any applies.
+static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(RULES.iter().map(|r| r.pattern.as_str()))
+        .unwrap_or_else(|e| unreachable!("redaction patterns: {e}"))
+});
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
@@ -84,6 +90,10 @@ pub fn redact(text: &str) -> String {
 
 /// Like [`redact`], borrowing when there is nothing to hide.
 pub fn redact_cow(text: &str) -> Cow<'_, str> {
+    // Fast path: one scan for all rules at once; most text holds no secret.
+    if !ANY_RULE.is_match(text) {
+        return Cow::Borrowed(text);
+    }
     let mut out = Cow::Borrowed(text);
     // One pass can expose a secret another rule hid (a query value swallowing
     // the `/` that kept `u:p…@` from reading as userinfo), so repeat until

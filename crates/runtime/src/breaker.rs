@@ -74,9 +74,10 @@ impl CircuitBreakers {
     pub fn admit(&self, endpoint: &str) -> bool {
         let now = self.clock.now();
         let mut states = self.lock();
-        let state = states
-            .entry(endpoint.to_owned())
-            .or_insert(BreakerState::Closed { failures: 0 });
+        // The common case, a closed breaker, allocates nothing.
+        let Some(state) = states.get_mut(endpoint) else {
+            return true;
+        };
         match *state {
             BreakerState::Closed { .. } => true,
             BreakerState::Open { until } | BreakerState::HalfOpen { since: until }
@@ -98,8 +99,10 @@ impl CircuitBreakers {
 
     /// Records that the endpoint answered (success, or a non-transient failure).
     pub fn record_healthy(&self, endpoint: &str) {
-        self.lock()
-            .insert(endpoint.to_owned(), BreakerState::Closed { failures: 0 });
+        // An endpoint with no entry is closed; only an existing entry needs resetting.
+        if let Some(state) = self.lock().get_mut(endpoint) {
+            *state = BreakerState::Closed { failures: 0 };
+        }
     }
 
     /// Records a transient failure (connect failure, 408, 429, 5xx).

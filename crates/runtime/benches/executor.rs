@@ -1,0 +1,74 @@
+//! The executor's success path against a raw `reqwest` POST to the same
+//! loopback tool: what recourse costs when nothing goes wrong.
+//!
+//! `cargo bench -p recourse --bench executor`; the ratio of medians goes in BENCHMARKS.md.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::post;
+use criterion::{Criterion, criterion_group, criterion_main};
+use recourse::{Call, Executor, HttpTransport, SchemaCoercion};
+use serde_json::{Value, json};
+
+fn tool_server(rt: &tokio::runtime::Runtime) -> String {
+    rt.block_on(async {
+        let app = Router::new().route(
+            "/api/stock/quote",
+            post(|axum::Json(_payload): axum::Json<Value>| async {
+                axum::Json(json!({"success": true, "data": {"symbol": "TSLA", "price": 468.285}}))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/api/stock/quote", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        url
+    })
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = tool_server(&rt);
+    let payload = json!({"symbol": "TSLA"});
+    let schema = json!({"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]});
+
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    c.bench_function("raw_reqwest_post", |b| {
+        b.to_async(&rt).iter(|| async {
+            let resp = client.post(&url).json(&payload).send().await.unwrap();
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["success"], true);
+        });
+    });
+
+    let executor = Executor::builder(HttpTransport::builder().build().unwrap()).build();
+    c.bench_function("executor_success_path", |b| {
+        b.to_async(&rt).iter(|| async {
+            let report = executor
+                .execute(Call::new(url.clone(), payload.clone()))
+                .await;
+            assert_eq!(report.outcome.name(), "succeeded");
+        });
+    });
+
+    let coercing = Executor::builder(HttpTransport::builder().build().unwrap())
+        .with_admission(Arc::new(SchemaCoercion))
+        .build();
+    c.bench_function("executor_success_path_with_schema", |b| {
+        b.to_async(&rt).iter(|| async {
+            let call = Call::new(url.clone(), payload.clone()).with_schema(schema.clone());
+            let report = coercing.execute(call).await;
+            assert_eq!(report.outcome.name(), "succeeded");
+        });
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
