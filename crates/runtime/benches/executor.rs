@@ -3,6 +3,9 @@
 //!
 //! `cargo bench -p recourse --bench executor`; the ratio of medians goes in BENCHMARKS.md.
 
+// criterion's macros generate undocumented public functions.
+#![allow(missing_docs)]
+
 use std::sync::Arc;
 
 use axum::Router;

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::debug::{LlmDebugStore, LlmExchange};
 use super::reply::first_json_object;
 use crate::llm::{ChatMessage, CompletionRequest, LanguageModel};
-use crate::{CorrectionRequest, TokenUsage};
+use crate::{Correction, CorrectionRequest, PayloadSource, TokenUsage};
 
 /// The longest a layer waits for a model, whatever the model's own timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -30,6 +30,32 @@ pub(crate) struct Asked {
     pub(crate) reply: Result<Map<String, Value>, String>,
     pub(crate) llm_calls: u32,
     pub(crate) tokens: TokenUsage,
+}
+
+impl Asked {
+    /// The correction a layer makes of this exchange: the payload its reply
+    /// proposed (with the model's analysis as the note), or why it cannot fix.
+    pub(crate) fn into_correction(
+        self,
+        verdict: impl FnOnce(Map<String, Value>) -> Result<(Value, String), String>,
+        source: PayloadSource,
+    ) -> Correction {
+        let (llm_calls, tokens) = (self.llm_calls, self.tokens);
+        match self.reply.and_then(verdict) {
+            Ok((payload, note)) => Correction::Corrected {
+                payload,
+                source,
+                note,
+                llm_calls,
+                tokens,
+            },
+            Err(why) => Correction::CannotFix {
+                why,
+                llm_calls,
+                tokens,
+            },
+        }
+    }
 }
 
 impl Asker {

@@ -75,30 +75,19 @@ impl LlmCorrector {
             .asker
             .ask("llm", request, correction_messages(request))
             .await;
-        let verdict = asked.reply.and_then(|reply| {
-            let analysis = text(&reply, "analysis").to_owned();
-            if flag(&reply, "can_fix") != Some(true) {
-                return Err(format!("the model cannot fix it: {analysis}"));
-            }
-            match reply.get("corrected_payload") {
-                Some(p @ Value::Object(_)) => Ok((p.clone(), analysis)),
-                _ => Err("the model's reply has no corrected_payload object".to_owned()),
-            }
-        });
-        match verdict {
-            Ok((payload, analysis)) => Correction::Corrected {
-                payload,
-                source: PayloadSource::Llm,
-                note: analysis,
-                llm_calls: asked.llm_calls,
-                tokens: asked.tokens,
+        asked.into_correction(
+            |reply| {
+                let analysis = text(&reply, "analysis").to_owned();
+                if flag(&reply, "can_fix") != Some(true) {
+                    return Err(format!("the model cannot fix it: {analysis}"));
+                }
+                match reply.get("corrected_payload") {
+                    Some(p @ Value::Object(_)) => Ok((p.clone(), analysis)),
+                    _ => Err("the model's reply has no corrected_payload object".to_owned()),
+                }
             },
-            Err(why) => Correction::CannotFix {
-                why,
-                llm_calls: asked.llm_calls,
-                tokens: asked.tokens,
-            },
-        }
+            PayloadSource::Llm,
+        )
     }
 }
 

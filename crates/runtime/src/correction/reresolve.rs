@@ -49,35 +49,24 @@ impl ContextualReresolution {
                 reresolution_messages(request, trajectory),
             )
             .await;
-        let verdict = asked.reply.and_then(|reply| {
-            let analysis = text(&reply, "analysis").to_owned();
-            if flag(&reply, "is_transient_error") == Some(true) {
-                return Err(format!(
-                    "the model judges the failure transient: {analysis}"
-                ));
-            }
-            if flag(&reply, "should_retry") != Some(true) {
-                return Err(format!("the model sees no better parameters: {analysis}"));
-            }
-            match reply.get("corrected_parameters") {
-                Some(p @ Value::Object(_)) => Ok((p.clone(), analysis)),
-                _ => Err("the model's reply has no corrected_parameters object".to_owned()),
-            }
-        });
-        match verdict {
-            Ok((payload, analysis)) => Correction::Corrected {
-                payload,
-                source: PayloadSource::Semantic,
-                note: analysis,
-                llm_calls: asked.llm_calls,
-                tokens: asked.tokens,
+        asked.into_correction(
+            |reply| {
+                let analysis = text(&reply, "analysis").to_owned();
+                if flag(&reply, "is_transient_error") == Some(true) {
+                    return Err(format!(
+                        "the model judges the failure transient: {analysis}"
+                    ));
+                }
+                if flag(&reply, "should_retry") != Some(true) {
+                    return Err(format!("the model sees no better parameters: {analysis}"));
+                }
+                match reply.get("corrected_parameters") {
+                    Some(p @ Value::Object(_)) => Ok((p.clone(), analysis)),
+                    _ => Err("the model's reply has no corrected_parameters object".to_owned()),
+                }
             },
-            Err(why) => Correction::CannotFix {
-                why,
-                llm_calls: asked.llm_calls,
-                tokens: asked.tokens,
-            },
-        }
+            PayloadSource::Semantic,
+        )
     }
 }
 
