@@ -3,6 +3,7 @@
 mod approve;
 mod call;
 mod demo;
+mod eval;
 mod explain;
 mod gateway;
 mod input;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Watch recourse handle real tool failures, offline, in under a minute.
     Demo,
+    /// Score how recoveries go across the scenario suite (SPEC §8).
+    Eval(eval::EvalArgs),
     /// Explain what a tool response means and what the policy would do next.
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run())),
+        Command::Eval(args) => runtime().and_then(|rt| rt.block_on(eval::run(args))),
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
         Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),

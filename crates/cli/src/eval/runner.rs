@@ -1,0 +1,230 @@
+//! Playing one run of a scenario: build the tool, the executor and the call,
+//! execute it on a manual clock, and record what happened.
+
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use recourse::{
+    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, ManualClock,
+    Reconciler, SchemaCoercion, Transport,
+};
+use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
+
+use super::model::ModelChoice;
+use super::question::question_for;
+use super::scenario::{Scenario, ToolBehaviour};
+use super::script::{Recorder, ScriptedTool, SentRequest};
+
+/// What one run did: the evidence the scorer judges.
+#[derive(Debug)]
+pub(crate) struct RunRecord {
+    /// 0-based run index; also the seed of jitter and faults.
+    pub(crate) run: u32,
+    /// `succeeded`, `failed` or `unknown`.
+    pub(crate) final_state: &'static str,
+    /// The stop reason's code, when the call stopped.
+    pub(crate) stop_reason: Option<&'static str>,
+    /// The category of the first failure (`TRANSPORT` for a transport failure).
+    pub(crate) category: Option<String>,
+    /// What the policy did after the first attempt.
+    pub(crate) next_action: &'static str,
+    /// Dispatches made.
+    pub(crate) attempts: u32,
+    /// Writes the tool committed, when it is a write tool.
+    pub(crate) writes: Option<usize>,
+    /// The question put to the user, if any.
+    pub(crate) question: Option<String>,
+    /// The full report, for traces.
+    pub(crate) report: CallReport,
+    /// Every request the transport sent.
+    pub(crate) sent: Vec<SentRequest>,
+    /// The call as the caller made it.
+    pub(crate) call: CallShape,
+}
+
+/// What the caller asked for, to compare the requests against.
+#[derive(Debug, Clone)]
+pub(crate) struct CallShape {
+    pub(crate) target: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) payload: serde_json::Value,
+    pub(crate) protected: Vec<String>,
+}
+
+/// The tool a run talks to, and how to count its writes.
+enum Tool {
+    Reference(RunningTools, bool),
+    Script(ScriptedTool),
+}
+
+impl Tool {
+    fn writes(&self) -> Option<usize> {
+        match self {
+            Self::Reference(tools, true) => Some(tools.exports_committed()),
+            Self::Reference(_, false) => None,
+            Self::Script(script) => Some(script.writes()),
+        }
+    }
+}
+
+/// Plays run `run` of `scenario`.
+///
+/// # Errors
+/// Only when the run cannot be set up (a port cannot be bound, a model
+/// client cannot be built) — never for how the call ends.
+pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> Result<RunRecord> {
+    let (tool, transport, target, reconciler) = start_tool(scenario, run).await?;
+    let (recorder, sent) = Recorder::new(transport);
+    let config = config(scenario);
+    let mut chain = CorrectionChain::new(&config);
+    if let Some(script) = &scenario.model
+        && let Some(model) = model.model_for(&script.replies)?
+    {
+        chain = chain.with_model(model);
+    }
+    let clock = Arc::new(ManualClock::new());
+    let mut builder = Executor::builder(recorder)
+        .with_config(config)?
+        .with_clock(clock)
+        .with_jitter_seed(u64::from(run))
+        .with_admission(Arc::new(SchemaCoercion))
+        .with_corrector(Arc::new(chain));
+    if let Some(reconciler) = reconciler {
+        builder = builder.with_reconciler(reconciler);
+    }
+    let call = call(scenario, target);
+    let shape = CallShape {
+        target: call.target.clone(),
+        headers: call.headers.clone(),
+        payload: call.payload.clone(),
+        protected: call.protected.clone(),
+    };
+    let report = builder.build().execute(call).await;
+    let sent = std::mem::take(&mut *sent.lock().unwrap_or_else(PoisonError::into_inner));
+    let writes = tool.writes();
+    if let Tool::Reference(tools, _) = tool {
+        tools.shutdown().await;
+    }
+    Ok(record(run, report, sent, shape, writes))
+}
+
+async fn start_tool(
+    scenario: &Scenario,
+    run: u32,
+) -> Result<(
+    Tool,
+    Arc<dyn Transport>,
+    String,
+    Option<Arc<dyn Reconciler>>,
+)> {
+    let wants_lookup = scenario.task.reconcile.unwrap_or(!scenario.task.idempotent);
+    match &scenario.tool {
+        ToolBehaviour::Reference(reference) => {
+            let mut config = ToolsConfig::default().with_seed(u64::from(run));
+            for fault in &reference.faults {
+                config = config.with_fault(fault.parse::<Fault>()?);
+            }
+            if let Some(ms) = reference.retry_after_ms {
+                config = config.with_retry_after(Duration::from_millis(ms));
+            }
+            let tools = spawn(config)
+                .await
+                .context("starting the reference tools")?;
+            let base = tools.base_url();
+            let exports = scenario.task.route == "/api/exports";
+            let reconciler: Option<Arc<dyn Reconciler>> = match (wants_lookup, exports) {
+                (false, _) => None,
+                (true, true) => Some(Arc::new(recourse::HttpReconciler::new(format!(
+                    "{base}/api/exports/{{key}}"
+                ))?)),
+                (true, false) => bail!(
+                    "scenario {}: only /api/exports has an outcome lookup",
+                    scenario.id
+                ),
+            };
+            let transport = Arc::new(HttpTransport::builder().build()?);
+            let target = format!("{base}{}", scenario.task.route);
+            Ok((
+                Tool::Reference(tools, exports),
+                transport,
+                target,
+                reconciler,
+            ))
+        }
+        ToolBehaviour::Script(script) => {
+            let tool = ScriptedTool::new(script.clone());
+            let reconciler = wants_lookup.then(|| tool.reconciler());
+            let transport = Arc::new(tool.transport());
+            let target = format!("script://{}", scenario.task.route);
+            Ok((Tool::Script(tool), transport, target, reconciler))
+        }
+    }
+}
+
+fn config(scenario: &Scenario) -> ExecutorConfig {
+    let task = &scenario.task;
+    let mut config = ExecutorConfig {
+        request_timeout: Duration::from_secs(5),
+        ..ExecutorConfig::default()
+    };
+    if let Some(secs) = task.deadline_secs {
+        config.deadline = Duration::try_from_secs_f64(secs).ok();
+    }
+    if let Some(n) = task.max_retries {
+        config.limits.max_retries = n;
+    }
+    if let Some(n) = task.max_corrections {
+        config.limits.max_corrections = n;
+    }
+    if let Some(ms) = task.backoff_ms {
+        config.backoff_base = Duration::from_millis(ms);
+    }
+    config
+}
+
+fn call(scenario: &Scenario, target: String) -> Call {
+    let task = &scenario.task;
+    let mut call = Call::new(target, task.payload.clone());
+    for pointer in &task.protect {
+        call = call.protect(pointer.clone());
+    }
+    for (name, value) in &task.headers {
+        call = call.header(name.clone(), value.clone());
+    }
+    call.traits.idempotent = task.idempotent;
+    call.traits.delegated = task.delegated;
+    call.schema = task.schema.clone();
+    call.intent = task.intent.clone();
+    call
+}
+
+fn record(
+    run: u32,
+    report: CallReport,
+    sent: Vec<SentRequest>,
+    call: CallShape,
+    writes: Option<usize>,
+) -> RunRecord {
+    let first = report.attempts.first();
+    let failure = report.attempts.iter().find(|a| a.action != "succeed");
+    let category = failure.and_then(|a| match (&a.category, &a.transport_error) {
+        (Some(c), _) => Some(c.clone()),
+        (None, Some(_)) => Some("TRANSPORT".to_owned()),
+        (None, None) => a.status.map(|s| format!("HTTP_{s}")),
+    });
+    let question = question_for(&report, sent.last().map(|s| &s.payload));
+    RunRecord {
+        run,
+        final_state: report.outcome.name(),
+        stop_reason: report.outcome.reason().map(recourse::StopReason::code),
+        category,
+        next_action: first.map_or("none", |a| a.action),
+        attempts: u32::try_from(report.attempts.len()).unwrap_or(u32::MAX),
+        writes,
+        question,
+        report,
+        sent,
+        call,
+    }
+}

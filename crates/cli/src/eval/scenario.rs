@@ -1,0 +1,374 @@
+//! A scenario, as declared in a data file: a task, how the tool behaves, and
+//! which outcomes are acceptable (SPEC §8).
+//!
+//! Scenarios are data so that a reliability engineer can add one without
+//! touching Rust: the runner knows how to play any task against any tool
+//! behaviour, and the scorer knows how to judge any run against any
+//! acceptance set. Unknown fields are errors, so a typo in a scenario file
+//! fails loudly instead of silently weakening a check.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The categories a scenario may be filed under: SPEC §1's eight, transport
+/// faults, and the normal control.
+pub(crate) const CATEGORIES: [&str; 10] = [
+    "INPUT_ERROR",
+    "NOT_FOUND",
+    "AUTH_ERROR",
+    "PERMISSION_DENIED",
+    "RATE_LIMIT",
+    "SERVICE_ERROR",
+    "POLICY_REJECTION",
+    "UNKNOWN_OUTCOME",
+    "TRANSPORT",
+    "CONTROL",
+];
+
+/// One scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scenario {
+    /// A stable id, matched by `--scenario GLOB`.
+    pub(crate) id: String,
+    /// One line saying what is tested.
+    pub(crate) title: String,
+    /// The category it is scored under (one of [`CATEGORIES`]).
+    pub(crate) category: String,
+    /// What the agent is asked to do.
+    pub(crate) task: Task,
+    /// How the tool behaves.
+    pub(crate) tool: ToolBehaviour,
+    /// A model's reference replies, for scenarios that need a model.
+    #[serde(default)]
+    pub(crate) model: Option<ModelScript>,
+    /// What counts as a correct recovery.
+    pub(crate) accept: Acceptance,
+}
+
+/// The call the agent makes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Task {
+    /// The reference tool's route (`/api/exports`) or, for scripts, a tool name.
+    pub(crate) route: String,
+    /// The payload.
+    pub(crate) payload: Value,
+    /// Whether resending is harmless (default true).
+    #[serde(default = "yes")]
+    pub(crate) idempotent: bool,
+    /// Whether the tool is a delegated orchestrator (default false).
+    #[serde(default)]
+    pub(crate) delegated: bool,
+    /// JSON Pointers to values no layer may change.
+    #[serde(default)]
+    pub(crate) protect: Vec<String>,
+    /// Headers the caller sends (its identity, its tenant).
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    /// The user's original request.
+    #[serde(default)]
+    pub(crate) intent: Option<String>,
+    /// The capability's input schema.
+    #[serde(default)]
+    pub(crate) schema: Option<Value>,
+    /// Whether an outcome lookup is configured (default: for non-idempotent calls).
+    #[serde(default)]
+    pub(crate) reconcile: Option<bool>,
+    /// The call's deadline in seconds (default 120).
+    #[serde(default)]
+    pub(crate) deadline_secs: Option<f64>,
+    /// Same-payload resends allowed (default 3).
+    #[serde(default)]
+    pub(crate) max_retries: Option<u32>,
+    /// Corrections allowed (default 2).
+    #[serde(default)]
+    pub(crate) max_corrections: Option<u32>,
+    /// Backoff base in milliseconds (default 1000).
+    #[serde(default)]
+    pub(crate) backoff_ms: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Where the tool's answers come from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(crate) enum ToolBehaviour {
+    /// The reference tools over loopback HTTP, with injected faults.
+    Reference(ReferenceTool),
+    /// An inline script of answers, played by an in-process transport.
+    Script(Script),
+}
+
+/// The reference tools and their faults (`TOOL:KIND[:RATE]`, seeded by the run index).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReferenceTool {
+    /// Faults to inject.
+    #[serde(default)]
+    pub(crate) faults: Vec<String>,
+    /// The wait a `rate_limit` fault demands, in milliseconds (default 1000).
+    #[serde(default)]
+    pub(crate) retry_after_ms: Option<u64>,
+}
+
+/// A scripted tool: rules matched on the payload first, then answers in order
+/// (the last one repeats).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Script {
+    /// Answers chosen by the payload, first match wins.
+    #[serde(default)]
+    pub(crate) rules: Vec<Rule>,
+    /// Answers in order, for requests no rule matched.
+    pub(crate) responses: Vec<Step>,
+    /// What an outcome lookup reports: `truth` (what was committed) or `unknown`.
+    #[serde(default)]
+    pub(crate) lookup: Lookup,
+}
+
+/// What a scripted outcome lookup says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Lookup {
+    /// Committed (with the committing answer's data) or not committed, truthfully.
+    #[default]
+    Truth,
+    /// The lookup cannot tell.
+    Unknown,
+}
+
+/// An answer given when every pointer in `when` holds the given value.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Rule {
+    /// JSON Pointer → the value it must hold.
+    pub(crate) when: BTreeMap<String, Value>,
+    /// The answer.
+    pub(crate) respond: Step,
+}
+
+/// One scripted answer: a response or a transport failure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Step {
+    /// The HTTP status (default 200).
+    #[serde(default)]
+    pub(crate) status: Option<u16>,
+    /// Response headers.
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    /// A JSON body.
+    #[serde(default)]
+    pub(crate) body: Option<Value>,
+    /// A raw text body (instead of `body`).
+    #[serde(default)]
+    pub(crate) text: Option<String>,
+    /// A transport failure instead of a response: `connect_failed`,
+    /// `timed_out_after_send` or `failed_after_send`.
+    #[serde(default)]
+    pub(crate) transport: Option<String>,
+    /// Whether the tool committed a write while answering this way.
+    #[serde(default)]
+    pub(crate) commits: bool,
+}
+
+/// The model's reference replies, in the order a correction asks for them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ModelScript {
+    /// Reply texts (the last repeats).
+    pub(crate) replies: Vec<String>,
+}
+
+/// The acceptable outcomes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Acceptance {
+    /// Allowed final states: `succeeded`, `failed`, `unknown`.
+    pub(crate) states: Vec<String>,
+    /// The category the first failure must be read as.
+    #[serde(default)]
+    pub(crate) category: Option<String>,
+    /// The action the policy must take after the first failure.
+    #[serde(default)]
+    pub(crate) next_action: Option<String>,
+    /// The stop reason required when the call stops.
+    #[serde(default)]
+    pub(crate) stop_reason: Option<String>,
+    /// Actions that must never be taken.
+    #[serde(default)]
+    pub(crate) forbidden_actions: Vec<String>,
+    /// Whether a question to the user is expected (`true`), forbidden (`false`) or either.
+    #[serde(default)]
+    pub(crate) question: Option<bool>,
+    /// The most dispatches allowed.
+    #[serde(default)]
+    pub(crate) max_attempts: Option<u32>,
+    /// The most committed writes allowed.
+    #[serde(default)]
+    pub(crate) max_writes: Option<usize>,
+    /// The fewest committed writes required.
+    #[serde(default)]
+    pub(crate) min_writes: Option<usize>,
+    /// The most model calls allowed.
+    #[serde(default)]
+    pub(crate) max_llm_calls: Option<u32>,
+    /// Text from an error body that must never appear in a request (case-insensitive).
+    #[serde(default)]
+    pub(crate) forbidden_text: Vec<String>,
+    /// Values the last payload sent must hold (JSON Pointer → value).
+    #[serde(default)]
+    pub(crate) final_payload: BTreeMap<String, Value>,
+    /// Waits (ms) the executor must have taken, in order.
+    #[serde(default)]
+    pub(crate) waits_ms: Option<Vec<u64>>,
+}
+
+const STATES: [&str; 3] = ["succeeded", "failed", "unknown"];
+const ACTIONS: [&str; 5] = ["succeed", "retry_same", "correct", "reconcile", "stop"];
+const TRANSPORT_KINDS: [&str; 3] = [
+    "connect_failed",
+    "timed_out_after_send",
+    "failed_after_send",
+];
+
+impl Scenario {
+    /// Whether the scenario needs a model to run.
+    pub(crate) fn needs_model(&self) -> bool {
+        self.model.is_some()
+    }
+
+    /// Checks what serde cannot: known names, sensible values.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.id.trim().is_empty() || self.id.contains(char::is_whitespace) {
+            return Err(format!("id {:?} must be non-empty without spaces", self.id));
+        }
+        if !CATEGORIES.contains(&self.category.as_str()) {
+            return Err(format!(
+                "category {:?} is not one of {}",
+                self.category,
+                CATEGORIES.join(", ")
+            ));
+        }
+        if !self.task.payload.is_object() {
+            return Err("task.payload must be a JSON object".to_owned());
+        }
+        for pointer in &self.task.protect {
+            recourse::validate_pointer(pointer).map_err(|e| format!("task.protect: {e}"))?;
+        }
+        if let Some(secs) = self.task.deadline_secs
+            && !(secs.is_finite() && secs > 0.0)
+        {
+            return Err(format!("task.deadline_secs must be positive, not {secs}"));
+        }
+        self.tool_is_valid()?;
+        if let Some(model) = &self.model
+            && model.replies.is_empty()
+        {
+            return Err("model.replies must hold at least one reply".to_owned());
+        }
+        self.accept.validate()
+    }
+
+    fn tool_is_valid(&self) -> Result<(), String> {
+        match &self.tool {
+            ToolBehaviour::Reference(r) => {
+                if !self.task.route.starts_with("/api/") {
+                    return Err(format!(
+                        "task.route {:?} must be a reference-tool route such as /api/exports",
+                        self.task.route
+                    ));
+                }
+                for fault in &r.faults {
+                    fault
+                        .parse::<recourse_reference_tools::Fault>()
+                        .map_err(|e| format!("tool.reference.faults: {e}"))?;
+                }
+                Ok(())
+            }
+            ToolBehaviour::Script(s) => {
+                if s.responses.is_empty() {
+                    return Err("tool.script.responses must hold at least one answer".to_owned());
+                }
+                let steps = s.rules.iter().map(|r| &r.respond).chain(&s.responses);
+                steps.enumerate().try_for_each(|(i, step)| {
+                    step.validate()
+                        .map_err(|e| format!("tool.script answer {}: {e}", i + 1))
+                })?;
+                for rule in &s.rules {
+                    for pointer in rule.when.keys() {
+                        recourse::validate_pointer(pointer)
+                            .map_err(|e| format!("tool.script.rules: {e}"))?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Step {
+    fn validate(&self) -> Result<(), String> {
+        if let Some(kind) = &self.transport {
+            if !TRANSPORT_KINDS.contains(&kind.as_str()) {
+                return Err(format!(
+                    "transport {kind:?} is not one of {}",
+                    TRANSPORT_KINDS.join(", ")
+                ));
+            }
+            if self.status.is_some() || self.body.is_some() || self.text.is_some() {
+                return Err("a transport failure has no status or body".to_owned());
+            }
+        }
+        if self.body.is_some() && self.text.is_some() {
+            return Err("give either body or text, not both".to_owned());
+        }
+        if let Some(status) = self.status
+            && !(100..=599).contains(&status)
+        {
+            return Err(format!("status {status} is not an HTTP status"));
+        }
+        Ok(())
+    }
+}
+
+impl Acceptance {
+    fn validate(&self) -> Result<(), String> {
+        if self.states.is_empty() {
+            return Err("accept.states must name at least one final state".to_owned());
+        }
+        for state in &self.states {
+            if !STATES.contains(&state.as_str()) {
+                return Err(format!(
+                    "accept.states: {state:?} is not one of {}",
+                    STATES.join(", ")
+                ));
+            }
+        }
+        let actions = self.forbidden_actions.iter().chain(&self.next_action);
+        for action in actions {
+            if !ACTIONS.contains(&action.as_str()) {
+                return Err(format!(
+                    "action {action:?} is not one of {}",
+                    ACTIONS.join(", ")
+                ));
+            }
+        }
+        for pointer in self.final_payload.keys() {
+            recourse::validate_pointer(pointer)
+                .map_err(|e| format!("accept.final_payload: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Whether stopping (failed or unknown) is an acceptable end.
+    pub(crate) fn allows(&self, state: &str) -> bool {
+        self.states.iter().any(|s| s == state)
+    }
+}
