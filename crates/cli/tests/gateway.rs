@@ -272,3 +272,30 @@ async fn sigterm_drains_in_flight_calls() {
     let status = gw.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_commands_run_only_when_allowed() {
+    let bin = env!("CARGO_BIN_EXE_recourse");
+    let body = json!({
+        "mcp": {"command": format!("{bin} tools serve --mcp --port 0"), "tool": "orders_refund"},
+        "payload": {"order_id": "ORD-2002"}
+    });
+    let closed = Gateway::start(&[], None);
+    let (status, refused) = post(&closed, body.clone(), None).await;
+    assert_eq!(status, 403);
+    assert_eq!(refused["error"]["code"], "COMMAND_NOT_ALLOWED");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-mcp-command")
+    );
+
+    let open = Gateway::start(&["--allow-mcp-command", bin], None);
+    let (status, report) = post(&open, body, None).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["outcome"], "failed");
+    assert_eq!(report["error"]["category"], "POLICY_REJECTION");
+    assert_eq!(report["attempts"][0]["retry_permission"], "refused");
+    assert_eq!(report["http_calls"], 1);
+}

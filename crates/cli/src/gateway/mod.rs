@@ -47,6 +47,10 @@ pub(crate) struct ServeArgs {
     /// Allow targets matching PATTERN besides loopback (`*` wildcard; URL or host). Repeatable.
     #[arg(long = "allow-target", value_name = "PATTERN")]
     allow_targets: Vec<String>,
+    /// Allow `mcp.command` requests that start this program (exact name or path). Repeatable;
+    /// without it the gateway starts no processes.
+    #[arg(long = "allow-mcp-command", value_name = "PROGRAM")]
+    allow_mcp_commands: Vec<String>,
 }
 
 struct Gateway {
@@ -57,6 +61,7 @@ struct Gateway {
     chain: Arc<CorrectionChain>,
     metrics: Metrics,
     allow: Allowlist,
+    mcp_programs: Vec<String>,
     token: Option<String>,
 }
 
@@ -100,6 +105,7 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         chain: Arc::new(chain),
         metrics: Metrics::default(),
         allow: Allowlist::new(args.allow_targets.clone()),
+        mcp_programs: args.allow_mcp_commands.clone(),
         token,
         config,
     })
@@ -144,29 +150,28 @@ async fn calls(
     State(g): State<Arc<Gateway>>,
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
-    if req.mcp.is_some() {
-        return Err(ToolError::input_error(
-            "MCP_UNSUPPORTED",
-            "this build of the gateway does not call MCP targets yet",
-        )
-        .detail("field", "mcp")
-        .into());
-    }
-    let Some(url) = req.url.as_deref() else {
-        return Err(
-            ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
-                .retryable(true)
-                .detail("field", "url")
-                .into(),
-        );
+    let config = req.config(&g.config)?;
+    let (transport, call) = match (&req.mcp, req.url.as_deref()) {
+        (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
+        (Some(mcp), None) => mcp_call(&g, &req, mcp, config.request_timeout).await?,
+        (None, Some(url)) => {
+            g.allow.check(url)?;
+            (Arc::clone(&g.transport), req.call(url)?)
+        }
+        (None, None) => {
+            return Err(
+                ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
+                    .retryable(true)
+                    .detail("field", "url")
+                    .into(),
+            );
+        }
     };
-    g.allow.check(url)?;
     if let Some(template) = &req.reconcile {
         g.allow.check(template)?;
     }
-    let call = req.call(url)?;
-    let executor = Executor::builder_arc(Arc::clone(&g.transport))
-        .with_config(req.config(&g.config)?)
+    let executor = Executor::builder_arc(transport)
+        .with_config(config)
         .map_err(|e| ToolError::input_error("INVALID_CALL", e.to_string()))?
         .with_retry_budget(Arc::clone(&g.budget))
         .with_circuit_breakers(Arc::clone(&g.breakers))
@@ -176,6 +181,54 @@ async fn calls(
     let report = executor.execute(call).await;
     g.metrics.observe(&report);
     Ok(Json(report.to_json()).into_response())
+}
+
+fn invalid_target(message: &str) -> ToolError {
+    ToolError::input_error("INVALID_TARGET", message).detail("field", "mcp")
+}
+
+/// `mcp: {command | url, tool}`: a session with the MCP server, its tool aimed at.
+/// URLs pass the same allowlist as HTTP targets; commands only when the
+/// gateway was started with `--allow-mcp-command` for that program.
+async fn mcp_call(
+    g: &Gateway,
+    req: &CallRequest,
+    mcp: &serde_json::Value,
+    timeout: std::time::Duration,
+) -> Result<(Arc<dyn Transport>, recourse::Call), ToolFailure> {
+    let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
+    let Some(tool) = tool else {
+        return Err(invalid_target("mcp.tool is required").into());
+    };
+    let target = match (mcp["command"].as_str(), mcp["url"].as_str()) {
+        (Some(line), None) => {
+            let target = recourse_mcp::McpTarget::command_line(line)
+                .map_err(|e| invalid_target(&e.to_string()))?;
+            if let recourse_mcp::McpTarget::Command { program, .. } = &target
+                && !g.mcp_programs.iter().any(|p| p == program)
+            {
+                return Err(ToolError::permission_denied(
+                    "COMMAND_NOT_ALLOWED",
+                    format!("this gateway starts no MCP server {program:?}; start it with --allow-mcp-command {program:?}"),
+                )
+                .into());
+            }
+            target
+        }
+        (None, Some(url)) => {
+            g.allow.check(url)?;
+            recourse_mcp::McpTarget::url(url).map_err(|e| invalid_target(&e.to_string()))?
+        }
+        _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
+    };
+    let call = req.call(tool)?;
+    crate::mcp::connect(target, call, timeout)
+        .await
+        .map_err(|e| {
+            ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}"))
+                .retryable(true)
+                .into()
+        })
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {

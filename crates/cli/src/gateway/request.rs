@@ -56,12 +56,12 @@ impl CallRequest {
         Ok(config)
     }
 
-    /// The call to run against `url`.
-    pub(crate) fn call(&self, url: &str) -> Result<Call, ToolError> {
+    /// The call to run against `target` (a URL, or an MCP tool's name).
+    pub(crate) fn call(&self, target: &str) -> Result<Call, ToolError> {
         if !self.payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
-        let mut call = Call::new(url, self.payload.clone());
+        let mut call = Call::new(target, self.payload.clone());
         for (name, value) in &self.headers {
             recourse::parse_header_name("headers", name)
                 .map_err(|e| invalid("headers", e.to_string()))?;
