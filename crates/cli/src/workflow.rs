@@ -105,7 +105,7 @@ pub(crate) async fn run(args: &RunArgs) -> Result<i32> {
 }
 
 /// Each step's outcome, with its calls' traces.
-fn narrate(report: &WorkflowReport) -> String {
+pub(crate) fn narrate(report: &WorkflowReport) -> String {
     let mut out = String::new();
     for step in &report.steps {
         out.push_str(&format!("■ step {}: {}", step.step_id, step.outcome.name()));

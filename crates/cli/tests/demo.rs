@@ -39,3 +39,48 @@ fn the_demo_plays_every_scene_from_the_real_trace() {
     assert!(!text.contains('✗'), "a scene misbehaved:\n{text}");
     assert!(!text.contains("\x1b["), "no colour when not on a terminal");
 }
+
+#[path = "../../runtime/tests/support/fake_llm.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod fake_llm;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_model_the_workflow_scene_recovers_the_amount() {
+    use fake_llm::{FakeLlm, Reply};
+    use serde_json::json;
+    // L3 cannot fix a missing amount; L4, given the quote and the request, can.
+    let model = FakeLlm::start(vec![
+        Reply::json(json!({"can_fix": false, "analysis": "the amount is unknowable from the error", "corrected_payload": {}})),
+        Reply::json(json!({
+            "should_retry": true,
+            "analysis": "100 shares at 468.285 USD",
+            "corrected_parameters": {"amount": 46828.5, "from": "USD", "to": "EUR"},
+            "is_transient_error": false
+        })),
+    ])
+    .await;
+    let out = tokio::task::spawn_blocking({
+        let base = model.base_url.clone();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_recourse"))
+                .arg("demo")
+                .env("NO_COLOR", "1")
+                .env("RECOURSE_LLM_BASE_URL", base)
+                .env("RECOURSE_LLM_MODEL", "fake")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains(r#"(semantic) POST"#), "{text}");
+    assert!(text.contains("46828.5"), "{text}");
+    assert!(text.contains("L4 re-resolved the amount"), "{text}");
+    assert_eq!(
+        model.hits(),
+        2,
+        "one L3 and one L4 exchange, nothing for the other scenes"
+    );
+}

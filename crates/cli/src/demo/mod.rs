@@ -7,6 +7,7 @@
 
 mod recovering;
 mod scenes;
+mod workflow_scene;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,7 +30,7 @@ pub(crate) async fn run() -> Result<i32> {
     let style = Style::detect();
     let started = Instant::now();
     let tools = Arc::new(
-        spawn(ToolsConfig::default())
+        spawn(ToolsConfig::default().with_correctable_amounts())
             .await
             .context("starting the reference tools")?,
     );
@@ -51,7 +52,10 @@ pub(crate) async fn run() -> Result<i32> {
             failures += 1;
         }
     }
-    let total = SCENES.len();
+    if !workflow_scene::play(SCENES.len() + 1, &tools, style).await? {
+        failures += 1;
+    }
+    let total = SCENES.len() + 1;
     let summary = format!(
         "{} of {total} scenes behaved as a careful engineer would, in {:.1} s.",
         total - failures,
