@@ -41,7 +41,6 @@ fn the_demo_plays_every_scene_from_the_real_trace() {
 }
 
 #[path = "../../runtime/tests/support/fake_llm.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod fake_llm;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,82 @@
+//! The demo's last scene: the sell-and-convert workflow, whose second step a
+//! planner got wrong. L4 can work out the amount from the first step's result
+//! — with a model. Without one, the step stops honestly and the demo says
+//! exactly what to configure.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use recourse::{
+    Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Plan, SchemaCoercion,
+    StepOutcome, Workflow, WorkflowReport, WorkflowRunner,
+};
+use recourse_reference_tools::RunningTools;
+
+use crate::style::Style;
+
+/// The plan shipped in `examples/`, so the demo and the example never drift apart.
+const PLAN: &str = include_str!("../../../../examples/sell-and-convert.json");
+
+pub(crate) async fn play(n: usize, tools: &RunningTools, style: Style) -> Result<bool> {
+    println!(
+        "{}",
+        style.bold(&format!(
+            "{n}. Sell 100 Tesla shares and convert the proceeds to EUR"
+        ))
+    );
+    println!(
+        "   A planner made two steps and gave the conversion amount 0; the quote step's result"
+    );
+    println!(
+        "   holds what is needed. The currency tool opts non-positive amounts into correction."
+    );
+    let config = ExecutorConfig {
+        deadline: Some(Duration::from_secs(60)),
+        ..ExecutorConfig::from_env()?
+    };
+    let chain = Arc::new(CorrectionChain::from_env(&config)?);
+    let has_model = chain.has_model();
+    let executor = Executor::builder(HttpTransport::builder().build()?)
+        .with_config(config)?
+        .with_admission(Arc::new(SchemaCoercion))
+        .with_corrector(chain.clone())
+        .build();
+    let workflow = Workflow::new(
+        Plan::from_json(PLAN.as_bytes())?,
+        &Catalogue::fetch(&tools.base_url()).await?,
+    )?;
+    let report = WorkflowRunner::new(executor)
+        .with_correction_chain(chain)
+        .run(&workflow)
+        .await;
+    for line in crate::workflow::narrate(&report).lines() {
+        println!("   {line}");
+    }
+    let verdict = judge(&report, has_model);
+    match &verdict {
+        Ok(lesson) => println!("   {} {lesson}\n", style.good("✓")),
+        Err(problem) => println!("   {} {problem}\n", style.bad("✗")),
+    }
+    Ok(verdict.is_ok())
+}
+
+fn judge(report: &WorkflowReport, has_model: bool) -> Result<&'static str, String> {
+    let quote_ok = matches!(
+        report.step("quote").map(|s| &s.outcome),
+        Some(StepOutcome::Succeeded { .. })
+    );
+    let convert = report.step("convert").map(|s| &s.outcome);
+    match (has_model, convert) {
+        (true, Some(StepOutcome::Succeeded { .. })) if quote_ok => {
+            Ok("L4 re-resolved the amount from the quote and the user's request")
+        }
+        (true, _) => Err("a model is configured, but the convert step did not recover".to_owned()),
+        (false, Some(StepOutcome::Failed { .. })) if quote_ok => Ok(
+            "without a model the convert step stops honestly. To see L4 recover amount = 46828.5, set \
+             RECOURSE_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), RECOURSE_LLM_MODEL and, \
+             if your server needs one, RECOURSE_LLM_API_KEY — then run `recourse demo` again",
+        ),
+        (false, _) => Err("expected the quote to succeed and the conversion to stop".to_owned()),
+    }
+}
