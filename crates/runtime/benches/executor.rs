@@ -11,7 +11,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::post;
 use criterion::{Criterion, criterion_group, criterion_main};
-use recourse::{Call, Executor, HttpTransport, SchemaCoercion};
+use recourse::{Call, Executor, HttpTransport, InProcessTransport, RawResponse, SchemaCoercion};
 use serde_json::{Value, json};
 
 fn tool_server(rt: &tokio::runtime::Runtime) -> String {
@@ -73,5 +73,32 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// The executor's own work, with no network: an in-process tool that answers
+/// at once, against parsing that answer alone.
+fn overhead(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let body = br#"{"success":true,"data":{"symbol":"TSLA","price":468.285}}"#.to_vec();
+    let answer = RawResponse {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.clone(),
+    };
+    c.bench_function("parse_only", |b| {
+        b.iter(|| recourse_protocol::parse_response(200, [("content-type", "application/json")], &body));
+    });
+    let executor = Executor::builder(InProcessTransport::new(move |_req| {
+        let answer = answer.clone();
+        async move { Ok(answer) }
+    }))
+    .build();
+    let payload = json!({"symbol": "TSLA"});
+    c.bench_function("executor_in_process", |b| {
+        b.to_async(&rt).iter(|| async {
+            let report = executor.execute(Call::new("stock.quote", payload.clone())).await;
+            assert_eq!(report.outcome.name(), "succeeded");
+        });
+    });
+}
+
+criterion_group!(benches, bench, overhead);
 criterion_main!(benches);
