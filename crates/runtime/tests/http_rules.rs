@@ -155,29 +155,7 @@ async fn rule6_retry_after_http_date_is_honoured() {
 }
 
 fn httpdate_in(d: Duration) -> String {
-    // RFC 9110 IMF-fixdate, formatted by hand to keep the test's dependencies small.
-    let t = SystemTime::now() + d;
-    let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
-    let (y, mo, da) = civil_from_days(days as i64);
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][mo as usize - 1];
-    format!("{weekday}, {da:02} {month} {y} {h:02}:{m:02}:{s:02} GMT")
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    httpdate::fmt_http_date(SystemTime::now() + d)
 }
 
 #[tokio::test]
