@@ -76,7 +76,10 @@ fn bench(c: &mut Criterion) {
 /// The executor's own work, with no network: an in-process tool that answers
 /// at once, against parsing that answer alone.
 fn overhead(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let body = br#"{"success":true,"data":{"symbol":"TSLA","price":468.285}}"#.to_vec();
     let answer = RawResponse {
         status: 200,
@@ -84,7 +87,9 @@ fn overhead(c: &mut Criterion) {
         body: body.clone(),
     };
     c.bench_function("parse_only", |b| {
-        b.iter(|| recourse_protocol::parse_response(200, [("content-type", "application/json")], &body));
+        b.iter(|| {
+            recourse_protocol::parse_response(200, [("content-type", "application/json")], &body)
+        });
     });
     let executor = Executor::builder(InProcessTransport::new(move |_req| {
         let answer = answer.clone();
@@ -94,7 +99,9 @@ fn overhead(c: &mut Criterion) {
     let payload = json!({"symbol": "TSLA"});
     c.bench_function("executor_in_process", |b| {
         b.to_async(&rt).iter(|| async {
-            let report = executor.execute(Call::new("stock.quote", payload.clone())).await;
+            let report = executor
+                .execute(Call::new("stock.quote", payload.clone()))
+                .await;
             assert_eq!(report.outcome.name(), "succeeded");
         });
     });
