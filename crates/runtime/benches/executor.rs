@@ -14,28 +14,39 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use recourse::{Call, Executor, HttpTransport, InProcessTransport, RawResponse, SchemaCoercion};
 use serde_json::{Value, json};
 
-fn tool_server(rt: &tokio::runtime::Runtime) -> String {
-    rt.block_on(async {
-        let app = Router::new().route(
-            "/api/stock/quote",
-            post(|axum::Json(_payload): axum::Json<Value>| async {
-                axum::Json(json!({"success": true, "data": {"symbol": "TSLA", "price": 468.285}}))
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/api/stock/quote", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        url
-    })
+/// A loopback tool on its own thread and runtime, so the client side measured
+/// below shares its thread with nothing else.
+fn tool_server() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let app = Router::new().route(
+                "/api/stock/quote",
+                post(|axum::Json(_payload): axum::Json<Value>| async {
+                    axum::Json(
+                        json!({"success": true, "data": {"symbol": "TSLA", "price": 468.285}}),
+                    )
+                }),
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/api/stock/quote", listener.local_addr().unwrap());
+            tx.send(url).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let url = tool_server(&rt);
+    let url = tool_server();
     let payload = json!({"symbol": "TSLA"});
     let schema = json!({"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]});
 

@@ -48,7 +48,13 @@ async fn a_token_cancelled_before_the_call_dispatches_nothing() {
     let counter = Arc::clone(&sent);
     let tool = InProcessTransport::new(move |_req| {
         counter.fetch_add(1, Ordering::SeqCst);
-        async { Ok(RawResponse { status: 200, headers: vec![], body: b"{}".to_vec() }) }
+        async {
+            Ok(RawResponse {
+                status: 200,
+                headers: vec![],
+                body: b"{}".to_vec(),
+            })
+        }
     });
     let cancel = CancellationToken::new();
     cancel.cancel();
