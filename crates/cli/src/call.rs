@@ -173,10 +173,16 @@ pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
 
 /// A readable trace of a call report.
 pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
+    // HTTP targets are POSTed; anything else names an MCP or in-process tool.
+    let verb = if target.starts_with("http://") || target.starts_with("https://") {
+        "POST"
+    } else {
+        "call"
+    };
     let mut out = String::new();
     for a in &report.attempts {
         out.push_str(&format!(
-            "→ attempt {} ({}) POST {target} {}\n",
+            "→ attempt {} ({}) {verb} {target} {}\n",
             a.n,
             a.source.as_str(),
             a.payload

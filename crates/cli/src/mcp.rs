@@ -102,3 +102,21 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
     tools.shutdown().await;
     served.context("serving MCP on stdio")
 }
+
+/// Serves the tools at `base_url` as MCP tools over Streamable HTTP on a free
+/// loopback port, in the background; returns the endpoint URL (`…/mcp`).
+pub(crate) async fn serve_tools_http(base_url: &str) -> Result<String> {
+    let server = McpToolServer::from_manifest(base_url).await?;
+    let app =
+        axum::Router::new().nest_service("/mcp", recourse_mcp::streamable_http_service(server));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding the MCP endpoint")?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            eprintln!("recourse: the MCP endpoint stopped: {e}");
+        }
+    });
+    Ok(url)
+}

@@ -32,8 +32,12 @@ pub(crate) struct ToolsServeArgs {
     pub(crate) retry_after: u64,
     /// Serve the tools as MCP tools on stdin/stdout instead of printing a URL
     /// (failures are isError results carrying the envelope in structuredContent).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "mcp_http")]
     pub(crate) mcp: bool,
+    /// Also serve the tools as MCP tools over Streamable HTTP, on a second free
+    /// loopback port; its endpoint URL is printed as a second line on stdout.
+    #[arg(long)]
+    pub(crate) mcp_http: bool,
     /// Let the currency tool opt a non-positive amount into correction (retryable: true),
     /// for workflows that can work the amount out from earlier steps.
     #[arg(long)]
@@ -57,8 +61,15 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
     let tools = spawn(config)
         .await
         .context("starting the reference tools")?;
+    let mcp_endpoint = match args.mcp_http {
+        true => Some(crate::mcp::serve_tools_http(&tools.base_url()).await?),
+        false => None,
+    };
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", tools.base_url())?;
+    if let Some(url) = &mcp_endpoint {
+        writeln!(stdout, "{url}")?;
+    }
     stdout.flush()?;
     drop(stdout);
     for fault in &faults {

@@ -189,3 +189,89 @@ async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fres
     assert_ne!(all[0], all[1], "a fresh process served the second attempt");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `recourse tools serve --mcp-http`: the endpoint URL is the second stdout line.
+struct HttpServed {
+    child: std::process::Child,
+    mcp_url: String,
+}
+
+impl HttpServed {
+    fn start(args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(BIN)
+            .args(["tools", "serve", "--port", "0", "--mcp-http"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let _base = lines.next().unwrap().unwrap();
+        let mcp_url = lines.next().unwrap().unwrap();
+        assert!(mcp_url.ends_with("/mcp"), "{mcp_url}");
+        Self { child, mcp_url }
+    }
+}
+
+impl Drop for HttpServed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn streamable_http_round_trip_preserves_category_and_permission() {
+    let served = HttpServed::start(&["--fault", "weather:auth"]);
+    let target = McpTarget::url(&served.mcp_url).unwrap();
+    let ok = over_mcp(target.clone(), "stock_quote", json!({"symbol": "TSLA"})).await;
+    assert_eq!(ok.outcome.name(), "succeeded");
+    assert_eq!(ok.to_json()["data"]["price"], 468.285);
+
+    let denied = over_mcp(
+        target,
+        "weather_current",
+        json!({"location": "Paris, Ile-de-France, FR"}),
+    )
+    .await;
+    let first = &denied.attempts[0];
+    assert_eq!(first.category.as_deref(), Some("AUTH_ERROR"));
+    assert_eq!(
+        first.retry_permission,
+        recourse_protocol::RetryPermission::Refused
+    );
+    assert_eq!(first.action, "stop");
+    assert_eq!(denied.http_calls, 1);
+}
+
+#[tokio::test]
+async fn a_dropped_http_session_is_a_transient_failure() {
+    let mut served = HttpServed::start(&[]);
+    let transport = Arc::new(McpTransport::new(McpTarget::url(&served.mcp_url).unwrap()));
+    assert!(
+        transport.tool("stock_quote").await.unwrap().is_some(),
+        "session up"
+    );
+    served.child.kill().unwrap();
+    served.child.wait().unwrap();
+    let config = ExecutorConfig {
+        deadline: None,
+        limits: recourse::Limits {
+            max_retries: 1,
+            ..recourse::Limits::default()
+        },
+        ..ExecutorConfig::default()
+    };
+    let report = Executor::builder_arc(transport)
+        .with_config(config)
+        .unwrap()
+        .with_clock(Arc::new(ManualClock::new()))
+        .build()
+        .execute(Call::new("stock_quote", json!({"symbol": "TSLA"})))
+        .await;
+    assert_eq!(report.outcome.name(), "failed");
+    let first = &report.attempts[0];
+    assert!(first.transport_error.is_some(), "{first:?}");
+    assert_eq!(first.action, "retry_same", "a dropped session is transient");
+}

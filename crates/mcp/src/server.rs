@@ -282,3 +282,19 @@ pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpSetupError> {
         .map_err(|e| McpSetupError::unreachable(format!("the MCP session failed: {e}")))?;
     Ok(())
 }
+
+/// The Streamable HTTP endpoint for `server`: a tower service to mount (at
+/// `/mcp`, say) in an HTTP server. Sessions are kept in memory; only loopback
+/// `Host` headers are accepted (rmcp's defence against DNS rebinding).
+pub fn streamable_http_service(
+    server: McpToolServer,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    McpToolServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    rmcp::transport::streamable_http_server::StreamableHttpService::new(
+        move || Ok(server.clone()),
+        std::sync::Arc::default(),
+        rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default(),
+    )
+}
