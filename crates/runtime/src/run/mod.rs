@@ -197,7 +197,10 @@ impl<'e> Run<'e> {
             payload: self.payload.clone(),
             timeout,
         };
-        // A guard for transports that ignore their timeout (in-process tools that hang).
+        if self.exec.transport.enforces_timeout() {
+            return self.exec.transport.send(&request).await;
+        }
+        // A guard for transports that may ignore it (in-process tools that hang).
         let guard = timeout + Duration::from_secs(1);
         match tokio::time::timeout(guard, self.exec.transport.send(&request)).await {
             Ok(delivery) => delivery,

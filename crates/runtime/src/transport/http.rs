@@ -144,4 +144,9 @@ impl Transport for HttpTransport {
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
         Box::pin(self.exchange(request))
     }
+
+    /// reqwest's per-request timeout covers the whole exchange, body included.
+    fn enforces_timeout(&self) -> bool {
+        true
+    }
 }

@@ -110,4 +110,11 @@ pub type Delivery = Result<RawResponse, TransportFailure>;
 pub trait Transport: Send + Sync {
     /// Sends `request` and reports what came back. Never panics; failures are data.
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery>;
+
+    /// Whether `send` itself ends every exchange within `request.timeout`
+    /// (reporting [`TransportFailureKind::TimedOutAfterSend`]). When it does
+    /// not — the default — the executor adds a guard timer of its own.
+    fn enforces_timeout(&self) -> bool {
+        false
+    }
 }
