@@ -32,6 +32,9 @@ pub(crate) struct RunArgs {
     /// Reject this step without asking (repeatable).
     #[arg(long = "reject", value_name = "STEP")]
     reject: Vec<String>,
+    /// Record every step's call and attempts before dispatch: a SQLite path or postgres:// URL.
+    #[arg(long, env = "RECOURSE_JOURNAL", value_name = "PATH|URL")]
+    journal: Option<String>,
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
@@ -74,11 +77,14 @@ pub(crate) async fn run(args: &RunArgs) -> Result<i32> {
     let workflow = Workflow::new(plan, &catalogue)?;
     let config = ExecutorConfig::from_env()?;
     let chain = Arc::new(CorrectionChain::from_env(&config)?);
-    let executor = Executor::builder(HttpTransport::builder().build()?)
+    let mut builder = Executor::builder(HttpTransport::builder().build()?)
         .with_config(config)?
         .with_admission(Arc::new(SchemaCoercion))
-        .with_corrector(chain.clone())
-        .build();
+        .with_corrector(chain.clone());
+    if let Some(location) = &args.journal {
+        builder = builder.with_journal(recourse::open_journal(location).await?);
+    }
+    let executor = builder.build();
     let runner = WorkflowRunner::new(executor)
         .with_correction_chain(chain)
         .with_approver(Arc::new(CliApprover::new(

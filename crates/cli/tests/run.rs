@@ -222,3 +222,37 @@ async fn the_example_plans_run_against_the_reference_tools() {
     let notes = r["steps"]["convert"]["attempts"][0]["notes"].to_string();
     assert!(notes.contains("RECOURSE_LLM_BASE_URL"), "{notes}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_records_every_step_call() {
+    let t = spawn(ToolsConfig::default()).await.unwrap();
+    let plan = write_plan(&convert_plan(json!("{{quote.data.price}}"), false));
+    let journal = std::env::temp_dir().join(format!("recourse-run-{}.db", uuid::Uuid::now_v7()));
+    let j = journal.to_str().unwrap();
+    let out = run(&plan, &["--catalog", &t.base_url(), "--journal", j]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["journal", "list", "--journal", j, "--json"])
+        .output()
+        .unwrap();
+    let calls: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let calls = calls.as_array().unwrap();
+    assert_eq!(calls.len(), 3, "quote, convert and export");
+    assert!(calls.iter().all(|c| c["state"] == "succeeded"));
+    let export = calls
+        .iter()
+        .find(|c| c["capability"] == "exports_create")
+        .unwrap();
+    assert!(
+        export["idempotency_key"].is_string(),
+        "the non-idempotent export carries a key"
+    );
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{j}{suffix}"));
+    }
+}

@@ -25,6 +25,7 @@ struct Counters {
     llm_calls: u64,
     prompt_tokens: u64,
     completion_tokens: u64,
+    llm_seconds: f64,
 }
 
 impl Metrics {
@@ -49,6 +50,7 @@ impl Metrics {
         c.llm_calls += u64::from(report.llm_calls);
         c.prompt_tokens += report.tokens.prompt;
         c.completion_tokens += report.tokens.completion;
+        c.llm_seconds += report.llm_time.as_secs_f64();
     }
 
     /// The Prometheus text exposition, including the budget's exhaustion count
@@ -118,6 +120,14 @@ impl Metrics {
             "recourse_llm_tokens_total{{kind=\"completion\"}} {}",
             c.completion_tokens
         );
+        family(
+            &mut out,
+            "recourse_llm_latency_seconds",
+            "Time spent in corrections that called a model.",
+            "summary",
+        );
+        let _ = writeln!(out, "recourse_llm_latency_seconds_sum {}", c.llm_seconds);
+        let _ = writeln!(out, "recourse_llm_latency_seconds_count {}", c.llm_calls);
         let exhausted = budget.map_or(0, RetryBudget::exhausted_count);
         scalar(
             &mut out,
@@ -171,6 +181,39 @@ mod tests {
     #[test]
     fn label_values_are_escaped() {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn a_report_feeds_calls_attempts_and_model_latency() {
+        let report = CallReport {
+            call_id: "c".into(),
+            outcome: crate::Outcome::Succeeded {
+                data: serde_json::Value::Null,
+            },
+            attempts: Vec::new(),
+            http_calls: 2,
+            llm_calls: 2,
+            tokens: crate::TokenUsage {
+                prompt: 300,
+                completion: 40,
+            },
+            llm_time: std::time::Duration::from_millis(1500),
+            idempotency_key: None,
+            operation_id: None,
+            elapsed: std::time::Duration::from_secs(2),
+        };
+        let metrics = Metrics::default();
+        metrics.observe(&report);
+        let text = metrics.render(None, None);
+        for line in [
+            "recourse_calls_total{outcome=\"succeeded\"} 1",
+            "recourse_dispatches_total 2",
+            "recourse_llm_tokens_total{kind=\"prompt\"} 300",
+            "recourse_llm_latency_seconds_sum 1.5",
+            "recourse_llm_latency_seconds_count 2",
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
     }
 
     #[test]

@@ -92,6 +92,8 @@ pub struct CallReport {
     pub llm_calls: u32,
     /// Model tokens spent.
     pub tokens: TokenUsage,
+    /// Time spent in corrections that called a model (clock time).
+    pub llm_time: Duration,
     /// The idempotency key sent with every attempt, for non-idempotent calls.
     pub idempotency_key: Option<String>,
     /// The tool's operation id, if it reported one (for reconciliation by a person).
@@ -113,6 +115,7 @@ impl CallReport {
             "http_calls": self.http_calls,
             "llm_calls": self.llm_calls,
             "tokens": {"prompt": self.tokens.prompt, "completion": self.tokens.completion},
+            "llm_ms": u64::try_from(self.llm_time.as_millis()).unwrap_or(u64::MAX),
             "idempotency_key": self.idempotency_key,
             "operation_id": self.operation_id,
             "elapsed_ms": u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),

@@ -262,6 +262,7 @@ mod tests {
                 http_calls: 0,
                 llm_calls: 0,
                 tokens: TokenUsage::default(),
+                llm_time: std::time::Duration::ZERO,
                 idempotency_key: Some("k".into()),
                 operation_id: None,
                 elapsed: std::time::Duration::ZERO,

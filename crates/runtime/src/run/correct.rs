@@ -26,7 +26,9 @@ impl Run<'_> {
             attempt: self.corrections + 1,
         };
         let span = tracing::info_span!("correction", attempt = self.corrections + 1);
+        let asked_at = self.exec.clock.now();
         let correction = corrector.correct(request).instrument(span).await;
+        let took = self.exec.clock.now().saturating_duration_since(asked_at);
         self.corrections += 1;
         match correction {
             Correction::Corrected {
@@ -36,7 +38,7 @@ impl Run<'_> {
                 llm_calls,
                 tokens,
             } => {
-                self.spend(llm_calls, tokens);
+                self.spend(llm_calls, tokens, took);
                 self.accept_correction(payload, source, &note)
             }
             Correction::CannotFix {
@@ -44,14 +46,17 @@ impl Run<'_> {
                 llm_calls,
                 tokens,
             } => {
-                self.spend(llm_calls, tokens);
+                self.spend(llm_calls, tokens, took);
                 self.note(format!("cannot fix: {why}"));
                 Flow::Done(self.stopped(StopReason::CannotFix))
             }
         }
     }
 
-    fn spend(&mut self, llm_calls: u32, tokens: TokenUsage) {
+    fn spend(&mut self, llm_calls: u32, tokens: TokenUsage, took: std::time::Duration) {
+        if llm_calls > 0 {
+            self.llm_time += took;
+        }
         self.llm_calls += llm_calls;
         self.tokens.prompt += tokens.prompt;
         self.tokens.completion += tokens.completion;

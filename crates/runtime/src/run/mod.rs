@@ -42,6 +42,7 @@ pub(crate) struct Run<'e> {
     http_calls: u32,
     llm_calls: u32,
     tokens: TokenUsage,
+    llm_time: Duration,
 }
 
 enum Flow {
@@ -78,6 +79,7 @@ impl<'e> Run<'e> {
             http_calls: 0,
             llm_calls: 0,
             tokens: TokenUsage::default(),
+            llm_time: Duration::ZERO,
         }
     }
 
@@ -97,6 +99,7 @@ impl<'e> Run<'e> {
             http_calls: self.http_calls,
             llm_calls: self.llm_calls,
             tokens: self.tokens,
+            llm_time: self.llm_time,
             idempotency_key: self.key,
             operation_id: self.operation_id,
             elapsed: self
