@@ -4,8 +4,9 @@
 //! candidate is sent only if it is an object, differs from the payload that
 //! failed, keeps every protected value, adds no field the schema does not
 //! know, and satisfies the schema after L2 coercion. Anything else counts as
-//! "cannot fix", with the reason recorded. The executor checks object,
-//! difference and protection again before it sends.
+//! "cannot fix", with the reason recorded. The chain applies it to choose
+//! between its layers; the executor applies it again to whatever any
+//! corrector returns, so a custom corrector cannot bypass it.
 
 use serde_json::Value;
 

@@ -39,6 +39,7 @@ mod trajectory;
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
 pub use coerce::SchemaCoercion;
 pub use debug::{LlmDebugStore, LlmExchange};
+pub(crate) use gate::gate;
 pub use llm_fix::LlmCorrector;
 pub use repair::DeterministicRepair;
 pub use reresolve::ContextualReresolution;

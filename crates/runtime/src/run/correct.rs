@@ -4,7 +4,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::{Flow, Run};
-use crate::{Correction, CorrectionRequest, PayloadSource, StopReason, TokenUsage};
+use crate::{Correction, CorrectionRequest, PayloadSource, Schema, StopReason, TokenUsage};
 use recourse_protocol::ToolError;
 
 impl Run<'_> {
@@ -77,27 +77,29 @@ impl Run<'_> {
         }
     }
 
-    /// The gate every corrected payload passes: an object, different from the
-    /// failed one, protected values intact before and after admission.
+    /// The gate every corrected payload passes, whichever corrector made it:
+    /// the same check [`CorrectionChain`](crate::CorrectionChain) applies to
+    /// its own layers (an object, changed, protected values intact, no field
+    /// the schema lacks, valid after coercion), then the executor's admission
+    /// and the protected values once more.
     fn gate(&self, candidate: Value) -> Result<Value, String> {
-        if !candidate.is_object() {
-            return Err("the corrected payload is not an object".to_owned());
-        }
-        if candidate == self.payload {
-            return Err("the corrected payload is unchanged".to_owned());
-        }
-        self.protected
-            .check(&candidate)
-            .map_err(|v| v.to_string())?;
-        let admitted =
-            self.exec
-                .admission
-                .admit(candidate, self.call.schema.as_ref(), &self.protected);
+        let schema = match &self.call.schema {
+            Some(raw) => Some(
+                Schema::compile(raw).map_err(|e| format!("the call's schema is unusable: {e}"))?,
+            ),
+            None => None,
+        };
+        let gated =
+            crate::correction::gate(candidate, &self.payload, &self.protected, schema.as_ref())?;
+        let admitted = self
+            .exec
+            .admission
+            .admit(gated, self.call.schema.as_ref(), &self.protected);
         self.protected
             .check(&admitted.payload)
             .map_err(|v| v.to_string())?;
         if admitted.payload == self.payload {
-            return Err("the corrected payload is unchanged after admission".to_owned());
+            return Err("unchanged from the failed payload after admission".to_owned());
         }
         Ok(admitted.payload)
     }
