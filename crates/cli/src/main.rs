@@ -6,6 +6,7 @@ mod demo;
 mod eval;
 mod explain;
 mod gateway;
+mod glob;
 mod input;
 mod journal;
 mod mcp;

@@ -8,8 +8,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::builtin::BUILTIN;
-use super::glob::Glob;
 use super::scenario::Scenario;
+use crate::glob::Glob;
 
 /// Parses one scenario file, naming the file in every error.
 fn parse(name: &str, text: &str) -> Result<Scenario> {

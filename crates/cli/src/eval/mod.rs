@@ -12,7 +12,7 @@
 //! | piece | file |
 //! |---|---|
 //! | scenario model and validation | `scenario.rs` |
-//! | finding scenarios, `--scenario` globs | `load.rs`, `glob.rs`, `builtin.rs` |
+//! | finding scenarios, `--scenario` globs | `load.rs`, `builtin.rs` (globs: `../glob.rs`) |
 //! | scripted tools, request recording | `script.rs` |
 //! | the model used by correction | `model.rs` |
 //! | playing a run | `runner.rs`, `question.rs` |
@@ -20,7 +20,6 @@
 //! | the scorecard: JSON, text, HTML | `report.rs`, `html.rs` |
 
 mod builtin;
-mod glob;
 mod html;
 mod load;
 mod model;

@@ -8,16 +8,28 @@ use std::net::IpAddr;
 
 use recourse_tool::protocol::ToolError;
 
-/// Target patterns allowed besides loopback. `*` matches any run of characters;
-/// a pattern is matched against the whole URL and against its host.
+use crate::glob::Glob;
+
+/// Target patterns allowed besides loopback: shell-style globs, matched
+/// case-insensitively against the whole URL and against its host.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Allowlist {
-    patterns: Vec<String>,
+    patterns: Vec<Glob>,
 }
 
 impl Allowlist {
-    pub(crate) fn new(patterns: Vec<String>) -> Self {
-        Self { patterns }
+    /// Parses the patterns.
+    ///
+    /// # Errors
+    /// A malformed pattern, named.
+    pub(crate) fn new(patterns: &[String]) -> Result<Self, String> {
+        let patterns = patterns
+            .iter()
+            .map(|p| {
+                Glob::new(&p.to_ascii_lowercase()).map_err(|e| format!("--allow-target {p:?}: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { patterns })
     }
 
     /// Checks a target URL.
@@ -29,7 +41,13 @@ impl Allowlist {
             )
             .detail("field", "url"));
         };
-        if is_loopback(&host) || self.patterns.iter().any(|p| glob(p, url) || glob(p, &host)) {
+        let url = url.to_ascii_lowercase();
+        if is_loopback(&host)
+            || self
+                .patterns
+                .iter()
+                .any(|p| p.matches(&url) || p.matches(&host))
+        {
             return Ok(());
         }
         Err(ToolError::permission_denied(
@@ -59,29 +77,6 @@ fn host_of(url: &str) -> Option<String> {
 
 fn is_loopback(host: &str) -> bool {
     host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// `*`-glob matching, iterative (no backtracking blow-up).
-fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && p[pi] != b'*' && p[pi].eq_ignore_ascii_case(&t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&b| b == b'*')
 }
 
 /// Compares a presented bearer token with the expected one in constant time.
@@ -121,13 +116,15 @@ mod tests {
 
     #[test]
     fn patterns_match_url_or_host() {
-        let a = Allowlist::new(vec![
-            "*.example.com".into(),
-            "https://api.other.io/v1/*".into(),
-        ]);
+        let a =
+            Allowlist::new(&["*.example.com".into(), "https://API.other.io/v1/*".into()]).unwrap();
         assert!(a.check("https://tools.example.com/api").is_ok());
         assert!(a.check("https://api.other.io/v1/quote").is_ok());
         assert!(a.check("https://api.other.io/v2/quote").is_err());
+        assert!(
+            Allowlist::new(&["[oops".into()]).is_err(),
+            "a malformed pattern is refused"
+        );
         assert!(a.check("https://example.org/").is_err());
     }
 

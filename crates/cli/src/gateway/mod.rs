@@ -44,7 +44,8 @@ pub(crate) struct ServeArgs {
     /// Address to bind. Anything but loopback exposes the gateway to the network.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
-    /// Allow targets matching PATTERN besides loopback (`*` wildcard; URL or host). Repeatable.
+    /// Allow targets matching PATTERN besides loopback (a glob, `*` `?` `[…]`, matched against
+    /// the URL or its host, ignoring case). Repeatable.
     #[arg(long = "allow-target", value_name = "PATTERN")]
     allow_targets: Vec<String>,
     /// Allow `mcp.command` requests that start this program (exact name or path). Repeatable;
@@ -104,7 +105,7 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         )),
         chain: Arc::new(chain),
         metrics: Metrics::default(),
-        allow: Allowlist::new(args.allow_targets.clone()),
+        allow: Allowlist::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
         mcp_programs: args.allow_mcp_commands.clone(),
         token,
         config,

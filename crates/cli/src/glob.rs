@@ -1,4 +1,5 @@
-//! Shell-style globs for `--scenario`: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`.
+//! Shell-style globs: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`, `\\` to escape.
+//! Used by `recourse eval --scenario` and `recourse serve --allow-target`.
 
 /// A parsed glob.
 #[derive(Debug, Clone, PartialEq, Eq)]
