@@ -240,11 +240,40 @@ async fn allow_target_patterns_open_more_hosts() {
     assert!(body["attempts"][0]["transport_error"].is_string());
 }
 
+/// A tool that tells the test when a request has arrived, then holds it
+/// until the test lets it answer: the call is provably in flight.
+async fn held_tool() -> (
+    String,
+    tokio::sync::mpsc::Receiver<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    use axum::routing::post;
+    let (arrived_tx, arrived_rx) = tokio::sync::mpsc::channel(1);
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let release = std::sync::Arc::new(tokio::sync::Mutex::new(Some(release_rx)));
+    let app = axum::Router::new().route(
+        "/tool",
+        post(move || {
+            let (arrived, release) = (arrived_tx.clone(), std::sync::Arc::clone(&release));
+            async move {
+                let _ = arrived.send(()).await;
+                if let Some(rx) = release.lock().await.take() {
+                    let _ = rx.await;
+                }
+                axum::Json(json!({"success": true, "data": {"held": true}}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tool", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, arrived_rx, release_tx)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_in_flight_calls() {
-    let t = tools(&["stock:slow"]).await;
+    let (url, mut arrived, release) = held_tool().await;
     let mut gw = Gateway::start(&[], None);
-    let url = format!("{}/api/stock/quote", t.base_url());
     let body = json!({"url": url, "payload": {"symbol": "TSLA"}});
     let endpoint = format!("{}/v1/calls", gw.url);
     let in_flight = tokio::spawn(async move {
@@ -254,7 +283,7 @@ async fn sigterm_drains_in_flight_calls() {
             .send()
             .await
     });
-    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    arrived.recv().await.expect("the call reaches the tool");
     let pid = gw.child.id().to_string();
     assert!(
         Command::new("kill")
@@ -263,12 +292,26 @@ async fn sigterm_drains_in_flight_calls() {
             .unwrap()
             .success()
     );
+    // Wait until the gateway has begun shutting down (it stops accepting),
+    // so the call is answered while draining, not before the signal lands.
+    let addr = gw.url.trim_start_matches("http://").to_owned();
+    let mut closed = false;
+    for _ in 0..500 {
+        if tokio::net::TcpStream::connect(&addr).await.is_err() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the gateway kept accepting after SIGTERM");
+    release.send(()).unwrap();
     let resp = in_flight
         .await
         .unwrap()
         .expect("the in-flight call is answered");
     let report: Value = resp.json().await.unwrap();
     assert_eq!(report["outcome"], "succeeded", "{report}");
+    assert_eq!(report["data"]["held"], true);
     let status = gw.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }

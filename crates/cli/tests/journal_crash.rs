@@ -73,15 +73,33 @@ async fn a_killed_call_is_in_flight_then_reconciled_without_a_second_write() {
     let tools = slow_exports().await;
     let journal = temp_journal();
     let mut child = start_call(&tools, &journal);
-    // Wait until the attempt is recorded (it is, before dispatch), then kill
-    // while the tool holds the request.
-    for _ in 0..200 {
+    // Wait until the attempt is recorded (it is, before dispatch), then until
+    // the tool reports the write under way: the kill lands while it holds the request.
+    for _ in 0..500 {
         if attempts_recorded(&journal).await >= 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let key = SqliteJournal::open(&journal)
+        .unwrap()
+        .list(None)
+        .await
+        .unwrap()[0]
+        .idempotency_key
+        .clone()
+        .unwrap();
+    let lookup = format!("{}/api/exports/{key}", tools.base_url());
+    let mut pending = false;
+    for _ in 0..500 {
+        let state: Value = reqwest::get(&lookup).await.unwrap().json().await.unwrap();
+        if state["data"]["state"] == "pending" {
+            pending = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(pending, "the export never started");
     child.kill().unwrap();
     child.wait().unwrap();
     let j = journal.to_str().unwrap();

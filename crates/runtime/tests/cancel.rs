@@ -2,38 +2,44 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, RawResponse, StopReason};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-#[tokio::test]
-async fn a_cancelled_wait_ends_the_call_without_another_dispatch() {
+/// A tool that counts its calls, cancels `token` when called, and answers `status`.
+fn tool(status: u16, token: CancellationToken) -> (InProcessTransport, Arc<AtomicU32>) {
     let sent = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&sent);
-    let tool = InProcessTransport::new(move |_req| {
+    let transport = InProcessTransport::new(move |_req| {
         counter.fetch_add(1, Ordering::SeqCst);
-        async {
+        token.cancel();
+        async move {
             Ok(RawResponse {
-                status: 429,
+                status,
                 headers: vec![("retry-after".into(), "30".into())],
                 body: Vec::new(),
             })
         }
     });
+    (transport, sent)
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_ends_the_call_without_another_dispatch() {
+    // The tool cancels the call as it answers 429 / Retry-After: 30, so the
+    // cancellation lands during the wait; on the real clock the call would
+    // otherwise sleep 30 s.
+    let cancel = CancellationToken::new();
+    let (transport, sent) = tool(429, cancel.clone());
     let config = ExecutorConfig {
         deadline: None,
         ..ExecutorConfig::default()
     };
-    // Real clock: the call would sleep 30 s if the token did not cut it short.
-    let executor = Executor::builder(tool).with_config(config).unwrap().build();
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        trigger.cancel();
-    });
+    let executor = Executor::builder(transport)
+        .with_config(config)
+        .unwrap()
+        .build();
     let report = executor
         .execute_with_cancel(Call::new("tool", json!({"q": 1})), cancel)
         .await;
@@ -44,21 +50,10 @@ async fn a_cancelled_wait_ends_the_call_without_another_dispatch() {
 
 #[tokio::test]
 async fn a_token_cancelled_before_the_call_dispatches_nothing() {
-    let sent = Arc::new(AtomicU32::new(0));
-    let counter = Arc::clone(&sent);
-    let tool = InProcessTransport::new(move |_req| {
-        counter.fetch_add(1, Ordering::SeqCst);
-        async {
-            Ok(RawResponse {
-                status: 200,
-                headers: vec![],
-                body: b"{}".to_vec(),
-            })
-        }
-    });
     let cancel = CancellationToken::new();
+    let (transport, sent) = tool(200, CancellationToken::new());
     cancel.cancel();
-    let report = Executor::builder(tool)
+    let report = Executor::builder(transport)
         .build()
         .execute_with_cancel(Call::new("tool", json!({})), cancel)
         .await;
