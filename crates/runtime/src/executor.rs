@@ -111,11 +111,6 @@ impl Executor {
     pub fn circuit_breakers(&self) -> Option<&Arc<CircuitBreakers>> {
         self.breakers.as_ref()
     }
-
-    /// Whether a corrector is configured.
-    pub fn has_corrector(&self) -> bool {
-        self.corrector.is_some()
-    }
 }
 
 impl ExecutorBuilder {

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde_json::Value;
 
 use super::{
@@ -184,25 +184,5 @@ impl Journal for SqliteJournal {
             let rows = stmt.query_map(params![state.map(CallState::as_str)], entry)?;
             rows.collect()
         }))
-    }
-}
-
-impl SqliteJournal {
-    /// One call by id.
-    ///
-    /// # Errors
-    /// When the database cannot be read.
-    pub async fn get(&self, call_id: &str) -> JournalResult<Option<JournalEntry>> {
-        let id = call_id.to_owned();
-        self.with("reading call", move |c| {
-            c.query_row(
-                "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
-                 FROM recourse_calls WHERE call_id = ?1",
-                params![id],
-                entry,
-            )
-            .optional()
-        })
-        .await
     }
 }

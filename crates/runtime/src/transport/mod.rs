@@ -57,11 +57,6 @@ pub enum TransportFailureKind {
 }
 
 impl TransportFailureKind {
-    /// Whether the tool may have acted on the request.
-    pub fn was_sent(self) -> bool {
-        !matches!(self, Self::ConnectFailed)
-    }
-
     /// Whether a write may have committed without us learning its result.
     pub fn may_have_committed(self) -> bool {
         matches!(self, Self::TimedOutAfterSend | Self::FailedAfterSend)
