@@ -2,10 +2,14 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use anyhow::{Result, bail};
 use clap::Args;
-use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, validate_pointer};
-use recourse::{CorrectionChain, Schema, SchemaCoercion};
+use recourse::{
+    Action, Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig,
+    HttpTransport, Outcome, Schema, Transport,
+};
 use serde_json::Value;
 
 use crate::input;
@@ -107,64 +111,66 @@ impl CallArgs {
         }
     }
 
-    fn call(&self) -> Result<Call> {
+    /// The call as the flags describe it, not yet checked (an MCP server's
+    /// tool description is added before it is built).
+    fn call(&self) -> Result<CallBuilder> {
         let target = self.target()?;
         let payload = input::json_or_file("--payload", &self.payload)?;
         if !payload.is_object() {
             bail!("--payload must be a JSON object");
         }
-        let mut call = Call::new(target, payload);
-        call.headers = input::headers(&self.headers)?;
+        let mut call = Call::builder(target, payload).idempotent(!self.non_idempotent);
+        for (name, value) in input::headers(&self.headers)? {
+            call = call.header(name, value);
+        }
         for pointer in &self.protect {
-            validate_pointer(pointer)?;
             call = call.protect(pointer.clone());
         }
-        call.traits.idempotent = !self.non_idempotent;
-        call.traits.delegated = self.delegated;
-        if let Some(path) = &self.schema {
-            call = call.with_schema(read_schema(path)?);
+        if self.delegated {
+            call = call.delegated();
         }
-        if let Some(intent) = self.intent.as_deref().filter(|i| !i.trim().is_empty()) {
-            call = call.with_intent(intent);
+        if let Some(path) = &self.schema {
+            call = call.compiled_schema(read_schema(path)?);
+        }
+        if let Some(intent) = &self.intent {
+            call = call.intent(intent.clone());
         }
         if let Some(template) = &self.reconcile {
-            call = call.with_reconcile_url(template.clone())?;
+            call = call.reconcile_url(template.clone())?;
         }
         Ok(call)
     }
 }
 
 /// Reads and compiles `--schema FILE`.
-fn read_schema(path: &std::path::Path) -> Result<Value> {
+fn read_schema(path: &std::path::Path) -> Result<Schema> {
     let bytes =
         std::fs::read(path).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))?;
     let schema: Value = serde_json::from_slice(&bytes)
         .map_err(|e| anyhow::anyhow!("--schema {} is not valid JSON: {e}", path.display()))?;
-    Schema::compile(&schema).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))?;
-    Ok(schema)
+    Schema::compile(&schema).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))
 }
 
 pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let config = args.config()?;
-    let call = args.call()?;
     let chain = CorrectionChain::from_env(&config)?;
-    let (transport, call): (std::sync::Arc<dyn recourse::Transport>, Call) =
-        match args.mcp.target()? {
-            Some(target) => crate::mcp::connect(target, call, config.request_timeout).await?,
-            None => (std::sync::Arc::new(HttpTransport::builder().build()?), call),
-        };
-    let shown = call.target.clone();
-    let mut builder = Executor::builder_arc(transport)
-        .with_config(config)?
-        .with_admission(std::sync::Arc::new(SchemaCoercion))
-        .with_corrector(std::sync::Arc::new(chain));
+    let call = args.call()?;
+    let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
+        Some(target) => {
+            let tool = args.mcp.tool()?;
+            crate::mcp::connect(target, &tool, call, config.request_timeout).await?
+        }
+        None => (Arc::new(HttpTransport::builder().build()?), call),
+    };
+    let call = call.build()?;
+    let mut builder = Executor::standard(transport, config, Arc::new(chain))?;
     if let Some(location) = &args.journal {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
-    let executor = builder.build();
-    let report = executor.execute(call).await;
+    let shown = call.target().to_string();
+    let report = builder.build().execute(call).await;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", narrate(&shown, &report));
     }
@@ -188,31 +194,33 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
             a.payload
         ));
         let heard = match (&a.status, &a.transport_error) {
-            (Some(s), _) if a.action == "succeed" => format!("{s} OK"),
+            (Some(s), _) if a.action == Action::Succeed => format!("{s} OK"),
             (Some(s), _) => {
-                let cat = a.category.as_deref().unwrap_or("no category");
+                let cat = a
+                    .category
+                    .as_ref()
+                    .map_or("no category".to_owned(), ToString::to_string);
                 let code = a
                     .code
                     .as_deref()
                     .map_or(String::new(), |c| format!(" [{c}]"));
                 format!("{s} {cat}{code}, retry {}", a.retry_permission)
             }
-            (None, Some(t)) => t.clone(),
+            (None, Some(t)) => t.to_string(),
             (None, None) => "nothing".to_owned(),
         };
-        let mut decided = a.action.to_owned();
-        if let Some(w) = a.wait_ms {
+        let mut decided = a.action.name().to_owned();
+        if let Some(w) = a.wait_ms() {
             decided.push_str(&format!(", waited {w} ms"));
         }
-        if let Some(r) = a.reason {
-            decided.push_str(&format!(" ({r})"));
+        if let Action::Stop { reason } = &a.action {
+            decided.push_str(&format!(" ({})", reason.code()));
         }
         out.push_str(&format!("  ← {heard} ⇒ {decided}\n"));
-        for note in &a.notes {
+        for note in a.notes() {
             out.push_str(&format!("    · {note}\n"));
         }
     }
-    let json = report.to_json();
     out.push_str(&format!(
         "{} after {} attempt(s): {} HTTP call(s), {} LLM call(s)\n",
         report.outcome.name(),
@@ -232,8 +240,10 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
     if let Some(op) = &report.operation_id {
         out.push_str(&format!("operation id: {op}\n"));
     }
-    if json["data"] != Value::Null {
-        out.push_str(&format!("{}\n", json["data"]));
+    if let Outcome::Succeeded { data } = &report.outcome
+        && !data.is_null()
+    {
+        out.push_str(&format!("{data}\n"));
     }
     out
 }

@@ -82,9 +82,11 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<i32> {
         traits,
         retries_used: args.attempt - 1,
         corrections_used: 0,
+        lookups_used: 0,
         backoff: Duration::ZERO,
         remaining: config.deadline,
         corrector_available: !args.no_corrector,
+        reconciler_available: true,
         has_mutable_inputs: true,
     };
     let action = Policy::new(config.limits).decide(observation, &situation);
@@ -127,10 +129,12 @@ fn report(
     unknown: bool,
     ceiling: Duration,
 ) -> Value {
-    let (wait_ms, reason, reason_text) = match action {
-        Action::RetrySame { wait } => (Some(millis(*wait)), None, None),
-        Action::Stop { reason } => (None, Some(reason.code()), Some(reason.to_string())),
-        _ => (None, None, None),
+    let (wait_ms, wait_cause, reason, reason_text) = match action {
+        Action::RetrySame { wait, cause } => {
+            (Some(millis(*wait)), Some(cause.as_str()), None, None)
+        }
+        Action::Stop { reason } => (None, None, Some(reason.code()), Some(reason.to_string())),
+        _ => (None, None, None, None),
     };
     json!({
         "success": parsed.is_some_and(|p| p.success),
@@ -149,6 +153,7 @@ fn report(
         "reason": reason,
         "reason_text": reason_text,
         "wait_ms": wait_ms,
+        "wait_cause": wait_cause,
         "backoff_ceiling_ms": millis(ceiling),
     })
 }

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use recourse::{
     CallState, HttpReconciler, Journal, JournalEntry, ReconcileRequest, Reconciler, Reconciliation,
-    open_journal,
+    Target, open_journal,
 };
 use serde_json::{Value, json};
 
@@ -141,9 +141,13 @@ async fn settle(entry: &JournalEntry) -> (CallState, String) {
         Ok(r) => r,
         Err(e) => return (CallState::Unknown, e.to_string()),
     };
+    let target = match Target::parse(&entry.target) {
+        Ok(t) => t,
+        Err(e) => return (CallState::Unknown, e.to_string()),
+    };
     for _ in 0..PENDING_LOOKUPS {
         let request = ReconcileRequest {
-            target: &entry.target,
+            target: &target,
             idempotency_key: entry.idempotency_key.as_deref(),
             operation_id: entry.operation_id.as_deref(),
             payload: &entry.payload,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
-use recourse::{Call, Transport};
+use recourse::{CallBuilder, Transport};
 use recourse_mcp::{McpTarget, McpToolServer, connect_tool};
 use recourse_reference_tools::{ToolsConfig, spawn};
 
@@ -57,22 +57,16 @@ impl McpArgs {
 /// executor, which stops with `UNKNOWN_TOOL` naming the tools it has.
 pub(crate) async fn connect(
     target: McpTarget,
-    call: Call,
+    tool: &str,
+    call: CallBuilder,
     timeout: Duration,
-) -> Result<(Arc<dyn Transport>, Call)> {
+) -> Result<(Arc<dyn Transport>, CallBuilder)> {
     let shown = target.to_string();
-    let (transport, tool) = connect_tool(target, &call.target, timeout)
+    let (transport, tool) = connect_tool(target, tool, timeout)
         .await
         .with_context(|| format!("MCP server {shown}"))?;
     let call = match tool {
-        Some(tool) => {
-            let caller_schema = call.schema.clone();
-            let mut call = tool.prepare(call);
-            if caller_schema.is_some() {
-                call.schema = caller_schema;
-            }
-            call
-        }
+        Some(tool) => tool.prepare(call),
         None => call,
     };
     Ok((Arc::new(transport), call))

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, ManualClock};
+use recourse::{
+    Call, CallReport, Executor, ExecutorConfig, HttpTransport, ManualClock, TransportFailureKind,
+};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_reference_tools::{Fault, ToolsConfig, spawn};
 use serde_json::{Value, json};
@@ -40,7 +42,7 @@ async fn over_mcp(target: McpTarget, tool: &str, payload: Value) -> CallReport {
         .await
         .unwrap()
         .expect("the tool is listed");
-    let call = info.prepare(Call::new(tool, payload));
+    let call = info.prepare(Call::builder(tool, payload)).build().unwrap();
     executor(transport).execute(call).await
 }
 
@@ -53,7 +55,9 @@ async fn over_http(faults: Vec<Fault>, endpoint: &str, payload: Value) -> CallRe
     .await
     .unwrap();
     let transport = Arc::new(HttpTransport::builder().build().unwrap());
-    let call = Call::new(format!("{}{endpoint}", tools.base_url()), payload);
+    let call = Call::builder(format!("{}{endpoint}", tools.base_url()), payload)
+        .build()
+        .unwrap();
     executor(transport).execute(call).await
 }
 
@@ -75,7 +79,7 @@ async fn the_envelope_survives_the_mcp_round_trip() {
 
     let (m, h) = (&mcp.attempts[0], &http.attempts[0]);
     assert_eq!(
-        m.category.as_deref(),
+        m.category.as_ref().map(ToString::to_string).as_deref(),
         Some("AUTH_ERROR"),
         "{}",
         mcp.to_json()
@@ -100,12 +104,15 @@ async fn a_rate_limit_keeps_its_permission_and_wait_over_mcp() {
     let payload = json!({"symbol": "TSLA"});
     let transport = Arc::new(McpTransport::new(served(&["--fault", "stock:rate_limit"])));
     let info = transport.tool("stock_quote").await.unwrap().unwrap();
-    let mut call = info.prepare(Call::new("stock_quote", payload));
-    call.traits.delegated = true; // one dispatch: we only want to read the first answer
+    // One dispatch: we only want to read the first answer.
+    let call = info
+        .prepare(Call::builder("stock_quote", payload).delegated())
+        .build()
+        .unwrap();
     let report = executor(transport).execute(call).await;
     let first = &report.attempts[0];
     assert_eq!(
-        first.category.as_deref(),
+        first.category.as_ref().map(ToString::to_string).as_deref(),
         Some("RATE_LIMIT"),
         "{}",
         report.to_json()
@@ -152,10 +159,13 @@ async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fres
     };
     let transport = Arc::new(McpTransport::new(target));
     let info = transport.tool("weather_current").await.unwrap().unwrap();
-    let call = info.prepare(Call::new(
-        "weather_current",
-        json!({"location": "Flower Mound, Texas, US"}),
-    ));
+    let call = info
+        .prepare(Call::builder(
+            "weather_current",
+            json!({"location": "Flower Mound, Texas, US"}),
+        ))
+        .build()
+        .unwrap();
     let exec = executor(transport.clone());
     let running = tokio::spawn(async move { exec.execute(call).await });
 
@@ -173,12 +183,12 @@ async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fres
     let dead = &report.attempts[0];
     assert!(
         dead.transport_error
-            .as_deref()
-            .is_some_and(|e| e.contains("failed_after_send")),
+            .as_ref()
+            .is_some_and(|e| e.kind == TransportFailureKind::FailedAfterSend),
         "{:?}",
         dead.transport_error
     );
-    assert_eq!(dead.action, "retry_same");
+    assert_eq!(dead.action.name(), "retry_same");
     assert_eq!(transport.sessions_started(), 2);
     let all: Vec<String> = std::fs::read_to_string(&pids)
         .unwrap()
@@ -236,12 +246,15 @@ async fn streamable_http_round_trip_preserves_category_and_permission() {
     )
     .await;
     let first = &denied.attempts[0];
-    assert_eq!(first.category.as_deref(), Some("AUTH_ERROR"));
+    assert_eq!(
+        first.category.as_ref().map(ToString::to_string).as_deref(),
+        Some("AUTH_ERROR")
+    );
     assert_eq!(
         first.retry_permission,
         recourse_protocol::RetryPermission::Refused
     );
-    assert_eq!(first.action, "stop");
+    assert_eq!(first.action.name(), "stop");
     assert_eq!(denied.http_calls, 1);
 }
 
@@ -268,10 +281,18 @@ async fn a_dropped_http_session_is_a_transient_failure() {
         .unwrap()
         .with_clock(Arc::new(ManualClock::new()))
         .build()
-        .execute(Call::new("stock_quote", json!({"symbol": "TSLA"})))
+        .execute(
+            Call::builder("stock_quote", json!({"symbol": "TSLA"}))
+                .build()
+                .unwrap(),
+        )
         .await;
     assert_eq!(report.outcome.name(), "failed");
     let first = &report.attempts[0];
     assert!(first.transport_error.is_some(), "{first:?}");
-    assert_eq!(first.action, "retry_same", "a dropped session is transient");
+    assert_eq!(
+        first.action.name(),
+        "retry_same",
+        "a dropped session is transient"
+    );
 }

@@ -28,8 +28,8 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let target = McpTarget::command_line("mcp-server-time --local-timezone UTC")?;
 //! let (transport, tool) = connect_tool(target, "get_current_time", Duration::from_secs(20)).await?;
-//! let call = Call::new("get_current_time", json!({"timezone": "America/NewYork"}));
-//! let call = match &tool { Some(tool) => tool.prepare(call), None => call };
+//! let call = Call::builder("get_current_time", json!({"timezone": "America/NewYork"}));
+//! let call = match &tool { Some(tool) => tool.prepare(call), None => call }.build()?;
 //! let report = Executor::builder(transport).build().execute(call).await;
 //! assert_eq!(report.attempts.len(), 1); // INPUT_ERROR, and no model to correct it
 //! # Ok(()) }

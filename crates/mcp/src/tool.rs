@@ -12,7 +12,7 @@
 //! idempotent, is believed), but nothing a server says can upgrade a call the
 //! caller declared non-idempotent. Absent hints change nothing.
 
-use recourse::{Call, Traits};
+use recourse::{CallBuilder, Schema, Traits};
 use serde_json::Value;
 
 /// One MCP tool, as the server's `tools/list` described it.
@@ -79,14 +79,25 @@ impl McpTool {
         traits
     }
 
-    /// `call` aimed at this tool: its name as the target, its input schema, and
-    /// traits tightened by its hints.
+    /// `call` aimed at this tool: its name as the target, its input schema
+    /// (unless the caller gave one; a schema the server sent that is not
+    /// usable JSON Schema is left out, so the call runs without coercion or
+    /// repair rather than not at all), and traits tightened by its hints.
     #[must_use]
-    pub fn prepare(&self, mut call: Call) -> Call {
-        call.target = self.name.clone();
-        call.schema = Some(self.input_schema.clone());
-        call.traits = self.tighten(call.traits);
-        call.capability.get_or_insert_with(|| self.name.clone());
+    pub fn prepare(&self, call: CallBuilder) -> CallBuilder {
+        let traits = self.tighten(call.declared_traits());
+        let mut call = call.retarget(self.name.clone()).traits(traits);
+        if !call.has_schema() {
+            match Schema::compile(&self.input_schema) {
+                Ok(schema) => call = call.compiled_schema(schema),
+                Err(e) => {
+                    tracing::warn!(tool = %self.name, error = %e, "ignoring the tool's input schema")
+                }
+            }
+        }
+        if !call.has_capability() {
+            call = call.capability(self.name.clone());
+        }
         call
     }
 }
@@ -139,11 +150,30 @@ mod tests {
 
     #[test]
     fn prepare_sets_target_schema_and_keeps_delegation() {
-        let call = Call::new("ignored", json!({})).delegated();
-        let prepared = tool(Some(false), None, None).prepare(call);
-        assert_eq!(prepared.target, "t");
-        assert_eq!(prepared.schema, Some(json!({"type": "object"})));
-        assert!(prepared.traits.delegated);
-        assert!(!prepared.traits.idempotent);
+        let call = recourse::Call::builder("ignored", json!({})).delegated();
+        let prepared = tool(Some(false), None, None).prepare(call).build().unwrap();
+        assert_eq!(prepared.target().as_str(), "t");
+        assert_eq!(
+            prepared.schema().map(Schema::raw),
+            Some(&json!({"type": "object"}))
+        );
+        assert!(prepared.traits().delegated);
+        assert!(!prepared.traits().idempotent);
+        assert_eq!(prepared.capability(), Some("t"));
+    }
+
+    #[test]
+    fn a_callers_schema_wins_and_a_broken_server_schema_is_left_out() {
+        let mine = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let call = recourse::Call::builder("x", json!({})).schema(mine.clone());
+        let prepared = tool(None, None, None).prepare(call).build().unwrap();
+        assert_eq!(prepared.schema().map(Schema::raw), Some(&mine));
+        let mut broken = tool(None, None, None);
+        broken.input_schema = json!({"type": 12});
+        let prepared = broken
+            .prepare(recourse::Call::builder("x", json!({})))
+            .build()
+            .unwrap();
+        assert!(prepared.schema().is_none());
     }
 }

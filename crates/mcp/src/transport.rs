@@ -47,7 +47,9 @@ const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// let target = McpTarget::command_line("mcp-server-time --local-timezone UTC")?;
 /// let transport = McpTransport::connect(target, std::time::Duration::from_secs(20)).await?;
 /// let tool = transport.tool("get_current_time").await?.expect("the server has it");
-/// let call = tool.prepare(Call::new("get_current_time", json!({"timezone": "America/New_York"})));
+/// let call = tool
+///     .prepare(Call::builder("get_current_time", json!({"timezone": "America/New_York"})))
+///     .build()?;
 /// let report = Executor::builder(transport).build().execute(call).await;
 /// println!("{}", report.to_json());
 /// # Ok(()) }
@@ -195,8 +197,9 @@ impl McpTransport {
         let session = self.live_session(request.timeout).await.map_err(|e| {
             TransportFailure::new(TransportFailureKind::ConnectFailed, e.to_string())
         })?;
-        if !session.tools.iter().any(|t| t.name == request.target) {
-            return reply::unknown_tool(&request.target, &session.tool_names());
+        let name = request.target.as_str();
+        if !session.tools.iter().any(|t| t.name == name) {
+            return reply::unknown_tool(name, &session.tool_names());
         }
         let params = call_params(request, arguments)?;
         let answer = tokio::time::timeout(request.timeout, session.service.call_tool(params)).await;
@@ -236,12 +239,8 @@ fn call_params(
     request: &Request,
     arguments: &serde_json::Map<String, Value>,
 ) -> Result<CallToolRequestParams, TransportFailure> {
-    let mut params = json!({"name": request.target, "arguments": arguments});
-    let key = request
-        .headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("idempotency-key"));
-    if let Some((_, key)) = key {
+    let mut params = json!({"name": request.target.as_str(), "arguments": arguments});
+    if let Some(key) = &request.idempotency_key {
         params["_meta"] = json!({ IDEMPOTENCY_META_KEY: key });
     }
     serde_json::from_value(params).map_err(|e| {

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use fake_llm::{FakeLlm, Reply};
 use recourse::{
-    CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock, PayloadSource,
-    SchemaCoercion,
+    Action, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock, PayloadSource,
 };
 use recourse_mcp::{McpTarget, McpTransport, UNKNOWN_TOOL};
+use recourse_protocol::ErrorCategory;
 use serde_json::{Value, json};
 
 fn server(var: &str) -> Option<McpTarget> {
@@ -62,15 +62,15 @@ async fn call(
 ) -> (CallReport, Arc<McpTransport>) {
     let config = config();
     let transport = Arc::new(McpTransport::new(target));
-    let mut call = recourse::Call::new(tool, payload);
+    let mut call = recourse::Call::builder(tool, payload);
     if let Some(tool) = transport.tool(tool).await.expect("the server starts") {
         call = tool.prepare(call);
     }
+    let call = call.build().unwrap();
     let executor = Executor::builder_arc(transport.clone())
         .with_config(config.clone())
         .unwrap()
         .with_clock(Arc::new(ManualClock::new()))
-        .with_admission(Arc::new(SchemaCoercion))
         .with_corrector(Arc::new(chain(&config, llm)))
         .build();
     (executor.execute(call).await, transport)
@@ -98,8 +98,8 @@ async fn time_an_invalid_timezone_is_corrected_by_the_model_and_succeeds() {
     assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
     assert_eq!(report.attempts.len(), 2);
     let first = &report.attempts[0];
-    assert_eq!(first.category.as_deref(), Some("INPUT_ERROR"));
-    assert_eq!(first.action, "correct");
+    assert_eq!(first.category, Some(ErrorCategory::InputError));
+    assert_eq!(first.action, Action::Correct);
     let second = &report.attempts[1];
     assert_eq!(second.source, PayloadSource::Llm);
     assert_eq!(second.payload, json!({"timezone": "America/New_York"}));
@@ -128,7 +128,7 @@ async fn time_without_a_model_stops_after_one_call() {
     .await;
     assert_eq!(report.outcome.name(), "failed");
     assert_eq!(report.attempts.len(), 1);
-    assert_eq!(report.attempts[0].category.as_deref(), Some("INPUT_ERROR"));
+    assert_eq!(report.attempts[0].category, Some(ErrorCategory::InputError));
     assert_eq!(report.llm_calls, 0);
     let error = report.outcome.error().expect("the server's error");
     assert!(error.message.contains("America/NewYork"), "{error}");
@@ -219,7 +219,10 @@ async fn filesystem_reading_a_missing_file_is_a_clear_failure_not_retried() {
     .await;
     assert_eq!(report.outcome.name(), "failed", "{}", report.to_json());
     assert_eq!(report.attempts.len(), 1, "never resent unchanged");
-    assert_ne!(report.attempts[0].action, "retry_same");
+    assert!(!matches!(
+        report.attempts[0].action,
+        Action::RetrySame { .. }
+    ));
     let message = &report.outcome.error().unwrap().message;
     assert!(
         message.contains("no-such-file.txt") || message.contains("ENOENT"),

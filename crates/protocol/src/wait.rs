@@ -1,9 +1,11 @@
 //! The server's requested wait: `Retry-After` and `details.retry_after`.
 //!
 //! These parsers only read what the server asked for. Negative, empty or
-//! garbage values mean "no demand"; capping absurd values (a year-long
-//! `Retry-After`) is the caller's job, because only the caller knows its
-//! deadline and its `max_backoff`.
+//! garbage values mean "no demand". A demand too large to represent
+//! (`Retry-After: 99999999999999999999`) is `Duration::MAX` — longer than any
+//! limit, never mistaken for no demand. Deciding what to do with a long
+//! demand is the caller's job, because only the caller knows its deadline
+//! and its `max_backoff`.
 
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +21,7 @@ use serde_json::Value;
 ///
 /// let now = SystemTime::now();
 /// assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+/// assert_eq!(parse_retry_after("99999999999999999999", now), Some(Duration::MAX));
 /// assert_eq!(parse_retry_after("-1", now), None);
 /// assert_eq!(parse_retry_after("soon", now), None);
 /// ```
@@ -28,7 +31,11 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         return None;
     }
     if value.bytes().all(|b| b.is_ascii_digit()) {
-        return value.parse::<u64>().ok().map(Duration::from_secs);
+        return Some(
+            value
+                .parse::<u64>()
+                .map_or(Duration::MAX, Duration::from_secs),
+        );
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
@@ -75,10 +82,10 @@ fn parse_duration_text(s: &str) -> Option<Duration> {
 }
 
 fn seconds(secs: f64) -> Option<Duration> {
-    if secs.is_finite() && secs >= 0.0 {
-        Duration::try_from_secs_f64(secs).ok()
-    } else {
+    if secs.is_nan() || secs < 0.0 {
         None
+    } else {
+        Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
     }
 }
 
@@ -146,7 +153,11 @@ mod tests {
             parse_retry_after("31536000", at(0)),
             Some(Duration::from_secs(31_536_000))
         );
-        assert_eq!(parse_retry_after("99999999999999999999999", at(0)), None);
+        assert_eq!(
+            parse_retry_after("99999999999999999999999", at(0)),
+            Some(Duration::MAX),
+            "too large to represent is longer than any limit, not absent"
+        );
     }
 
     #[test]

@@ -86,10 +86,17 @@ fn retry_after_negative_fractional_or_garbage_is_none() {
         "12abc",
         "0x10",
         "Wed, 32 Oct 2015 07:28:00 GMT",
-        "99999999999999999999999",
     ] {
         assert_eq!(header_wait(v, at(0)), None, "{v:?}");
         assert_eq!(parse_retry_after(v, at(0)), None, "{v:?}");
+    }
+}
+
+#[test]
+fn retry_after_too_large_to_represent_is_longer_than_any_limit_never_absent() {
+    for v in ["99999999999999999999999", "18446744073709551616"] {
+        assert_eq!(header_wait(v, at(0)), Some(Duration::MAX), "{v:?}");
+        assert_eq!(parse_retry_after(v, at(0)), Some(Duration::MAX), "{v:?}");
     }
 }
 

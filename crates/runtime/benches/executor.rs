@@ -6,12 +6,10 @@
 // criterion's macros generate undocumented public functions.
 #![allow(missing_docs)]
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::routing::post;
 use criterion::{Criterion, criterion_group, criterion_main};
-use recourse::{Call, Executor, HttpTransport, InProcessTransport, RawResponse, SchemaCoercion};
+use recourse::{Call, Executor, HttpTransport, InProcessTransport, RawResponse, Schema};
 use serde_json::{Value, json};
 
 /// A loopback tool on its own thread and runtime, so the client side measured
@@ -65,19 +63,20 @@ fn bench(c: &mut Criterion) {
     let executor = Executor::builder(HttpTransport::builder().build().unwrap()).build();
     c.bench_function("executor_success_path", |b| {
         b.to_async(&rt).iter(|| async {
-            let report = executor
-                .execute(Call::new(url.clone(), payload.clone()))
-                .await;
+            let call = Call::builder(url.clone(), payload.clone()).build().unwrap();
+            let report = executor.execute(call).await;
             assert_eq!(report.outcome.name(), "succeeded");
         });
     });
 
-    let coercing = Executor::builder(HttpTransport::builder().build().unwrap())
-        .with_admission(Arc::new(SchemaCoercion))
-        .build();
+    let coercing = Executor::builder(HttpTransport::builder().build().unwrap()).build();
+    let schema = Schema::compile(&schema).unwrap();
     c.bench_function("executor_success_path_with_schema", |b| {
         b.to_async(&rt).iter(|| async {
-            let call = Call::new(url.clone(), payload.clone()).with_schema(schema.clone());
+            let call = Call::builder(url.clone(), payload.clone())
+                .compiled_schema(schema.clone())
+                .build()
+                .unwrap();
             let report = coercing.execute(call).await;
             assert_eq!(report.outcome.name(), "succeeded");
         });
@@ -110,9 +109,10 @@ fn overhead(c: &mut Criterion) {
     let payload = json!({"symbol": "TSLA"});
     c.bench_function("executor_in_process", |b| {
         b.to_async(&rt).iter(|| async {
-            let report = executor
-                .execute(Call::new("stock.quote", payload.clone()))
-                .await;
+            let call = Call::builder("stock.quote", payload.clone())
+                .build()
+                .unwrap();
+            let report = executor.execute(call).await;
             assert_eq!(report.outcome.name(), "succeeded");
         });
     });

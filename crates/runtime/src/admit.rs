@@ -6,21 +6,21 @@
 
 use serde_json::Value;
 
-use crate::Protected;
+use crate::{CoercionChange, Protected, Schema};
 
 /// The admitted payload and what admission changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Admitted {
     /// The payload to send.
     pub payload: Value,
-    /// Each change, described for the trace (empty when nothing changed).
-    pub changes: Vec<String>,
+    /// Each change, for the record (empty when nothing changed).
+    pub changes: Vec<CoercionChange>,
 }
 
 /// Normalises payloads before dispatch.
 pub trait Admission: Send + Sync {
     /// Admits `payload` for a call with the given schema and protected values.
-    fn admit(&self, payload: Value, schema: Option<&Value>, protected: &Protected) -> Admitted;
+    fn admit(&self, payload: Value, schema: Option<&Schema>, protected: &Protected) -> Admitted;
 }
 
 /// Admission that sends payloads unchanged.
@@ -28,7 +28,7 @@ pub trait Admission: Send + Sync {
 pub struct AsIs;
 
 impl Admission for AsIs {
-    fn admit(&self, payload: Value, _schema: Option<&Value>, _protected: &Protected) -> Admitted {
+    fn admit(&self, payload: Value, _schema: Option<&Schema>, _protected: &Protected) -> Admitted {
         Admitted {
             payload,
             changes: Vec::new(),

@@ -53,13 +53,19 @@ pub struct CircuitBreakers {
 }
 
 impl Default for CircuitBreakers {
-    /// Opens after 5 consecutive transient failures, for 5 s.
+    /// [`CircuitBreakers::standard`] on real time.
     fn default() -> Self {
-        Self::new(5, Duration::from_secs(5), Arc::new(SystemClock))
+        Self::standard(Arc::new(SystemClock))
     }
 }
 
 impl CircuitBreakers {
+    /// The default breakers on `clock`: open after 5 consecutive transient
+    /// failures, for 5 s, then let one probe through.
+    pub fn standard(clock: Arc<dyn Clock>) -> Self {
+        Self::new(5, Duration::from_secs(5), clock)
+    }
+
     /// Breakers that open after `threshold` (at least 1) consecutive transient failures.
     pub fn new(threshold: u32, open_for: Duration, clock: Arc<dyn Clock>) -> Self {
         Self {

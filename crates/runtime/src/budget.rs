@@ -55,13 +55,19 @@ struct BudgetState {
 }
 
 impl Default for RetryBudget {
-    /// 20 % of calls, a floor of 10 resends per second, a 10 s memory.
+    /// [`RetryBudget::standard`] on real time.
     fn default() -> Self {
-        Self::new(0.2, 10.0, Duration::from_secs(10))
+        Self::standard(Arc::new(SystemClock))
     }
 }
 
 impl RetryBudget {
+    /// The default budget on `clock`: resends up to 20 % of calls, plus a
+    /// floor of 10 per second, remembered for 10 s.
+    pub fn standard(clock: Arc<dyn Clock>) -> Self {
+        Self::with_clock(0.2, 10.0, Duration::from_secs(10), clock)
+    }
+
     /// A budget on real time. `ratio` is clamped to `[0, 1000]`, `min_per_sec` to `≥ 0`.
     pub fn new(ratio: f64, min_per_sec: f64, ttl: Duration) -> Self {
         Self::with_clock(ratio, min_per_sec, ttl, Arc::new(SystemClock))

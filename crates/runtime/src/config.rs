@@ -126,10 +126,37 @@ impl ExecutorConfig {
             c.llm_debug = b;
         }
         if let Some(h) = env.get("RECOURSE_IDEMPOTENCY_HEADER") {
-            c.idempotency_header = parse_header_name("RECOURSE_IDEMPOTENCY_HEADER", h)?;
+            c.idempotency_header = idempotency_header(h)?;
         }
         Ok(c)
     }
+}
+
+/// Headers that carry credentials or frame the request: never an idempotency key's.
+const NOT_FOR_KEYS: [&str; 8] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+];
+
+/// `RECOURSE_IDEMPOTENCY_HEADER`: a valid header name that is not reserved.
+fn idempotency_header(value: &str) -> Result<String, ConfigError> {
+    let name = parse_header_name("RECOURSE_IDEMPOTENCY_HEADER", value)?;
+    let framing = crate::check_header(&name, "x").is_err();
+    if framing || NOT_FOR_KEYS.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
+        return Err(ConfigError::new(
+            "RECOURSE_IDEMPOTENCY_HEADER",
+            format!(
+                "{name} is reserved (credentials or framing); name a header of its own, such as Idempotency-Key"
+            ),
+        ));
+    }
+    Ok(name)
 }
 
 /// Checks an HTTP header name: visible ASCII token characters only.
@@ -238,5 +265,17 @@ mod tests {
         assert!(e.to_string().contains("RECOURSE_AI_CORRECTION"));
         let e = ExecutorConfig::from_vars(vars(&[("RECOURSE_MAX_RETRIES", "-1")])).unwrap_err();
         assert_eq!(e.setting(), "RECOURSE_MAX_RETRIES");
+    }
+
+    #[test]
+    fn the_idempotency_header_may_not_overwrite_credentials_or_framing() {
+        for reserved in ["Authorization", "cookie", "Host", "Content-Length", "TE"] {
+            let e = ExecutorConfig::from_vars(vars(&[("RECOURSE_IDEMPOTENCY_HEADER", reserved)]))
+                .unwrap_err();
+            assert_eq!(e.setting(), "RECOURSE_IDEMPOTENCY_HEADER", "{reserved}");
+        }
+        let c = ExecutorConfig::from_vars(vars(&[("RECOURSE_IDEMPOTENCY_HEADER", "X-Op-Key")]))
+            .unwrap();
+        assert_eq!(c.idempotency_header, "X-Op-Key");
     }
 }

@@ -1,13 +1,16 @@
 //! The executor: configuration and shared state; the loop itself lives in `run`.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Admission, AsIs, Call, CallReport, CircuitBreakers, Clock, ConfigError, Corrector,
-    ExecutorConfig, Journal, Policy, Reconciler, RetryBudget, SystemClock, Transport,
+    Admission, AsIs, Call, CallReport, CircuitBreakers, Clock, ConfigError, CorrectionChain,
+    Corrector, ExecutorConfig, Journal, Reconciler, RetryBudget, SchemaCoercion, SystemClock,
+    Transport,
 };
 
 /// Runs calls: admits, dispatches, parses, asks the [`Policy`], and carries out its action.
@@ -16,21 +19,22 @@ use crate::{
 /// breakers are shared by all of them (and by clones of it).
 ///
 /// ```no_run
+/// use std::sync::Arc;
 /// use recourse::{Call, Executor, HttpTransport};
 /// use serde_json::json;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let executor = Executor::builder(HttpTransport::builder().build()?).build();
-/// let report = executor
-///     .execute(Call::new("http://127.0.0.1:8700/api/stock/quote", json!({"symbol": "TSLA"})))
-///     .await;
+/// // RECOURSE_* settings, schema coercion, the correction chain (a model if
+/// // RECOURSE_LLM_* / OPENAI_* configure one), a shared budget and breakers.
+/// let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?.build();
+/// let call = Call::builder("http://127.0.0.1:8700/api/stock/quote", json!({"symbol": "TSLA"})).build()?;
+/// let report = executor.execute(call).await;
 /// println!("{} after {} attempt(s)", report.outcome.name(), report.attempts.len());
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
 pub struct Executor {
     pub(crate) config: ExecutorConfig,
-    pub(crate) policy: Policy,
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) budget: Option<Arc<RetryBudget>>,
@@ -38,7 +42,8 @@ pub struct Executor {
     pub(crate) corrector: Option<Arc<dyn Corrector>>,
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
     pub(crate) admission: Arc<dyn Admission>,
-    pub(crate) jitter_seed: Option<u64>,
+    pub(crate) jitter_seed: u64,
+    pub(crate) calls: Arc<AtomicU64>,
     pub(crate) journal: Option<Arc<dyn Journal>>,
 }
 
@@ -60,7 +65,8 @@ pub struct ExecutorBuilder {
 }
 
 impl Executor {
-    /// A builder with SPEC §7's defaults around `transport`.
+    /// A builder around `transport` with the default configuration, schema
+    /// coercion, a retry budget and circuit breakers — and no corrector.
     pub fn builder(transport: impl Transport + 'static) -> ExecutorBuilder {
         Self::builder_arc(Arc::new(transport))
     }
@@ -70,20 +76,78 @@ impl Executor {
         ExecutorBuilder {
             executor: Executor {
                 config: ExecutorConfig::default(),
-                policy: Policy::default(),
                 transport,
                 clock: Arc::new(SystemClock),
                 budget: None,
                 breakers: None,
                 corrector: None,
                 reconciler: None,
-                admission: Arc::new(AsIs),
-                jitter_seed: None,
+                admission: Arc::new(SchemaCoercion),
+                jitter_seed: random_seed(),
+                calls: Arc::new(AtomicU64::new(0)),
                 journal: None,
             },
             default_budget: true,
             default_breakers: true,
         }
+    }
+
+    /// The standard executor, configured from the environment: `RECOURSE_*`
+    /// settings ([`ExecutorConfig::from_env`]), schema coercion before every
+    /// dispatch, and the [`CorrectionChain`] — deterministic repair, then the
+    /// model `RECOURSE_LLM_*` / `OPENAI_*` configure, if any.
+    ///
+    /// # Errors
+    /// A `RECOURSE_*` / `OPENAI_*` variable that is set but unusable.
+    pub fn from_env(transport: Arc<dyn Transport>) -> Result<ExecutorBuilder, ConfigError> {
+        Self::from_vars(transport, &std::env::vars().collect())
+    }
+
+    /// Like [`from_env`](Self::from_env), from an explicit map of variables.
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn from_vars(
+        transport: Arc<dyn Transport>,
+        vars: &HashMap<String, String>,
+    ) -> Result<ExecutorBuilder, ConfigError> {
+        let config = ExecutorConfig::from_vars(vars.clone())?;
+        let chain = CorrectionChain::from_vars(&config, vars)?;
+        Self::standard(transport, config, Arc::new(chain))
+    }
+
+    /// The standard wiring around a configuration and a correction chain you
+    /// made yourself (to share the chain with a workflow runner, or to give it
+    /// a model of your own): schema coercion, the chain as corrector, the
+    /// default retry budget and circuit breakers.
+    ///
+    /// # Errors
+    /// An unusable configuration (a zero request timeout).
+    pub fn standard(
+        transport: Arc<dyn Transport>,
+        config: ExecutorConfig,
+        chain: Arc<CorrectionChain>,
+    ) -> Result<ExecutorBuilder, ConfigError> {
+        Ok(Self::builder_arc(transport)
+            .with_config(config)?
+            .with_corrector(chain))
+    }
+
+    /// This executor with another transport, sharing everything else — the
+    /// retry budget, breakers, corrector, reconciler and journal.
+    #[must_use]
+    pub fn with_transport(&self, transport: Arc<dyn Transport>) -> Self {
+        Self {
+            transport,
+            ..self.clone()
+        }
+    }
+
+    /// A fresh seed for one call's jitter: distinct per call, reproducible
+    /// when the executor's seed is fixed.
+    pub(crate) fn next_jitter_seed(&self) -> u64 {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        splitmix(self.jitter_seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
     /// Runs `call` to its end.
@@ -117,7 +181,7 @@ impl ExecutorBuilder {
     /// Replaces the whole configuration.
     ///
     /// # Errors
-    /// None today; validated so that future settings can refuse bad values.
+    /// A zero request timeout.
     pub fn with_config(mut self, config: ExecutorConfig) -> Result<Self, ConfigError> {
         if config.request_timeout.is_zero() {
             return Err(ConfigError::new(
@@ -125,7 +189,6 @@ impl ExecutorBuilder {
                 "must be greater than zero",
             ));
         }
-        self.executor.policy = Policy::new(config.limits);
         self.executor.config = config;
         Ok(self)
     }
@@ -183,11 +246,19 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Admits every payload through `admission` before dispatch.
+    /// Admits every payload through `admission` before dispatch (the
+    /// default is [`SchemaCoercion`]).
     #[must_use]
     pub fn with_admission(mut self, admission: Arc<dyn Admission>) -> Self {
         self.executor.admission = admission;
         self
+    }
+
+    /// Sends payloads as given: no schema coercion before dispatch (corrected
+    /// payloads are still coerced by the correction gate).
+    #[must_use]
+    pub fn without_coercion(self) -> Self {
+        self.with_admission(Arc::new(AsIs))
     }
 
     /// Records every call and attempt in `journal`, before dispatch.
@@ -197,10 +268,11 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Fixes the backoff jitter's seed (each call still gets its own schedule).
+    /// Fixes the backoff jitter's seed: runs are reproducible, and each
+    /// call still gets its own schedule.
     #[must_use]
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
-        self.executor.jitter_seed = Some(seed);
+        self.executor.jitter_seed = seed;
         self
     }
 
@@ -209,21 +281,31 @@ impl ExecutorBuilder {
         let mut executor = self.executor;
         if self.default_budget {
             let clock = Arc::clone(&executor.clock);
-            executor.budget = Some(Arc::new(RetryBudget::with_clock(
-                0.2,
-                10.0,
-                Duration::from_secs(10),
-                clock,
-            )));
+            executor.budget = Some(Arc::new(RetryBudget::standard(clock)));
         }
         if self.default_breakers {
             let clock = Arc::clone(&executor.clock);
-            executor.breakers = Some(Arc::new(CircuitBreakers::new(
-                5,
-                Duration::from_secs(5),
-                clock,
-            )));
+            executor.breakers = Some(Arc::new(CircuitBreakers::standard(clock)));
         }
         executor
     }
+}
+
+/// A seed that differs per process and executor, without a random-number crate.
+fn random_seed() -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// SplitMix64's finaliser: spreads nearby inputs across the whole range.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }

@@ -26,10 +26,11 @@
 //!     }
 //! });
 //! let executor = Executor::builder(tool).with_clock(Arc::new(ManualClock::new())).build();
-//! let report = executor.execute(Call::new("stock.quote", json!({"symbol": "TSLA"}))).await;
+//! let call = Call::builder("stock.quote", json!({"symbol": "TSLA"})).build().unwrap();
+//! let report = executor.execute(call).await;
 //!
 //! assert_eq!(report.outcome.name(), "succeeded");
-//! assert_eq!(report.attempts[0].action, "retry_same");
+//! assert_eq!(report.attempts[0].action.name(), "retry_same");
 //! assert_eq!(calls.load(Ordering::SeqCst), 2);
 //! # });
 //! ```
@@ -39,6 +40,18 @@
 //! (shared across calls), [`Transport`]s ([`HttpTransport`],
 //! [`InProcessTransport`]), the [`Corrector`] and [`Reconciler`] seams, and the
 //! [`Executor`] loop that ties them together and yields a [`CallReport`].
+//! [`Executor::from_env`] wires the standard executor from `RECOURSE_*`.
+//!
+//! # The record
+//!
+//! Every call yields a [`CallReport`]: the outcome, and per attempt an
+//! [`AttemptRecord`] — the payload sent (redacted), the status or transport
+//! failure, the parsed category and retry permission, the policy's
+//! [`Action`], and the typed [`Event`]s around it (coercion, corrections and
+//! their gate verdicts, waits and who asked for them, lookups, journal
+//! writes). It serializes (serde) to the JSON `recourse call --json` prints;
+//! `record_version` is 1, the human-readable `notes` are generated from the
+//! events, and nothing in recourse reads text back to decide anything.
 
 mod admit;
 mod backoff;
@@ -54,12 +67,12 @@ mod http_reconciler;
 mod journal;
 mod llm;
 mod metrics;
-mod outcome;
 mod policy;
 mod protect;
 mod reconcile;
+mod record;
 mod run;
-mod trace;
+mod target;
 mod transport;
 mod workflow;
 
@@ -67,14 +80,14 @@ pub use admit::{Admission, Admitted, AsIs};
 pub use backoff::Backoff;
 pub use breaker::{BreakerState, CircuitBreakers};
 pub use budget::RetryBudget;
-pub use call::Call;
+pub use call::{Call, CallBuilder, check_header};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig, parse_bool, parse_header_name};
-pub use correct::{Correction, CorrectionRequest, Corrector};
+pub use correct::{Correction, CorrectionRequest, Corrector, LayerVerdict};
 pub use correction::{
-    ChainInContext, ContextualReresolution, CorrectionChain, DeterministicRepair, FailedAttempt,
-    LlmCorrector, LlmDebugStore, LlmExchange, NO_MODEL, Schema, SchemaCoercion, SchemaViolation,
-    Trajectory,
+    ChainInContext, CoercionChange, CoercionRule, ContextualReresolution, CorrectionChain,
+    DeterministicRepair, FailedAttempt, LlmCorrector, LlmDebugStore, LlmExchange, NO_MODEL, Schema,
+    SchemaCoercion, SchemaViolation, Trajectory,
 };
 pub use executor::{Executor, ExecutorBuilder};
 pub use http_reconciler::HttpReconciler;
@@ -87,13 +100,16 @@ pub use llm::{
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
 pub use metrics::Metrics;
-pub use outcome::{CallReport, Outcome, TokenUsage};
 pub use policy::{
     Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,
 };
 pub use protect::{Protected, ProtectionViolation, validate_pointer};
 pub use reconcile::{ReconcileRequest, Reconciler, Reconciliation};
-pub use trace::{AttemptRecord, PayloadSource};
+pub use record::{
+    AttemptRecord, CallReport, CorrectionLayer, Event, GateRule, LookupResult, Outcome,
+    PayloadSource, RECORD_VERSION, TokenUsage, Verdict, WaitCause,
+};
+pub use target::Target;
 pub use transport::{
     BoxFuture, DEFAULT_MAX_BODY_BYTES, Delivery, HttpTransport, HttpTransportBuilder,
     InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::{CallReport, CircuitBreakers, RetryBudget};
+use crate::{CallReport, CircuitBreakers, Event, RetryBudget};
 
 /// Counters of calls, attempts, corrections, dispatches and model usage.
 #[derive(Debug, Default)]
@@ -20,7 +20,7 @@ pub struct Metrics {
 struct Counters {
     calls: BTreeMap<&'static str, u64>,
     attempts: BTreeMap<&'static str, u64>,
-    corrections: BTreeMap<(String, &'static str), u64>,
+    corrections: BTreeMap<(&'static str, &'static str), u64>,
     dispatches: u64,
     llm_calls: u64,
     prompt_tokens: u64,
@@ -34,17 +34,14 @@ impl Metrics {
         let mut c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
         *c.calls.entry(report.outcome.name()).or_default() += 1;
         for a in &report.attempts {
-            *c.attempts.entry(a.action).or_default() += 1;
-        }
-        for (i, a) in report.attempts.iter().enumerate() {
-            if a.action != "correct" {
-                continue;
+            *c.attempts.entry(a.action.name()).or_default() += 1;
+            for event in &a.events {
+                if let Event::Correction { layer, verdict, .. } = event {
+                    *c.corrections
+                        .entry((layer.as_str(), verdict.as_str()))
+                        .or_default() += 1;
+                }
             }
-            let key = match report.attempts.get(i + 1) {
-                Some(next) => (next.source.as_str().to_owned(), "applied"),
-                None => ("none".to_owned(), "cannot_fix"),
-            };
-            *c.corrections.entry(key).or_default() += 1;
         }
         c.dispatches += u64::from(report.http_calls);
         c.llm_calls += u64::from(report.llm_calls);
@@ -83,7 +80,7 @@ impl Metrics {
         family(
             &mut out,
             "recourse_corrections_total",
-            "Corrections by source layer and result.",
+            "Correction layers asked, by layer (repair, llm, semantic) and verdict (fixed, cannot_fix, rejected_by_gate, skipped).",
             "counter",
         );
         for ((source, result), n) in &c.corrections {

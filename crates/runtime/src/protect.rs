@@ -80,6 +80,16 @@ impl Protected {
         })
     }
 
+    /// Whether replacing the value at `pointer` could touch a protected
+    /// value: it is covered, or a protected pointer lies inside it.
+    pub fn overlaps(&self, pointer: &str) -> bool {
+        self.covers(pointer)
+            || self.entries.iter().any(|(p, _)| {
+                p.strip_prefix(pointer)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+    }
+
     /// Checks a candidate payload.
     ///
     /// # Errors

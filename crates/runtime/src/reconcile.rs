@@ -4,13 +4,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::Target;
 use crate::transport::BoxFuture;
 
 /// What a reconciler is told.
 #[derive(Debug, Clone, Copy)]
 pub struct ReconcileRequest<'a> {
     /// The call's target.
-    pub target: &'a str,
+    pub target: &'a Target,
     /// The idempotency key every attempt carried.
     pub idempotency_key: Option<&'a str>,
     /// The tool's operation id (`details.operation_id`), if it gave one.

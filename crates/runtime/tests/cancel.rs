@@ -41,11 +41,14 @@ async fn a_cancelled_wait_ends_the_call_without_another_dispatch() {
         .unwrap()
         .build();
     let report = executor
-        .execute_with_cancel(Call::new("tool", json!({"q": 1})), cancel)
+        .execute_with_cancel(
+            Call::builder("tool", json!({"q": 1})).build().unwrap(),
+            cancel,
+        )
         .await;
     assert_eq!(report.outcome.reason(), Some(&StopReason::Cancelled));
     assert_eq!(sent.load(Ordering::SeqCst), 1);
-    assert_eq!(report.attempts[0].action, "retry_same");
+    assert_eq!(report.attempts[0].action.name(), "retry_same");
 }
 
 #[tokio::test]
@@ -55,7 +58,7 @@ async fn a_token_cancelled_before_the_call_dispatches_nothing() {
     cancel.cancel();
     let report = Executor::builder(transport)
         .build()
-        .execute_with_cancel(Call::new("tool", json!({})), cancel)
+        .execute_with_cancel(Call::builder("tool", json!({})).build().unwrap(), cancel)
         .await;
     assert_eq!(report.outcome.reason(), Some(&StopReason::Cancelled));
     assert_eq!(sent.load(Ordering::SeqCst), 0);

@@ -1,9 +1,21 @@
 //! The L2 coercion matrix (SPEC §4): what converts, what stays, what is recorded.
 
-use recourse::{Admission, Protected, SchemaCoercion};
+use recourse::{Admission, CoercionChange, Protected, Schema, SchemaCoercion};
 use serde_json::{Value, json};
 
-fn coerce(schema: Value, payload: Value) -> (Value, Vec<String>) {
+/// Each change as `pointer: from → to (rule)`.
+fn shown(changes: &[CoercionChange]) -> Vec<String> {
+    changes
+        .iter()
+        .map(|c| {
+            let to = c.to.as_ref().map_or("omitted".to_owned(), Value::to_string);
+            format!("{}: {} → {to} ({})", c.pointer, c.from, c.rule.as_str())
+        })
+        .collect()
+}
+
+fn coerce(schema: Value, payload: Value) -> (Value, Vec<CoercionChange>) {
+    let schema = Schema::compile(&schema).unwrap();
     let admitted = SchemaCoercion.admit(payload, Some(&schema), &Protected::default());
     (admitted.payload, admitted.changes)
 }
@@ -128,13 +140,13 @@ fn nested_objects_and_arrays_are_walked() {
         })
     );
     assert_eq!(
-        changes,
+        shown(&changes),
         [
-            r#"/discount: "0.1" → 0.1"#,
-            r#"/order/express: "false" → false"#,
-            r#"/order/lines/0/qty: "2" → 2"#,
-            r#"/order/lines/0/sku: 12345 → "12345""#,
-            r#"/tags/0: 1 → "1""#,
+            r#"/discount: "0.1" → 0.1 (numeric_string)"#,
+            r#"/order/express: "false" → false (boolean_string)"#,
+            r#"/order/lines/0/qty: "2" → 2 (integer_string)"#,
+            r#"/order/lines/0/sku: 12345 → "12345" (number_to_string)"#,
+            r#"/tags/0: 1 → "1" (number_to_string)"#,
         ]
     );
 }
@@ -146,12 +158,16 @@ fn protected_values_are_untouched() {
     }});
     let payload = json!({"amount": "100", "memo": {"n": "1"}, "qty": "3"});
     let protected = Protected::snapshot(&["/amount", "/memo"], &payload);
+    let schema = Schema::compile(&schema).unwrap();
     let admitted = SchemaCoercion.admit(payload, Some(&schema), &protected);
     assert_eq!(
         admitted.payload,
         json!({"amount": "100", "memo": {"n": "1"}, "qty": 3})
     );
-    assert_eq!(admitted.changes, [r#"/qty: "3" → 3"#]);
+    assert_eq!(
+        shown(&admitted.changes),
+        [r#"/qty: "3" → 3 (integer_string)"#]
+    );
 }
 
 #[test]
@@ -168,4 +184,188 @@ fn coercion_is_idempotent() {
     let (twice, changes) = coerce(schema, once.clone());
     assert_eq!(once, twice);
     assert!(changes.is_empty());
+}
+
+fn shapes_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "filter": {"type": "object", "properties": {"min": {"type": "number"}}},
+            "note": {"type": "string"},
+            "limit": {"type": "integer"},
+            "maybe": {"type": ["string", "null"]},
+            "either": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "loose": {},
+            "needed": {"type": "string"}
+        },
+        "required": ["needed"]
+    })
+}
+
+#[test]
+fn a_string_holding_the_wanted_array_or_object_is_parsed() {
+    let (payload, changes) = coerce(
+        shapes_schema(),
+        json!({"tags": "[\"a\",\"b\"]", "filter": "{\"min\": \"2\"}", "note": "[1]"}),
+    );
+    assert_eq!(
+        payload,
+        json!({"tags": ["a", "b"], "filter": {"min": 2}, "note": "[1]"})
+    );
+    assert_eq!(
+        shown(&changes),
+        [
+            r#"/filter: "{\"min\": \"2\"}" → {"min":"2"} (json_string)"#,
+            r#"/filter/min: "2" → 2 (integer_string)"#,
+            r#"/tags: "[\"a\",\"b\"]" → ["a","b"] (json_string)"#,
+        ]
+    );
+    // Not JSON, or JSON of the wrong shape: left alone.
+    let (payload, changes) = coerce(
+        shapes_schema(),
+        json!({"tags": "[a, b", "filter": "[1, 2]"}),
+    );
+    assert_eq!(payload, json!({"tags": "[a, b", "filter": "[1, 2]"}));
+    assert!(changes.is_empty());
+}
+
+#[test]
+fn a_lone_scalar_becomes_a_one_element_array_of_its_own_type_only() {
+    let (payload, changes) = coerce(shapes_schema(), json!({"tags": "a", "ids": 7}));
+    assert_eq!(payload, json!({"tags": ["a"], "ids": [7]}));
+    assert_eq!(
+        shown(&changes),
+        [
+            r#"/ids: 7 → [7] (scalar_to_array)"#,
+            r#"/tags: "a" → ["a"] (scalar_to_array)"#,
+        ]
+    );
+    // Two readings ("7" as a string, or as 7 in a list of integers): never guessed.
+    let (payload, changes) = coerce(shapes_schema(), json!({"ids": "7", "tags": 3}));
+    assert_eq!(payload, json!({"ids": "7", "tags": 3}));
+    assert!(changes.is_empty());
+}
+
+#[test]
+fn null_for_an_optional_property_that_refuses_null_is_omitted() {
+    let (payload, changes) = coerce(
+        shapes_schema(),
+        json!({"note": null, "limit": null, "maybe": null, "either": null, "loose": null, "needed": null}),
+    );
+    assert_eq!(
+        payload,
+        json!({"maybe": null, "either": null, "loose": null, "needed": null}),
+        "null allowed, no type to tell, or required: kept"
+    );
+    assert_eq!(
+        shown(&changes),
+        [
+            "/limit: null → omitted (null_omitted)",
+            "/note: null → omitted (null_omitted)"
+        ]
+    );
+}
+
+#[test]
+fn the_new_rules_never_touch_protected_values() {
+    let payload = json!({"tags": "a", "note": null, "filter": "{}"});
+    let protected = Protected::snapshot(&["/tags", "/note", "/filter"], &payload);
+    let schema = Schema::compile(&shapes_schema()).unwrap();
+    let admitted = SchemaCoercion.admit(payload.clone(), Some(&schema), &protected);
+    assert_eq!(admitted.payload, payload);
+    assert!(admitted.changes.is_empty());
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "12",
+                "-3",
+                "1.5",
+                "true",
+                "FALSE",
+                "a",
+                "[\"x\"]",
+                "[1,2]",
+                "{\"min\":\"4\"}",
+                "{\"name\":\"Paris\"}",
+                "",
+                "NaN",
+                "1e400",
+                "[",
+                "null",
+            ])
+            .prop_map(Value::from),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop::sample::select(vec!["min", "name", "n"]).prop_map(str::to_owned),
+                    inner,
+                    0..3
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn payload() -> impl Strategy<Value = Value> {
+        let keys = vec![
+            "tags", "ids", "filter", "note", "limit", "maybe", "either", "loose", "needed", "other",
+        ];
+        prop::collection::btree_map(
+            prop::sample::select(keys).prop_map(str::to_owned),
+            value(),
+            0..8,
+        )
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn coercion_is_idempotent_and_a_second_pass_changes_nothing(p in payload()) {
+            let (once, _) = coerce(shapes_schema(), p);
+            let (twice, changes) = coerce(shapes_schema(), once.clone());
+            prop_assert_eq!(&once, &twice);
+            prop_assert!(changes.is_empty(), "{:?}", changes);
+        }
+
+        #[test]
+        fn coercion_never_changes_a_protected_value(
+            p in payload(),
+            pointers in prop::collection::vec(
+                prop::sample::select(vec!["/tags", "/ids", "/filter", "/note", "/limit", "/filter/min", "/tags/0"]),
+                0..4,
+            )
+        ) {
+            let protected = Protected::snapshot(&pointers, &p);
+            let schema = Schema::compile(&shapes_schema()).unwrap();
+            let admitted = SchemaCoercion.admit(p.clone(), Some(&schema), &protected);
+            prop_assert!(protected.check(&admitted.payload).is_ok());
+            for pointer in &pointers {
+                prop_assert_eq!(admitted.payload.pointer(pointer), p.pointer(pointer));
+            }
+        }
+
+        #[test]
+        fn every_change_is_recorded(p in payload()) {
+            let (coerced, changes) = coerce(shapes_schema(), p.clone());
+            prop_assert_eq!(coerced == p, changes.is_empty());
+        }
+    }
 }

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use fake_llm::{FakeLlm, Reply};
 use recourse::{
-    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, InProcessTransport, ManualClock,
-    PayloadSource, RawResponse, Request, SchemaCoercion, Trajectory,
+    AttemptRecord, Call, CallBuilder, CallReport, CorrectionChain, CorrectionLayer, Event,
+    Executor, ExecutorConfig, GateRule, InProcessTransport, ManualClock, PayloadSource,
+    RawResponse, Request, Trajectory, Verdict,
 };
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};
@@ -88,7 +89,6 @@ async fn run(
         .with_config(config)
         .unwrap()
         .with_clock(Arc::new(ManualClock::new()))
-        .with_admission(Arc::new(SchemaCoercion))
         .with_corrector(corrector)
         .build()
         .execute(call)
@@ -102,8 +102,12 @@ async fn weather_call(llm: &FakeLlm, call: Call) -> (CallReport, Log) {
     (run(transport, config, Arc::new(chain), call).await, log)
 }
 
+fn weather_builder() -> CallBuilder {
+    Call::builder("weather", json!({"location": "Flower Mound, TX"})).schema(weather_schema())
+}
+
 fn flower_mound() -> Call {
-    Call::new("weather", json!({"location": "Flower Mound, TX"})).with_schema(weather_schema())
+    weather_builder().build().unwrap()
 }
 
 fn fixed(location: &str) -> Reply {
@@ -118,9 +122,20 @@ fn notes(report: &CallReport) -> String {
     report
         .attempts
         .iter()
-        .flat_map(|a| a.notes.clone())
+        .flat_map(AttemptRecord::notes)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Whether the model's (L3) proposal was refused by the gate's `rule`.
+fn rejected_by(report: &CallReport, rule: GateRule) -> bool {
+    report.attempts.iter().flat_map(|a| &a.events).any(|e| {
+        matches!(e, Event::Correction {
+            layer: CorrectionLayer::Llm,
+            verdict: Verdict::RejectedByGate { rule: r },
+            ..
+        } if *r == rule)
+    })
 }
 
 #[tokio::test]
@@ -215,13 +230,15 @@ async fn sell_100_shares_is_re_resolved_from_the_quote_step() {
         "quote",
         json!({"success": true, "data": {"symbol": "TSLA", "price": 468.285}}),
     );
-    let call = Call::new(
+    let call = Call::builder(
         "orders.sell",
         json!({"symbol": "TSLA", "shares": 100, "amount": 0}),
     )
-    .with_schema(schema)
+    .schema(schema)
     .protect("/symbol")
-    .protect("/shares");
+    .protect("/shares")
+    .build()
+    .unwrap();
     let report = run(
         transport,
         config,
@@ -251,12 +268,14 @@ async fn a_correction_touching_a_protected_value_is_rejected() {
         "can_fix": true, "analysis": "Try a nearby place.", "corrected_payload": {"location": "Dallas, Texas, US", "days": 5}
     }))])
     .await;
-    let call = Call::new(
+    let call = Call::builder(
         "weather",
         json!({"location": "Flower Mound, TX", "days": 3}),
     )
-    .with_schema(weather_schema())
-    .protect("/days");
+    .schema(weather_schema())
+    .protect("/days")
+    .build()
+    .unwrap();
     let (report, log) = weather_call(&llm, call).await;
 
     assert_eq!(report.outcome.name(), "failed");
@@ -267,7 +286,8 @@ async fn a_correction_touching_a_protected_value_is_rejected() {
         "the rejected payload was never sent"
     );
     assert!(
-        notes(&report).contains("llm proposal rejected: protected value at /days was changed"),
+        rejected_by(&report, GateRule::ProtectedChanged)
+            && notes(&report).contains("protected value at /days was changed"),
         "{}",
         notes(&report)
     );
@@ -286,7 +306,8 @@ async fn a_model_adding_an_unknown_field_is_rejected() {
     assert_eq!(report.outcome.name(), "failed");
     assert_eq!(log.lock().unwrap().len(), 1);
     assert!(
-        notes(&report).contains("adds /country, a field the schema does not define"),
+        rejected_by(&report, GateRule::UnknownField)
+            && notes(&report).contains("adds /country, a field the schema does not define"),
         "{}",
         notes(&report)
     );
@@ -435,8 +456,10 @@ async fn an_error_steering_elsewhere_changes_nothing_but_the_payload() {
     });
     let config = config();
     let chain = chain_for(&config, Some(&llm));
-    let call =
-        Call::new("weather", json!({"location": "Flower Mound, TX"})).header("X-Tenant", "acme");
+    let call = Call::builder("weather", json!({"location": "Flower Mound, TX"}))
+        .header("X-Tenant", "acme")
+        .build()
+        .unwrap();
     let report = run(transport, config, Arc::new(chain), call).await;
 
     assert_eq!(report.outcome.name(), "succeeded");
@@ -500,7 +523,10 @@ async fn a_silent_model_is_cannot_fix_not_a_hang() {
     let chain = CorrectionChain::new(&config)
         .with_model(Arc::new(Silent))
         .with_model_timeout(std::time::Duration::from_millis(20));
-    let call = flower_mound().with_intent("What's the weather in Flower Mound?");
+    let call = weather_builder()
+        .intent("What's the weather in Flower Mound?")
+        .build()
+        .unwrap();
     let report = run(transport, config, Arc::new(chain), call).await;
 
     assert_eq!(report.outcome.name(), "failed");
@@ -521,7 +547,10 @@ async fn a_single_call_with_an_intent_reaches_re_resolution() {
             "corrected_parameters": {"location": "Flower Mound, Texas, US"}, "is_transient_error": false})),
     ])
     .await;
-    let call = flower_mound().with_intent("Weather for Flower Mound in Texas, please");
+    let call = weather_builder()
+        .intent("Weather for Flower Mound in Texas, please")
+        .build()
+        .unwrap();
     let (report, _) = weather_call(&llm, call).await;
     assert_eq!(report.outcome.name(), "succeeded", "{}", notes(&report));
     assert_eq!(report.attempts[1].source, PayloadSource::Semantic);
@@ -545,7 +574,11 @@ async fn a_transient_verdict_from_re_resolution_is_not_acted_on() {
             "corrected_parameters": {"location": "Flower Mound, Texas, US"}, "is_transient_error": true})),
     ])
     .await;
-    let (report, log) = weather_call(&llm, flower_mound().with_intent("weather please")).await;
+    let (report, log) = weather_call(
+        &llm,
+        weather_builder().intent("weather please").build().unwrap(),
+    )
+    .await;
     assert_eq!(report.outcome.name(), "failed");
     assert_eq!(log.lock().unwrap().len(), 1);
     assert!(notes(&report).contains("transient"), "{}", notes(&report));

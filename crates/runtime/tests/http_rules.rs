@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use recourse::{
-    Call, CallReport, Correction, CorrectionRequest, Corrector, Executor, ExecutorConfig,
-    HttpTransport, ManualClock, PayloadSource, StopReason, TokenUsage,
+    Call, CallBuilder, CallReport, Correction, CorrectionLayer, CorrectionRequest, Corrector,
+    Event, Executor, ExecutorConfig, GateRule, HttpTransport, ManualClock, StopReason, Verdict,
 };
 use serde_json::json;
 use support::{ScriptedServer, Step};
@@ -33,7 +33,7 @@ fn executor(clock: &ManualClock, config: ExecutorConfig) -> Executor {
 
 async fn call(
     script: Vec<Step>,
-    call: impl FnOnce(Call) -> Call,
+    call: impl FnOnce(CallBuilder) -> CallBuilder,
 ) -> (CallReport, ScriptedServer, ManualClock) {
     call_with(script, config(), call).await
 }
@@ -41,15 +41,19 @@ async fn call(
 async fn call_with(
     script: Vec<Step>,
     config: ExecutorConfig,
-    call: impl FnOnce(Call) -> Call,
+    call: impl FnOnce(CallBuilder) -> CallBuilder,
 ) -> (CallReport, ScriptedServer, ManualClock) {
     let server = ScriptedServer::start(script).await;
     let clock = ManualClock::new();
     let report = executor(&clock, config)
-        .execute(call(Call::new(
-            server.url.clone(),
-            json!({"symbol": "TSLA", "qty": 3}),
-        )))
+        .execute(
+            call(Call::builder(
+                server.url.clone(),
+                json!({"symbol": "TSLA", "qty": 3}),
+            ))
+            .build()
+            .unwrap(),
+        )
         .await;
     (report, server, clock)
 }
@@ -77,7 +81,7 @@ async fn rule1_success_false_on_200_is_a_failure() {
 
 #[tokio::test]
 async fn rule2_delegated_orchestrator_is_dispatched_once() {
-    let (report, server, _) = call(vec![Step::text(503, "busy")], Call::delegated).await;
+    let (report, server, _) = call(vec![Step::text(503, "busy")], CallBuilder::delegated).await;
     assert_eq!(reason(&report), Some(&StopReason::DelegatedSingleDispatch));
     assert_eq!(server.hits(), 1);
 }
@@ -118,7 +122,7 @@ async fn rule6_transient_statuses_resend_the_same_bytes() {
             received[0].body, received[1].body,
             "{status}: resend must be byte-identical"
         );
-        assert_eq!(report.attempts[0].action, "retry_same");
+        assert_eq!(report.attempts[0].action.name(), "retry_same");
     }
 }
 
@@ -133,7 +137,7 @@ async fn rule6_retry_after_seconds_is_honoured() {
     let (report, _, clock) = call_with(script, c, |c| c).await;
     assert_eq!(report.outcome.name(), "succeeded");
     assert_eq!(clock.sleeps(), vec![Duration::from_secs(2)]);
-    assert_eq!(report.attempts[0].wait_ms, Some(2000));
+    assert_eq!(report.attempts[0].wait_ms(), Some(2000));
 }
 
 #[tokio::test]
@@ -164,9 +168,42 @@ async fn rule6_a_wait_past_the_deadline_stops_without_sleeping() {
     c.deadline = Some(Duration::from_secs(10));
     let script = vec![Step::text(429, "quota").with_header("Retry-After", "60")];
     let (report, server, clock) = call_with(script, c, |c| c).await;
-    assert_eq!(reason(&report), Some(&StopReason::DeadlineExceeded));
+    assert_eq!(
+        reason(&report),
+        Some(&StopReason::RateLimited {
+            retry_after: Duration::from_secs(60)
+        })
+    );
     assert!(clock.sleeps().is_empty());
     assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn rule6_a_demand_longer_than_max_backoff_is_never_cut_short() {
+    // No deadline: the old behaviour waited max_backoff (30 s) and resent early.
+    for retry_after in ["3600", "99999999999999999999"] {
+        let script = vec![
+            Step::text(429, "quota").with_header("Retry-After", retry_after),
+            Step::ok("1"),
+        ];
+        let (report, server, clock) = call_with(script, config(), |c| c).await;
+        assert_eq!(
+            report.outcome.reason().map(StopReason::code),
+            Some("rate_limited")
+        );
+        assert!(clock.sleeps().is_empty(), "{retry_after}");
+        assert_eq!(
+            server.hits(),
+            1,
+            "{retry_after}: never resent before the tool allows"
+        );
+        assert!(
+            report.to_json()["reason_text"]
+                .as_str()
+                .unwrap()
+                .contains("accept")
+        );
+    }
 }
 
 #[tokio::test]
@@ -182,15 +219,7 @@ async fn rule7_non_transient_4xx_is_never_resent_unchanged() {
     impl Corrector for Echo {
         fn correct<'a>(&'a self, r: CorrectionRequest<'a>) -> recourse::BoxFuture<'a, Correction> {
             let payload = r.payload.clone();
-            Box::pin(async move {
-                Correction::Corrected {
-                    payload,
-                    source: PayloadSource::Llm,
-                    note: "same again".into(),
-                    llm_calls: 1,
-                    tokens: TokenUsage::default(),
-                }
-            })
+            Box::pin(async move { Correction::fixed(CorrectionLayer::Llm, payload, "same again") })
         }
     }
     let server =
@@ -201,11 +230,23 @@ async fn rule7_non_transient_4xx_is_never_resent_unchanged() {
         .with_corrector(Arc::new(Echo))
         .build();
     let report = exec
-        .execute(Call::new(server.url.clone(), json!({"symbol": "TSLA"})))
+        .execute(
+            Call::builder(server.url.clone(), json!({"symbol": "TSLA"}))
+                .build()
+                .unwrap(),
+        )
         .await;
     assert_eq!(reason(&report), Some(&StopReason::CannotFix));
     assert_eq!(server.hits(), 1);
-    assert!(report.attempts[0].notes[0].contains("unchanged"));
+    assert!(matches!(
+        report.attempts[0].events[..],
+        [Event::Correction {
+            verdict: Verdict::RejectedByGate {
+                rule: GateRule::Unchanged
+            },
+            ..
+        }]
+    ));
 }
 
 #[tokio::test]
@@ -228,15 +269,17 @@ async fn a_dropped_connection_is_resent_when_idempotent() {
     assert!(
         report.attempts[0]
             .transport_error
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .to_string()
             .starts_with("failed_after_send")
     );
 }
 
 #[tokio::test]
 async fn a_dropped_connection_leaves_a_non_idempotent_write_unknown() {
-    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], Call::non_idempotent).await;
+    let (report, server, _) =
+        call(vec![Step::Drop, Step::ok("1")], CallBuilder::non_idempotent).await;
     assert_eq!(report.outcome.name(), "unknown");
     assert_eq!(report.outcome.exit_code(), 3);
     assert_eq!(server.hits(), 1, "never a blind resend");
@@ -250,15 +293,30 @@ async fn a_refused_connection_is_retried_even_for_writes() {
     drop(listener);
     let clock = ManualClock::new();
     let report = executor(&clock, config())
-        .execute(Call::new(url, json!({})).non_idempotent())
+        .execute(
+            Call::builder(url, json!({}))
+                .non_idempotent()
+                .build()
+                .unwrap(),
+        )
         .await;
     assert_eq!(reason(&report), Some(&StopReason::RetriesExhausted));
-    assert_eq!(report.http_calls, 4);
+    assert_eq!(report.attempts.len(), 4);
+    assert_eq!(
+        report.http_calls, 0,
+        "no connection opened: nothing was sent"
+    );
+    let error = report.outcome.error().unwrap();
+    assert!(
+        error.retryable,
+        "recourse resent it: the final error must not say otherwise"
+    );
     assert!(
         report.attempts[0]
             .transport_error
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .to_string()
             .starts_with("connect_failed")
     );
 }
@@ -268,13 +326,14 @@ async fn a_timeout_after_sending_is_unknown_for_writes() {
     let mut c = config();
     c.request_timeout = Duration::from_millis(200);
     let script = vec![Step::Delay(Duration::from_secs(2), Box::new(Step::ok("1")))];
-    let (report, _, _) = call_with(script, c, Call::non_idempotent).await;
+    let (report, _, _) = call_with(script, c, CallBuilder::non_idempotent).await;
     assert_eq!(report.outcome.name(), "unknown");
     assert!(
         report.attempts[0]
             .transport_error
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .to_string()
             .starts_with("timed_out_after_send")
     );
 }
@@ -286,7 +345,7 @@ async fn every_attempt_of_a_write_carries_the_same_idempotency_key() {
         Step::text(503, "down"),
         Step::ok("1"),
     ];
-    let (report, server, _) = call(script, Call::non_idempotent).await;
+    let (report, server, _) = call(script, CallBuilder::non_idempotent).await;
     assert_eq!(report.outcome.name(), "succeeded");
     let keys: Vec<_> = server
         .received()

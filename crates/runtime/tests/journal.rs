@@ -38,7 +38,10 @@ async fn suite(journal: Arc<dyn Journal>) {
     let result = AttemptResult {
         status: Some(503),
         transport_error: None,
-        action: "retry_same".into(),
+        action: recourse::Action::RetrySame {
+            wait: std::time::Duration::from_millis(10),
+            cause: recourse::WaitCause::Backoff,
+        },
     };
     journal.finish_attempt("c1", 1, &result).await.unwrap();
     journal

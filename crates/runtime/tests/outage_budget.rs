@@ -54,7 +54,9 @@ async fn run(with_budget: bool) -> u64 {
     };
     let exec = builder.build();
     for i in 0..CALLS {
-        let report = exec.execute(Call::new("tool", json!({"i": i}))).await;
+        let report = exec
+            .execute(Call::builder("tool", json!({"i": i})).build().unwrap())
+            .await;
         assert_eq!(report.outcome.name(), "failed");
     }
     dispatches.load(Ordering::SeqCst)

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use recourse::{
-    Call, Correction, CorrectionRequest, Corrector, Executor, ExecutorConfig, InProcessTransport,
-    Limits, ManualClock, PayloadSource, RawResponse, TokenUsage, TransportFailure,
-    TransportFailureKind,
+    Call, Correction, CorrectionLayer, CorrectionRequest, Corrector, Executor, ExecutorConfig,
+    InProcessTransport, Limits, ManualClock, RawResponse, TransportFailure, TransportFailureKind,
 };
 use serde_json::{Value, json};
 
@@ -94,15 +93,7 @@ impl Corrector for Meddler {
         if r.attempt.is_multiple_of(2) {
             payload["amount"] = json!(999);
         }
-        Box::pin(async move {
-            Correction::Corrected {
-                payload,
-                source: PayloadSource::Llm,
-                note: "meddled".into(),
-                llm_calls: 1,
-                tokens: TokenUsage::default(),
-            }
-        })
+        Box::pin(async move { Correction::fixed(CorrectionLayer::Llm, payload, "meddled") })
     }
 }
 
@@ -130,7 +121,7 @@ fn run(script: Vec<Answer>, idempotent: bool, deadline: Duration) -> Outcome {
             max_retries: 3,
             max_corrections: 2,
             max_backoff: Duration::from_secs(30),
-            require_opt_in: false,
+            ..Limits::default()
         },
         ..ExecutorConfig::default()
     };
@@ -142,10 +133,11 @@ fn run(script: Vec<Answer>, idempotent: bool, deadline: Duration) -> Outcome {
         .with_corrector(Arc::new(Meddler))
         .without_circuit_breakers()
         .build();
-    let mut call = Call::new("tool", json!({"amount": 100, "to": "EUR"})).protect("/amount");
-    if !idempotent {
-        call = call.non_idempotent();
-    }
+    let call = Call::builder("tool", json!({"amount": 100, "to": "EUR"}))
+        .protect("/amount")
+        .idempotent(idempotent)
+        .build()
+        .unwrap();
     let report = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -180,7 +172,9 @@ proptest! {
     ) {
         let o = run(script, idempotent, Duration::from_secs(600));
         prop_assert!(o.sent.len() <= 1 + 3 + 2, "{} dispatches", o.sent.len());
-        prop_assert_eq!(o.sent.len() as u32, o.report.http_calls);
+        prop_assert_eq!(o.sent.len(), o.report.attempts.len());
+        let sent = o.report.attempts.iter().filter(|a| a.was_sent()).count();
+        prop_assert_eq!(sent as u32, o.report.http_calls);
     }
 
     #[test]

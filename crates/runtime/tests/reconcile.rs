@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use recourse::{
-    BoxFuture, Call, CallReport, Executor, HttpReconciler, HttpTransport, ManualClock,
-    ReconcileRequest, Reconciler, Reconciliation, StopReason,
+    BoxFuture, Call, CallBuilder, CallReport, Event, Executor, HttpReconciler, HttpTransport,
+    LookupResult, ManualClock, ReconcileRequest, Reconciler, Reconciliation, StopReason,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::json;
@@ -25,8 +25,8 @@ fn executor() -> Executor {
         .build()
 }
 
-fn export_call(tools: &RunningTools) -> Call {
-    Call::new(
+fn export_call(tools: &RunningTools) -> CallBuilder {
+    Call::builder(
         format!("{}/api/exports", tools.base_url()),
         json!({"source_id": "sales-2024", "format": "pdf"}),
     )
@@ -37,21 +37,21 @@ fn lookup_template(tools: &RunningTools) -> String {
     format!("{}/api/exports/{{operation_id}}", tools.base_url())
 }
 
-async fn run(call: Call) -> CallReport {
-    executor().execute(call).await
+async fn run(call: CallBuilder) -> CallReport {
+    executor().execute(call.build().unwrap()).await
 }
 
 #[tokio::test]
 async fn unknown_outcome_is_reconciled_to_committed_with_one_write() {
     let tools = tools(&["exports:unknown_outcome"]).await;
     let call = export_call(&tools)
-        .with_reconcile_url(lookup_template(&tools))
+        .reconcile_url(lookup_template(&tools))
         .unwrap();
     let report = run(call).await;
     assert_eq!(report.outcome.name(), "succeeded", "{:?}", report.outcome);
     assert_eq!(tools.exports_committed(), 1);
     assert_eq!(report.http_calls, 1);
-    assert_eq!(report.attempts[0].action, "reconcile");
+    assert_eq!(report.attempts[0].action.name(), "reconcile");
     assert!(report.operation_id.is_some());
     assert!(report.to_json()["data"]["operation_id"].is_string());
 }
@@ -60,7 +60,7 @@ async fn unknown_outcome_is_reconciled_to_committed_with_one_write() {
 async fn crash_after_commit_never_produces_a_second_export() {
     let tools = tools(&["exports:crash_after_commit"]).await;
     let call = export_call(&tools)
-        .with_reconcile_url(lookup_template(&tools))
+        .reconcile_url(lookup_template(&tools))
         .unwrap();
     let report = run(call).await;
     assert_eq!(report.outcome.name(), "succeeded");
@@ -90,17 +90,15 @@ async fn not_committed_leads_to_one_resend_with_the_same_key() {
         tools: Arc::clone(&tools),
         inner: HttpReconciler::new(lookup_template(&tools)).unwrap(),
     };
-    let call = export_call(&tools).with_reconciler(Arc::new(reconciler));
+    let call = export_call(&tools).reconciler(Arc::new(reconciler));
     let report = run(call).await;
     assert_eq!(report.outcome.name(), "succeeded", "{:?}", report.outcome);
     assert_eq!(report.http_calls, 2);
     assert_eq!(tools.exports_committed(), 1);
-    assert!(
-        report.attempts[0]
-            .notes
-            .iter()
-            .any(|n| n.contains("not committed"))
-    );
+    assert!(report.attempts[0].events.contains(&Event::Lookup {
+        result: LookupResult::NotCommitted,
+        detail: None
+    }));
 }
 
 #[tokio::test]
@@ -112,7 +110,7 @@ async fn a_failed_lookup_stops_as_unknown_with_the_key_and_operation_id() {
         closed.local_addr().unwrap()
     );
     drop(closed);
-    let report = run(export_call(&tools).with_reconcile_url(template).unwrap()).await;
+    let report = run(export_call(&tools).reconcile_url(template).unwrap()).await;
     assert_eq!(report.outcome.name(), "unknown");
     assert_eq!(report.outcome.exit_code(), 3);
     assert_eq!(report.outcome.reason(), Some(&StopReason::OutcomeUnknown));
@@ -134,7 +132,7 @@ async fn without_a_reconciler_an_unknown_outcome_stops_as_unknown() {
 #[tokio::test]
 async fn idempotent_capabilities_still_resend_on_5xx() {
     let tools = tools(&["stock:unavailable"]).await;
-    let call = Call::new(
+    let call = Call::builder(
         format!("{}/api/stock/quote", tools.base_url()),
         json!({"symbol": "TSLA"}),
     );
@@ -144,6 +142,6 @@ async fn idempotent_capabilities_still_resend_on_5xx() {
     assert!(
         report.attempts[..3]
             .iter()
-            .all(|a| a.action == "retry_same" && a.status == Some(503))
+            .all(|a| a.action.name() == "retry_same" && a.status == Some(503))
     );
 }

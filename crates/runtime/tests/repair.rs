@@ -12,16 +12,17 @@ fn repair_with(
 ) -> Option<Value> {
     let protected = Protected::snapshot(protected, &payload);
     let compiled = schema.as_ref().map(|s| Schema::compile(s).unwrap());
+    let target = recourse::Target::parse("tool").unwrap();
     let request = CorrectionRequest {
-        target: "tool",
+        target: &target,
         payload: &payload,
         error: &error,
         protected: &protected,
-        schema: schema.as_ref(),
+        schema: compiled.as_ref(),
         intent: None,
         attempt: 1,
     };
-    match DeterministicRepair.propose(&request, compiled.as_ref()) {
+    match DeterministicRepair.propose(&request) {
         Correction::Corrected {
             payload, llm_calls, ..
         } => {

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use recourse::{
-    Approval, ApprovalRequest, Approver, Catalogue, Correction, CorrectionRequest, Corrector,
-    Executor, InProcessTransport, ManualClock, PayloadSource, Plan, RawResponse, Request,
-    TokenUsage, Workflow, WorkflowReport, WorkflowRunner,
+    Approval, ApprovalRequest, Approver, Catalogue, Correction, CorrectionLayer, CorrectionRequest,
+    Corrector, Event, Executor, GateRule, InProcessTransport, ManualClock, Plan, RawResponse,
+    Request, Verdict, Workflow, WorkflowReport, WorkflowRunner,
 };
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};
@@ -51,6 +51,7 @@ fn transport(log: &Arc<Log>, answer: Answer) -> InProcessTransport {
     InProcessTransport::new(move |request: Request| {
         let name = request
             .target
+            .as_str()
             .trim_start_matches("http://tools/")
             .to_owned();
         log.requests
@@ -158,7 +159,7 @@ async fn independent_steps_overlap_in_time() {
             spans
                 .lock()
                 .unwrap()
-                .push((request.target.clone(), start, end));
+                .push((request.target.to_string(), start, end));
             let response = if met {
                 ToolResponse::ok(json!({"met": true}))
             } else {
@@ -351,15 +352,7 @@ impl Corrector for Meddler {
         self.0.fetch_add(1, Ordering::SeqCst);
         let mut payload = request.payload.clone();
         payload["amount"] = json!(1.0);
-        Box::pin(async move {
-            Correction::Corrected {
-                payload,
-                source: PayloadSource::Llm,
-                note: "smaller".into(),
-                llm_calls: 0,
-                tokens: TokenUsage::default(),
-            }
-        })
+        Box::pin(async move { Correction::fixed(CorrectionLayer::Llm, payload, "smaller") })
     }
 }
 
@@ -406,10 +399,15 @@ async fn referenced_values_are_exact_bound() {
         [json!({"amount": 468285.0, "shares": 100})],
         "the proposal changing the referenced amount was never sent"
     );
-    let notes = report.step("sell").unwrap().call.as_ref().unwrap().attempts[0]
-        .notes
-        .join("; ");
-    assert!(notes.contains("/amount"), "{notes}");
+    let events = &report.step("sell").unwrap().call.as_ref().unwrap().attempts[0].events;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Correction {
+            verdict: Verdict::RejectedByGate { rule: GateRule::ProtectedChanged },
+            reason,
+            ..
+        } if reason.contains("/amount"))),
+        "{events:?}"
+    );
 }
 
 /// Records what it was shown and answers as configured.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use fake_llm::{FakeLlm, Reply};
 use recourse::{
     ApproveAll, Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, PayloadSource,
-    Plan, SchemaCoercion, Workflow, WorkflowReport, WorkflowRunner,
+    Plan, Workflow, WorkflowReport, WorkflowRunner,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
@@ -37,7 +37,6 @@ async fn run(tools: &RunningTools, llm: &FakeLlm, plan: Value) -> WorkflowReport
     let executor = Executor::builder(HttpTransport::builder().build().unwrap())
         .with_config(config)
         .unwrap()
-        .with_admission(Arc::new(SchemaCoercion))
         .with_corrector(chain.clone())
         .build();
     let catalogue = Catalogue::fetch(&tools.base_url()).await.unwrap();

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use recourse::{
-    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, SchemaCoercion,
-    Transport,
+    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Transport,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::Value;
@@ -27,6 +26,13 @@ use recovering::Recovering;
 use scenes::{SCENES, Scene};
 
 pub(crate) async fn run() -> Result<i32> {
+    // Configuration first: a bad RECOURSE_* value fails before any output.
+    let config = ExecutorConfig {
+        backoff_base: Duration::from_millis(200),
+        deadline: Some(Duration::from_secs(30)),
+        ..ExecutorConfig::from_env()?
+    };
+    let workflow = workflow_scene::Setup::from_env()?;
     let style = Style::detect();
     let started = Instant::now();
     let tools = Arc::new(
@@ -48,11 +54,11 @@ pub(crate) async fn run() -> Result<i32> {
     );
     let mut failures = 0;
     for (i, scene) in SCENES.iter().enumerate() {
-        if !play(i + 1, scene, &tools, &schemas, style).await? {
+        if !play(i + 1, scene, &tools, &schemas, &config, style).await? {
             failures += 1;
         }
     }
-    if !workflow_scene::play(SCENES.len() + 1, &tools, style).await? {
+    if !workflow_scene::play(SCENES.len() + 1, &tools, &workflow, style).await? {
         failures += 1;
     }
     let total = SCENES.len() + 1;
@@ -93,23 +99,15 @@ async fn manifest_schemas(base: &str) -> Result<HashMap<String, Value>> {
         .collect())
 }
 
-fn executor(tools: &Arc<RunningTools>, scene: &Scene) -> Result<Executor> {
-    let config = ExecutorConfig {
-        backoff_base: Duration::from_millis(200),
-        deadline: Some(Duration::from_secs(30)),
-        ..ExecutorConfig::from_env()?
-    };
+/// The standard executor, repair only (no scene but the workflow needs a model).
+fn executor(tools: &Arc<RunningTools>, scene: &Scene, config: &ExecutorConfig) -> Result<Executor> {
     let http = HttpTransport::builder().build()?;
     let transport: Arc<dyn Transport> = match scene.recover_after {
         Some(n) => Arc::new(Recovering::new(http, Arc::clone(tools), n)),
         None => Arc::new(http),
     };
-    let chain = CorrectionChain::new(&config);
-    Ok(Executor::builder_arc(transport)
-        .with_config(config)?
-        .with_admission(Arc::new(SchemaCoercion))
-        .with_corrector(Arc::new(chain))
-        .build())
+    let chain = Arc::new(CorrectionChain::new(config));
+    Ok(Executor::standard(transport, config.clone(), chain)?.build())
 }
 
 async fn play(
@@ -117,6 +115,7 @@ async fn play(
     scene: &Scene,
     tools: &Arc<RunningTools>,
     schemas: &HashMap<String, Value>,
+    config: &ExecutorConfig,
     style: Style,
 ) -> Result<bool> {
     println!("{}", style.bold(&format!("{n}. {}", scene.title)));
@@ -129,18 +128,14 @@ async fn play(
     tools.set_faults(faults);
     let writes_before = tools.exports_committed();
     let url = format!("{}{}", tools.base_url(), scene.route);
-    let mut call = Call::new(url.clone(), (scene.payload)());
+    let mut call = Call::builder(url.clone(), (scene.payload)()).idempotent(!scene.non_idempotent);
     if let Some(schema) = schemas.get(scene.route) {
-        call = call.with_schema(schema.clone());
-    }
-    if scene.non_idempotent {
-        call = call.non_idempotent();
+        call = call.schema(schema.clone());
     }
     if scene.reconcile {
-        call =
-            call.with_reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
+        call = call.reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
     }
-    let report = executor(tools, scene)?.execute(call).await;
+    let report = executor(tools, scene, config)?.execute(call.build()?).await;
     tools.set_faults(Vec::new());
     print_trace(&url, &report, style);
     let writes = tools.exports_committed() - writes_before;

@@ -1,7 +1,8 @@
 //! The demo's scenes: each a real call against the reference tools, a fault
 //! to inject, and what a careful engineer would expect to see.
 
-use recourse::{CallReport, StopReason};
+use recourse::{AttemptRecord, CallReport, Event, PayloadSource, StopReason, WaitCause};
+use recourse_protocol::ErrorCategory;
 use serde_json::{Value, json};
 
 /// One scene of the demo.
@@ -42,7 +43,7 @@ pub(crate) const SCENES: &[Scene] = &[
         non_idempotent: false,
         reconcile: false,
         check: |r, _| {
-            let repaired = r.attempts.iter().any(|a| a.source.as_str() == "repair");
+            let repaired = r.attempts.iter().any(|a| a.source == PayloadSource::Repair);
             expect(
                 r.outcome.name() == "succeeded" && repaired && r.llm_calls == 0,
                 "deterministic repair applied the tool's structured suggestion: no model, no cost",
@@ -60,9 +61,18 @@ pub(crate) const SCENES: &[Scene] = &[
         non_idempotent: false,
         reconcile: false,
         check: |r, _| {
-            let waited = r.attempts.first().and_then(|a| a.wait_ms);
+            let waited = r.attempts.first().and_then(AttemptRecord::wait_ms);
+            let told = r.attempts.first().is_some_and(|a| {
+                a.events.contains(&Event::Waited {
+                    ms: 1000,
+                    cause: WaitCause::RetryAfter,
+                })
+            });
             expect(
-                r.outcome.name() == "succeeded" && waited == Some(1000) && r.http_calls == 2,
+                r.outcome.name() == "succeeded"
+                    && waited == Some(1000)
+                    && told
+                    && r.http_calls == 2,
                 "waited exactly what Retry-After said, resent the same payload, spent no model call",
                 "expected one 1000 ms wait, then success",
             )
@@ -151,7 +161,7 @@ pub(crate) const SCENES: &[Scene] = &[
             let explained = r
                 .outcome
                 .error()
-                .is_some_and(|e| e.category.as_str() == "POLICY_REJECTION");
+                .is_some_and(|e| e.category == ErrorCategory::PolicyRejection);
             expect(
                 r.outcome.name() == "failed" && r.http_calls == 1 && explained,
                 "stopped and kept the tool's explanation for the user; a business rule is not retried",

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use recourse::{
-    Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Plan, SchemaCoercion,
-    StepOutcome, Workflow, WorkflowReport, WorkflowRunner,
+    Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Plan, StepOutcome,
+    Workflow, WorkflowReport, WorkflowRunner,
 };
 use recourse_reference_tools::RunningTools;
 
@@ -18,7 +18,29 @@ use crate::style::Style;
 /// The plan shipped in `examples/`, so the demo and the example never drift apart.
 const PLAN: &str = include_str!("../../../../examples/sell-and-convert.json");
 
-pub(crate) async fn play(n: usize, tools: &RunningTools, style: Style) -> Result<bool> {
+/// The scene's configuration, read (and checked) before the demo prints anything.
+pub(crate) struct Setup {
+    config: ExecutorConfig,
+    chain: Arc<CorrectionChain>,
+}
+
+impl Setup {
+    pub(crate) fn from_env() -> Result<Self> {
+        let config = ExecutorConfig {
+            deadline: Some(Duration::from_secs(60)),
+            ..ExecutorConfig::from_env()?
+        };
+        let chain = Arc::new(CorrectionChain::from_env(&config)?);
+        Ok(Self { config, chain })
+    }
+}
+
+pub(crate) async fn play(
+    n: usize,
+    tools: &RunningTools,
+    setup: &Setup,
+    style: Style,
+) -> Result<bool> {
     println!(
         "{}",
         style.bold(&format!(
@@ -31,17 +53,10 @@ pub(crate) async fn play(n: usize, tools: &RunningTools, style: Style) -> Result
     println!(
         "   holds what is needed. The currency tool opts non-positive amounts into correction."
     );
-    let config = ExecutorConfig {
-        deadline: Some(Duration::from_secs(60)),
-        ..ExecutorConfig::from_env()?
-    };
-    let chain = Arc::new(CorrectionChain::from_env(&config)?);
+    let chain = Arc::clone(&setup.chain);
     let has_model = chain.has_model();
-    let executor = Executor::builder(HttpTransport::builder().build()?)
-        .with_config(config)?
-        .with_admission(Arc::new(SchemaCoercion))
-        .with_corrector(chain.clone())
-        .build();
+    let transport = Arc::new(HttpTransport::builder().build()?);
+    let executor = Executor::standard(transport, setup.config.clone(), Arc::clone(&chain))?.build();
     let workflow = Workflow::new(
         Plan::from_json(PLAN.as_bytes())?,
         &Catalogue::fetch(&tools.base_url()).await?,

@@ -146,9 +146,18 @@ fn trace(id: &str, run: &JudgedRun) -> String {
     for a in &r.report.attempts {
         let heard = match (&a.status, &a.transport_error) {
             (Some(s), _) => s.to_string(),
-            (None, Some(t)) => t.clone(),
+            (None, Some(t)) => t.to_string(),
             (None, None) => String::new(),
         };
+        let reason = match &a.action {
+            recourse::Action::Stop { reason } => format!(" ({})", reason.code()),
+            _ => String::new(),
+        };
+        let category = a
+            .category
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td></tr>",
@@ -156,11 +165,11 @@ fn trace(id: &str, run: &JudgedRun) -> String {
             a.source.as_str(),
             escape(&a.payload.to_string()),
             escape(&heard),
-            escape(a.category.as_deref().unwrap_or("")),
-            a.action,
-            a.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
-            a.wait_ms.map(|w| w.to_string()).unwrap_or_default(),
-            escape(&a.notes.join("; "))
+            escape(&category),
+            a.action.name(),
+            reason,
+            a.wait_ms().map(|w| w.to_string()).unwrap_or_default(),
+            escape(&a.notes().join("; "))
         );
     }
     html.push_str("</table>\n");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use recourse::{
-    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, ManualClock,
-    Reconciler, SchemaCoercion, Transport,
+    Action, Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport,
+    ManualClock, Reconciler, Transport,
 };
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
@@ -84,21 +84,18 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
         chain = chain.with_model(model);
     }
     let clock = Arc::new(ManualClock::new());
-    let mut builder = Executor::builder(recorder)
-        .with_config(config)?
+    let mut builder = Executor::standard(Arc::new(recorder), config, Arc::new(chain))?
         .with_clock(clock)
-        .with_jitter_seed(u64::from(run))
-        .with_admission(Arc::new(SchemaCoercion))
-        .with_corrector(Arc::new(chain));
+        .with_jitter_seed(u64::from(run));
     if let Some(reconciler) = reconciler {
         builder = builder.with_reconciler(reconciler);
     }
-    let call = call(scenario, target);
+    let call = call(scenario, target)?;
     let shape = CallShape {
-        target: call.target.clone(),
-        headers: call.headers.clone(),
-        payload: call.payload.clone(),
-        protected: call.protected.clone(),
+        target: call.target().as_str().to_owned(),
+        headers: call.headers().to_vec(),
+        payload: call.payload().clone(),
+        protected: call.protected().to_vec(),
     };
     let report = builder.build().execute(call).await;
     let sent = std::mem::take(&mut *sent.lock().unwrap_or_else(PoisonError::into_inner));
@@ -183,20 +180,26 @@ fn config(scenario: &Scenario) -> ExecutorConfig {
     config
 }
 
-fn call(scenario: &Scenario, target: String) -> Call {
+fn call(scenario: &Scenario, target: String) -> Result<Call> {
     let task = &scenario.task;
-    let mut call = Call::new(target, task.payload.clone());
+    let mut call = Call::builder(target, task.payload.clone()).idempotent(task.idempotent);
     for pointer in &task.protect {
         call = call.protect(pointer.clone());
     }
     for (name, value) in &task.headers {
         call = call.header(name.clone(), value.clone());
     }
-    call.traits.idempotent = task.idempotent;
-    call.traits.delegated = task.delegated;
-    call.schema = task.schema.clone();
-    call.intent = task.intent.clone();
-    call
+    if task.delegated {
+        call = call.delegated();
+    }
+    if let Some(schema) = &task.schema {
+        call = call.schema(schema.clone());
+    }
+    if let Some(intent) = &task.intent {
+        call = call.intent(intent.clone());
+    }
+    call.build()
+        .with_context(|| format!("scenario {}: the call is invalid", scenario.id))
 }
 
 fn record(
@@ -207,9 +210,9 @@ fn record(
     writes: Option<usize>,
 ) -> RunRecord {
     let first = report.attempts.first();
-    let failure = report.attempts.iter().find(|a| a.action != "succeed");
+    let failure = report.attempts.iter().find(|a| a.action != Action::Succeed);
     let category = failure.and_then(|a| match (&a.category, &a.transport_error) {
-        (Some(c), _) => Some(c.clone()),
+        (Some(c), _) => Some(c.to_string()),
         (None, Some(_)) => Some("TRANSPORT".to_owned()),
         (None, None) => a.status.map(|s| format!("HTTP_{s}")),
     });
@@ -219,7 +222,7 @@ fn record(
         final_state: report.outcome.name(),
         stop_reason: report.outcome.reason().map(recourse::StopReason::code),
         category,
-        next_action: first.map_or("none", |a| a.action),
+        next_action: first.map_or("none", |a| a.action.name()),
         attempts: u32::try_from(report.attempts.len()).unwrap_or(u32::MAX),
         writes,
         question,

@@ -9,7 +9,8 @@
 //! for **unnecessary stopping** — giving up where a permitted recovery
 //! existed. An honest stop on a permanent failure is a success.
 
-use recourse_protocol::redact;
+use recourse::{AttemptRecord, Event, LookupResult};
+use recourse_protocol::{ErrorCategory, redact};
 use serde_json::Value;
 
 use super::runner::RunRecord;
@@ -95,11 +96,12 @@ fn false_recoveries(scenario: &Scenario, run: &RunRecord) -> Vec<String> {
             .accept
             .forbidden_actions
             .iter()
-            .any(|a| a == attempt.action)
+            .any(|a| a == attempt.action.name())
         {
             found.push(format!(
                 "attempt {} took the forbidden action {}",
-                attempt.n, attempt.action
+                attempt.n,
+                attempt.action.name()
             ));
         }
     }
@@ -113,19 +115,32 @@ fn false_recoveries(scenario: &Scenario, run: &RunRecord) -> Vec<String> {
 }
 
 /// A dispatch after an unknown outcome that was not preceded by a lookup
-/// answering "not committed".
+/// answering "not committed". Judged from the record's types: the category
+/// the tool named, the transport failure's kind, the status, and the lookup
+/// events — never from the words of a note.
 fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<String>) {
     let attempts = &run.report.attempts;
     for pair in attempts.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
-        let unknown = before.category.as_deref() == Some("UNKNOWN_OUTCOME")
-            || (!scenario.task.idempotent
+        let write = !scenario.task.idempotent;
+        let unknown = before.category == Some(ErrorCategory::UnknownOutcome)
+            || (write
                 && before
                     .transport_error
-                    .as_deref()
-                    .is_some_and(|t| t.contains("after_send")));
-        let looked_up = before.action == "reconcile"
-            && before.notes.iter().any(|n| n.contains("not committed"));
+                    .as_ref()
+                    .is_some_and(|t| t.kind.may_have_committed()))
+            || (write
+                && before.category.is_none()
+                && matches!(before.status, Some(500 | 502 | 504)));
+        let looked_up = before.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Lookup {
+                    result: LookupResult::NotCommitted,
+                    ..
+                }
+            )
+        });
         if unknown && !looked_up {
             found.push(format!(
                 "attempt {} resent after the unknown outcome of attempt {}",
@@ -199,7 +214,7 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
             .report
             .attempts
             .iter()
-            .filter_map(|a| a.wait_ms)
+            .filter_map(AttemptRecord::wait_ms)
             .collect();
         if &got != want {
             problems.push(format!("waited {got:?} ms, expected {want:?}"));
@@ -213,7 +228,7 @@ mod tests {
     use super::*;
     use crate::eval::runner::{CallShape, RunRecord};
     use crate::eval::script::SentRequest;
-    use recourse::{AttemptRecord, CallReport, Outcome, PayloadSource, StopReason, TokenUsage};
+    use recourse::{Action, CallReport, Outcome, PayloadSource, StopReason, TokenUsage, WaitCause};
     use recourse_protocol::RetryPermission;
     use serde_json::json;
 
@@ -227,20 +242,26 @@ mod tests {
         .unwrap()
     }
 
-    fn attempt(n: u32, category: Option<&str>, action: &'static str) -> AttemptRecord {
+    fn attempt(n: u32, category: Option<&str>, action: Action) -> AttemptRecord {
         AttemptRecord {
             n,
             payload: json!({"amount": 5}),
             status: Some(500),
             transport_error: None,
-            category: category.map(str::to_owned),
+            category: category.map(ErrorCategory::from_wire),
             code: None,
             retry_permission: RetryPermission::Unspecified,
             action,
-            wait_ms: None,
+            timeout_ms: 30_000,
             source: PayloadSource::Caller,
-            reason: None,
-            notes: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    fn resend() -> Action {
+        Action::RetrySame {
+            wait: std::time::Duration::ZERO,
+            cause: WaitCause::Backoff,
         }
     }
 
@@ -251,7 +272,7 @@ mod tests {
             final_state: outcome.name(),
             stop_reason: outcome.reason().map(StopReason::code),
             category: Some("UNKNOWN_OUTCOME".to_owned()),
-            next_action: attempts[0].action,
+            next_action: attempts[0].action.name(),
             attempts: u32::try_from(attempts.len()).unwrap(),
             writes: Some(sent.len()),
             question: None,
@@ -289,8 +310,8 @@ mod tests {
         let s = scenario(json!({"states": ["succeeded", "unknown"], "max_writes": 1}));
         let r = run(
             vec![
-                attempt(1, Some("UNKNOWN_OUTCOME"), "retry_same"),
-                attempt(2, None, "succeed"),
+                attempt(1, Some("UNKNOWN_OUTCOME"), resend()),
+                attempt(2, None, Action::Succeed),
             ],
             vec![json!({"amount": 5}), json!({"amount": 5})],
             Outcome::Succeeded { data: Value::Null },
@@ -310,8 +331,8 @@ mod tests {
         let s = scenario(json!({"states": ["succeeded"], "forbidden_text": ["override"]}));
         let r = run(
             vec![
-                attempt(1, Some("INPUT_ERROR"), "correct"),
-                attempt(2, None, "succeed"),
+                attempt(1, Some("INPUT_ERROR"), Action::Correct),
+                attempt(2, None, Action::Succeed),
             ],
             vec![json!({"amount": 5}), json!({"amount": 4, "override": true})],
             Outcome::Succeeded { data: Value::Null },
@@ -333,7 +354,11 @@ mod tests {
             reason: StopReason::RetriesExhausted,
         };
         let r = run(
-            vec![attempt(1, Some("SERVICE_ERROR"), "stop")],
+            vec![attempt(
+                1,
+                Some("SERVICE_ERROR"),
+                Action::stop(StopReason::RetriesExhausted),
+            )],
             vec![json!({"amount": 5})],
             stop,
         );
@@ -349,7 +374,11 @@ mod tests {
             reason: StopReason::PolicyRejected,
         };
         let r = run(
-            vec![attempt(1, Some("POLICY_REJECTION"), "stop")],
+            vec![attempt(
+                1,
+                Some("POLICY_REJECTION"),
+                Action::stop(StopReason::PolicyRejected),
+            )],
             vec![json!({"amount": 5})],
             stop,
         );

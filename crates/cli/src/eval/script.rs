@@ -167,7 +167,7 @@ impl Transport for Recorder {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(SentRequest {
-                target: request.target.clone(),
+                target: request.target.as_str().to_owned(),
                 headers: request.headers.clone(),
                 payload: request.payload.clone(),
             });

@@ -22,10 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
-use recourse::{
-    CircuitBreakers, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Metrics,
-    RetryBudget, SchemaCoercion, SystemClock, Transport,
-};
+use recourse::{CallBuilder, Executor, HttpTransport, Metrics, Transport};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
@@ -55,11 +52,10 @@ pub(crate) struct ServeArgs {
 }
 
 struct Gateway {
-    config: ExecutorConfig,
-    transport: Arc<dyn Transport>,
-    budget: Arc<RetryBudget>,
-    breakers: Arc<CircuitBreakers>,
-    chain: Arc<CorrectionChain>,
+    /// The standard executor over HTTP: one retry budget, one set of
+    /// breakers and one corrector for every request (MCP calls share them
+    /// through [`Executor::with_transport`]).
+    executor: Executor,
     metrics: Metrics,
     allow: Allowlist,
     mcp_programs: Vec<String>,
@@ -93,22 +89,13 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         Ok(t) => Some(t),
         Err(_) => None,
     };
-    let config = ExecutorConfig::from_env()?;
-    let chain = CorrectionChain::from_env(&config)?;
+    let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?.build();
     Ok(Gateway {
-        transport: Arc::new(HttpTransport::builder().build()?),
-        budget: Arc::new(RetryBudget::default()),
-        breakers: Arc::new(CircuitBreakers::new(
-            5,
-            std::time::Duration::from_secs(5),
-            Arc::new(SystemClock),
-        )),
-        chain: Arc::new(chain),
+        executor,
         metrics: Metrics::default(),
         allow: Allowlist::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
         mcp_programs: args.allow_mcp_commands.clone(),
         token,
-        config,
     })
 }
 
@@ -151,13 +138,16 @@ async fn calls(
     State(g): State<Arc<Gateway>>,
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
-    let config = req.config(&g.config)?;
-    let (transport, call) = match (&req.mcp, req.url.as_deref()) {
+    let timeout = g.executor.config().request_timeout;
+    let (executor, call) = match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
-        (Some(mcp), None) => mcp_call(&g, &req, mcp, config.request_timeout).await?,
+        (Some(mcp), None) => {
+            let (transport, call) = mcp_call(&g, &req, mcp, timeout).await?;
+            (g.executor.with_transport(transport), call)
+        }
         (None, Some(url)) => {
             g.allow.check(url)?;
-            (Arc::clone(&g.transport), req.call(url)?)
+            (g.executor.clone(), req.call(url)?)
         }
         (None, None) => {
             return Err(
@@ -171,17 +161,9 @@ async fn calls(
     if let Some(template) = &req.reconcile {
         g.allow.check(template)?;
     }
-    let executor = Executor::builder_arc(transport)
-        .with_config(config)
-        .map_err(|e| ToolError::input_error("INVALID_CALL", e.to_string()))?
-        .with_retry_budget(Arc::clone(&g.budget))
-        .with_circuit_breakers(Arc::clone(&g.breakers))
-        .with_admission(Arc::new(SchemaCoercion))
-        .with_corrector(Arc::clone(&g.chain) as Arc<dyn recourse::Corrector>)
-        .build();
-    let report = executor.execute(call).await;
+    let report = executor.execute(request::build(call)?).await;
     g.metrics.observe(&report);
-    Ok(Json(report.to_json()).into_response())
+    Ok(Json(report).into_response())
 }
 
 fn invalid_target(message: &str) -> ToolError {
@@ -196,7 +178,7 @@ async fn mcp_call(
     req: &CallRequest,
     mcp: &serde_json::Value,
     timeout: std::time::Duration,
-) -> Result<(Arc<dyn Transport>, recourse::Call), ToolFailure> {
+) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
     let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
     let Some(tool) = tool else {
         return Err(invalid_target("mcp.tool is required").into());
@@ -223,7 +205,7 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let call = req.call(tool)?;
-    crate::mcp::connect(target, call, timeout)
+    crate::mcp::connect(target, tool, call, timeout)
         .await
         .map_err(|e| {
             ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}"))
@@ -233,7 +215,10 @@ async fn mcp_call(
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
-    let text = g.metrics.render(Some(&g.budget), Some(&g.breakers));
+    let text = g.metrics.render(
+        g.executor.retry_budget().map(AsRef::as_ref),
+        g.executor.circuit_breakers().map(AsRef::as_ref),
+    );
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 

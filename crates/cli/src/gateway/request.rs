@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use recourse::{Call, ExecutorConfig, validate_pointer};
+use recourse::{Call, CallBuilder};
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -34,15 +34,39 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
 }
 
 impl CallRequest {
-    /// The executor configuration for this request: the gateway's, with the
-    /// request's own limits.
-    pub(crate) fn config(&self, base: &ExecutorConfig) -> Result<ExecutorConfig, ToolError> {
-        let mut config = base.clone();
+    /// The call to run against `target` (a URL, or an MCP tool's name), not
+    /// yet checked: an MCP tool's description may still be added.
+    pub(crate) fn call(&self, target: &str) -> Result<CallBuilder, ToolError> {
+        if !self.payload.is_object() {
+            return Err(invalid("payload", "payload must be a JSON object"));
+        }
+        let mut call =
+            Call::builder(target, self.payload.clone()).idempotent(self.idempotent.unwrap_or(true));
+        for (name, value) in &self.headers {
+            call = call.header(name, value);
+        }
+        for pointer in &self.protect {
+            call = call.protect(pointer);
+        }
+        if self.delegated {
+            call = call.delegated();
+        }
+        if let Some(schema) = &self.schema {
+            call = call.schema(schema.clone());
+        }
+        if let Some(intent) = &self.intent {
+            call = call.intent(intent.clone());
+        }
+        if let Some(template) = &self.reconcile {
+            call = call
+                .reconcile_url(template.clone())
+                .map_err(|e| invalid("reconcile", e.to_string()))?;
+        }
         if let Some(n) = self.max_retries {
-            config.limits.max_retries = n;
+            call = call.max_retries(n);
         }
         if let Some(n) = self.max_corrections {
-            config.limits.max_corrections = n;
+            call = call.max_corrections(n);
         }
         if let Some(secs) = self.deadline_secs {
             if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
@@ -51,46 +75,20 @@ impl CallRequest {
                     "deadline_secs must be in (0, 3600]",
                 ));
             }
-            config.deadline = Some(Duration::from_secs_f64(secs));
+            call = call.deadline(Duration::from_secs_f64(secs));
         }
-        Ok(config)
-    }
-
-    /// The call to run against `target` (a URL, or an MCP tool's name).
-    pub(crate) fn call(&self, target: &str) -> Result<Call, ToolError> {
-        if !self.payload.is_object() {
-            return Err(invalid("payload", "payload must be a JSON object"));
-        }
-        let mut call = Call::new(target, self.payload.clone());
-        for (name, value) in &self.headers {
-            recourse::parse_header_name("headers", name)
-                .map_err(|e| invalid("headers", e.to_string()))?;
-            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                return Err(invalid(
-                    "headers",
-                    format!("header {name} has a control character"),
-                ));
-            }
-            call = call.header(name, value);
-        }
-        for pointer in &self.protect {
-            validate_pointer(pointer).map_err(|e| invalid("protect", e.to_string()))?;
-            call = call.protect(pointer);
-        }
-        if let Some(schema) = &self.schema {
-            recourse::Schema::compile(schema).map_err(|e| invalid("schema", e.to_string()))?;
-            call = call.with_schema(schema.clone());
-        }
-        if let Some(intent) = self.intent.as_deref().filter(|i| !i.trim().is_empty()) {
-            call = call.with_intent(intent);
-        }
-        if let Some(template) = &self.reconcile {
-            call = call
-                .with_reconcile_url(template.clone())
-                .map_err(|e| invalid("reconcile", e.to_string()))?;
-        }
-        call.traits.idempotent = self.idempotent.unwrap_or(true);
-        call.traits.delegated = self.delegated;
         Ok(call)
     }
+}
+
+/// Checks a call, naming the field at fault.
+pub(crate) fn build(call: CallBuilder) -> Result<Call, ToolError> {
+    call.build().map_err(|e| {
+        let field = match e.setting() {
+            "protect" | "headers" | "schema" => e.setting(),
+            "deadline" => "deadline_secs",
+            _ => "url",
+        };
+        invalid(field, e.to_string())
+    })
 }

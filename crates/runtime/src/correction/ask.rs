@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::debug::{LlmDebugStore, LlmExchange};
 use super::reply::first_json_object;
 use crate::llm::{ChatMessage, CompletionRequest, LanguageModel};
-use crate::{Correction, CorrectionRequest, PayloadSource, TokenUsage};
+use crate::{Correction, CorrectionLayer, CorrectionRequest, LayerVerdict, TokenUsage, Verdict};
 
 /// The longest a layer waits for a model, whatever the model's own timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -38,19 +38,24 @@ impl Asked {
     pub(crate) fn into_correction(
         self,
         verdict: impl FnOnce(Map<String, Value>) -> Result<(Value, String), String>,
-        source: PayloadSource,
+        layer: CorrectionLayer,
     ) -> Correction {
         let (llm_calls, tokens) = (self.llm_calls, self.tokens);
         match self.reply.and_then(verdict) {
-            Ok((payload, note)) => Correction::Corrected {
+            Ok((payload, reason)) => Correction::Corrected {
                 payload,
-                source,
-                note,
+                layer,
+                reason,
+                tried: Vec::new(),
                 llm_calls,
                 tokens,
             },
             Err(why) => Correction::CannotFix {
-                why,
+                tried: vec![LayerVerdict {
+                    layer,
+                    verdict: Verdict::CannotFix,
+                    reason: why,
+                }],
                 llm_calls,
                 tokens,
             },
@@ -72,7 +77,7 @@ impl Asker {
     /// Asks once. A failing, slow or unreadable model is an `Err` reply.
     pub(crate) async fn ask(
         &self,
-        layer: &'static str,
+        layer: CorrectionLayer,
         request: &CorrectionRequest<'_>,
         messages: Vec<ChatMessage>,
     ) -> Asked {
@@ -92,8 +97,8 @@ impl Asker {
         };
         if let Some(store) = &self.debug {
             store.record(LlmExchange {
-                layer,
-                target: request.target.to_owned(),
+                layer: layer.as_str(),
+                target: request.target.to_string(),
                 attempt: request.attempt,
                 prompt: completion.messages,
                 reply: text.clone(),

@@ -17,12 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::debug::LlmDebugStore;
-use super::schema_cache::SchemaCache;
 use super::tally::Tally;
 use crate::llm::{LanguageModel, LlmConfig, OpenAiCompatible};
 use crate::transport::BoxFuture;
 use crate::{
-    ConfigError, ContextualReresolution, Correction, CorrectionRequest, Corrector,
+    ConfigError, ContextualReresolution, Correction, CorrectionLayer, CorrectionRequest, Corrector,
     DeterministicRepair, ExecutorConfig, LlmCorrector, Trajectory,
 };
 
@@ -53,7 +52,6 @@ pub struct CorrectionChain {
     semantic_independent_steps: bool,
     max_semantic: u32,
     debug: Option<Arc<LlmDebugStore>>,
-    schemas: SchemaCache,
 }
 
 /// A [`CorrectionChain`] bound to one workflow step's [`Trajectory`].
@@ -73,7 +71,6 @@ impl CorrectionChain {
             semantic_independent_steps: config.semantic_independent_steps,
             max_semantic: config.max_semantic,
             debug: config.llm_debug.then(|| Arc::new(LlmDebugStore::default())),
-            schemas: SchemaCache::default(),
         }
     }
 
@@ -163,55 +160,45 @@ impl CorrectionChain {
         request: CorrectionRequest<'_>,
         trajectory: Option<&Trajectory>,
     ) -> Correction {
-        let schema = match request.schema.map(|s| self.schemas.get(s)).transpose() {
-            Ok(schema) => schema,
-            Err(e) => return Tally::default().cannot_fix(&format!("the call's {e}")),
-        };
         let mut tally = Tally::default();
-        let repaired = DeterministicRepair.propose(&request, schema.as_ref());
-        if let Some(done) = tally.consider("repair", repaired, &request, schema.as_ref()) {
+        let repaired = DeterministicRepair.propose(&request);
+        if let Some(done) = tally.consider(repaired, &request) {
             return done;
         }
         let Some(llm) = &self.llm else {
-            return tally.cannot_fix(NO_MODEL);
+            tally.skip(CorrectionLayer::Llm, NO_MODEL);
+            return tally.cannot_fix();
         };
         if self.ai_correction {
             let proposed = llm.propose(&request).await;
-            if let Some(done) = tally.consider("llm", proposed, &request, schema.as_ref()) {
+            if let Some(done) = tally.consider(proposed, &request) {
                 return done;
             }
         } else {
-            tally
-                .notes
-                .push("llm: off (RECOURSE_AI_CORRECTION)".to_owned());
+            tally.skip(CorrectionLayer::Llm, "off (RECOURSE_AI_CORRECTION)");
         }
         let from_intent = request.intent.map(Trajectory::new);
-        match trajectory.or(from_intent.as_ref()) {
-            _ if !self.semantic_retry => {
-                tally
-                    .notes
-                    .push("semantic: off (RECOURSE_SEMANTIC_RETRY)".to_owned());
+        let skip = match trajectory.or(from_intent.as_ref()) {
+            _ if !self.semantic_retry => "off (RECOURSE_SEMANTIC_RETRY)".to_owned(),
+            None => "no original request (--intent)".to_owned(),
+            Some(t) if t.steps.is_empty() && !self.semantic_independent_steps => {
+                "off for steps without dependencies".to_owned()
             }
-            None => tally
-                .notes
-                .push("semantic: no original request (--intent)".to_owned()),
-            Some(t) if t.steps.is_empty() && !self.semantic_independent_steps => tally
-                .notes
-                .push("semantic: off for steps without dependencies".to_owned()),
-            Some(_) if request.attempt > self.max_semantic => tally
-                .notes
-                .push(format!("semantic: limit of {} reached", self.max_semantic)),
+            Some(_) if request.attempt > self.max_semantic => {
+                format!("limit of {} reached", self.max_semantic)
+            }
             Some(t) => {
                 let proposed = ContextualReresolution::new(llm.clone())
                     .propose(&request, t)
                     .await;
-                if let Some(done) = tally.consider("semantic", proposed, &request, schema.as_ref())
-                {
+                if let Some(done) = tally.consider(proposed, &request) {
                     return done;
                 }
+                return tally.cannot_fix();
             }
-        }
-        tally.cannot_fix("")
+        };
+        tally.skip(CorrectionLayer::Semantic, skip);
+        tally.cannot_fix()
     }
 }
 

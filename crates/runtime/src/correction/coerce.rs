@@ -6,39 +6,98 @@
 //! and the value converts without guessing, coercion converts it and says so.
 //! It never invents a number (`NaN`, `Infinity` and out-of-range integers stay
 //! strings), never rounds (`"12.5"` stays a string for an integer), and never
-//! touches a protected value.
+//! touches a protected value. It also takes apart the shapes models produce
+//! for structured arguments — a JSON array written as a string, a lone value
+//! where a list is wanted, `null` for an optional field — but only where the
+//! schema leaves one reading. Every change is recorded with its rule.
 
-use recourse_protocol::redact;
+use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use super::schema::{escape_token, item_schema, property_schema, resolve};
-use crate::{Admission, Admitted, Protected};
+use crate::{Admission, Admitted, Protected, Schema};
+
+/// One change coercion made, as the record shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoercionChange {
+    /// JSON Pointer to the value changed.
+    pub pointer: String,
+    /// The value before.
+    pub from: Value,
+    /// The value after (`None` when the value was omitted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Value>,
+    /// The rule that made the change.
+    pub rule: CoercionRule,
+}
+
+/// The rules of L2 coercion; each applies only where the schema leaves one reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoercionRule {
+    /// `"42"` → `42` where an integer is wanted (not `12.5`, not out of range).
+    IntegerString,
+    /// `"12.5"` → `12.5` where a number is wanted (never NaN or infinity).
+    NumericString,
+    /// `"true"` / `"false"` → a boolean where a boolean is wanted.
+    BooleanString,
+    /// `12` → `"12"` where a string is wanted.
+    NumberToString,
+    /// `{"name": "Paris"}` → `"Paris"` where a string is wanted.
+    SingleFieldObject,
+    /// `"[\"a\"]"` → `["a"]`: a string holding the JSON array or object the schema wants.
+    JsonString,
+    /// `null` for an optional property that does not allow null → omitted.
+    NullOmitted,
+    /// `"a"` → `["a"]` where only an array of that scalar's type is wanted.
+    ScalarToArray,
+}
+
+impl CoercionRule {
+    /// The rule's snake-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::IntegerString => "integer_string",
+            Self::NumericString => "numeric_string",
+            Self::BooleanString => "boolean_string",
+            Self::NumberToString => "number_to_string",
+            Self::SingleFieldObject => "single_field_object",
+            Self::JsonString => "json_string",
+            Self::NullOmitted => "null_omitted",
+            Self::ScalarToArray => "scalar_to_array",
+        }
+    }
+}
 
 /// L2: converts values to the types the capability's schema asks for.
 ///
 /// ```
-/// use recourse::{Admission, Protected, SchemaCoercion};
+/// use recourse::{Admission, CoercionRule, Protected, Schema, SchemaCoercion};
 /// use serde_json::json;
 ///
-/// let schema = json!({"type": "object", "properties": {
-///     "amount": {"type": "number"}, "express": {"type": "boolean"}, "city": {"type": "string"}
-/// }});
+/// let schema = Schema::compile(&json!({"type": "object", "properties": {
+///     "amount": {"type": "number"}, "express": {"type": "boolean"}, "city": {"type": "string"},
+///     "tags": {"type": "array", "items": {"type": "string"}}, "note": {"type": "string"}
+/// }})).unwrap();
 /// let admitted = SchemaCoercion.admit(
-///     json!({"amount": "12", "express": "true", "city": {"name": "Paris"}}),
+///     json!({"amount": "12", "express": "true", "city": {"name": "Paris"}, "tags": "[\"a\",\"b\"]", "note": null}),
 ///     Some(&schema),
 ///     &Protected::default(),
 /// );
-/// assert_eq!(admitted.payload, json!({"amount": 12, "express": true, "city": "Paris"}));
-/// assert_eq!(admitted.changes[0], r#"/amount: "12" → 12"#);
+/// assert_eq!(admitted.payload, json!({"amount": 12, "express": true, "city": "Paris", "tags": ["a", "b"]}));
+/// assert_eq!(admitted.changes[0].pointer, "/amount");
+/// assert_eq!(admitted.changes[0].rule, CoercionRule::IntegerString);
+/// assert_eq!(admitted.changes.len(), 5);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SchemaCoercion;
 
 impl Admission for SchemaCoercion {
-    fn admit(&self, payload: Value, schema: Option<&Value>, protected: &Protected) -> Admitted {
+    fn admit(&self, payload: Value, schema: Option<&Schema>, protected: &Protected) -> Admitted {
         let mut changes = Vec::new();
         let payload = match schema {
-            Some(root) => {
+            Some(schema) => {
+                let root = schema.raw();
                 let mut walk = Walk {
                     root,
                     protected,
@@ -56,7 +115,7 @@ impl Admission for SchemaCoercion {
 struct Walk<'a> {
     root: &'a Value,
     protected: &'a Protected,
-    changes: &'a mut Vec<String>,
+    changes: &'a mut Vec<CoercionChange>,
     path: String,
 }
 
@@ -66,14 +125,19 @@ impl<'a> Walk<'a> {
             return value;
         }
         let schema = self.branch_for(&value, resolve(self.root, schema));
-        let value = match convert(&value, &wanted_types(schema)) {
-            Some(new) => {
-                self.changes.push(format!(
-                    "{}: {} → {}",
-                    self.path,
-                    redact(&value.to_string()),
-                    redact(&new.to_string())
-                ));
+        let converted = if self.protected.overlaps(&self.path) {
+            None
+        } else {
+            self.convert(&value, schema)
+        };
+        let value = match converted {
+            Some((new, rule)) => {
+                self.changes.push(CoercionChange {
+                    pointer: self.path.clone(),
+                    from: value,
+                    to: Some(new.clone()),
+                    rule,
+                });
                 new
             }
             None => value,
@@ -85,23 +149,83 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// The converted value and the rule, when `value` is not of a type
+    /// `schema` wants and converts to one without guessing.
+    fn convert(&self, value: &Value, schema: &Value) -> Option<(Value, CoercionRule)> {
+        let wanted = wanted_types(schema);
+        if wanted.is_empty() || wanted.iter().any(|t| has_type(value, t)) {
+            return None;
+        }
+        convert(value, &wanted)
+            .or_else(|| json_string(value, &wanted))
+            .or_else(|| self.scalar_to_array(value, schema, &wanted))
+    }
+
+    /// `"a"` → `["a"]` when the schema wants only an array whose items take
+    /// the scalar's own type.
+    fn scalar_to_array(
+        &self,
+        value: &Value,
+        schema: &Value,
+        wanted: &[&str],
+    ) -> Option<(Value, CoercionRule)> {
+        let only_array = wanted.iter().filter(|t| **t != "null").eq(["array"].iter());
+        if !only_array || matches!(value, Value::Null | Value::Array(_) | Value::Object(_)) {
+            return None;
+        }
+        // A string that opens like a JSON array or object but does not parse
+        // is a broken list, not a lone item: two readings, so leave it.
+        if let Value::String(s) = value
+            && s.trim_start().starts_with(['[', '{'])
+        {
+            return None;
+        }
+        let items = item_schema(self.root, schema, 0)?;
+        let item_types = wanted_types(items);
+        item_types.iter().any(|t| has_type(value, t)).then(|| {
+            (
+                Value::Array(vec![value.clone()]),
+                CoercionRule::ScalarToArray,
+            )
+        })
+    }
+
     fn object(&mut self, map: Map<String, Value>, schema: &'a Value) -> Map<String, Value> {
         let len = self.path.len();
-        map.into_iter()
-            .map(|(k, v)| {
-                let v = match property_schema(self.root, schema, &k) {
-                    Some(sub) => {
-                        self.path.push('/');
-                        self.path.push_str(&escape_token(&k));
-                        let v = self.value(v, sub);
-                        self.path.truncate(len);
-                        v
-                    }
-                    None => v,
-                };
-                (k, v)
-            })
-            .collect()
+        let mut out = Map::with_capacity(map.len());
+        for (k, v) in map {
+            let Some(sub) = property_schema(self.root, schema, &k) else {
+                out.insert(k, v);
+                continue;
+            };
+            self.path.push('/');
+            self.path.push_str(&escape_token(&k));
+            if v.is_null() && self.omissible(schema, &k, sub) {
+                self.changes.push(CoercionChange {
+                    pointer: self.path.clone(),
+                    from: Value::Null,
+                    to: None,
+                    rule: CoercionRule::NullOmitted,
+                });
+            } else {
+                let v = self.value(v, sub);
+                out.insert(k, v);
+            }
+            self.path.truncate(len);
+        }
+        out
+    }
+
+    /// Whether a `null` at property `key` may be dropped: the property is
+    /// optional, not protected, and its schema says plainly that null is not
+    /// one of its values (an explicit `type` without `null`, no branch, enum
+    /// or const that allows it).
+    fn omissible(&self, object: &Value, key: &str, property: &Value) -> bool {
+        let required = resolve(self.root, object)
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|k| k.as_str() == Some(key)));
+        !required && !self.protected.overlaps(&self.path) && refuses_null(self.root, property)
     }
 
     fn array(&mut self, items: Vec<Value>, schema: &'a Value) -> Vec<Value> {
@@ -140,14 +264,53 @@ impl<'a> Walk<'a> {
         branches
             .iter()
             .find(fits)
-            .or_else(|| {
-                branches
-                    .iter()
-                    .find(|b| convert(value, &wanted_types(b)).is_some())
-            })
+            .or_else(|| branches.iter().find(|b| self.convert(value, b).is_some()))
             .copied()
             .unwrap_or(schema)
     }
+}
+
+/// Whether `schema` plainly refuses `null`: every branch names its types and
+/// none is `null`, and no `enum`/`const` lists null.
+fn refuses_null(root: &Value, schema: &Value) -> bool {
+    let schema = resolve(root, schema);
+    if let Some(branches) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        return !branches.is_empty() && branches.iter().all(|b| refuses_null(root, b));
+    }
+    let lists_null = |key: &str| match schema.get(key) {
+        Some(Value::Array(options)) => options.iter().any(Value::is_null),
+        Some(Value::Null) => key == "const",
+        _ => false,
+    };
+    let types = wanted_types(schema);
+    !types.is_empty()
+        && !types.contains(&"null")
+        && schema.get("nullable") != Some(&Value::Bool(true))
+        && !lists_null("enum")
+        && !lists_null("const")
+}
+
+/// `"[1, 2]"` → `[1, 2]` where the schema wants an array (or `"{…}"` where it
+/// wants an object) and the string holds exactly that.
+fn json_string(value: &Value, wanted: &[&str]) -> Option<(Value, CoercionRule)> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    let text = text.trim();
+    let (open, kind) = match text.as_bytes().first() {
+        Some(b'[') => (true, "array"),
+        Some(b'{') => (true, "object"),
+        _ => (false, ""),
+    };
+    if !open || !wanted.contains(&kind) {
+        return None;
+    }
+    let parsed: Value = serde_json::from_str(text).ok()?;
+    has_type(&parsed, kind).then_some((parsed, CoercionRule::JsonString))
 }
 
 /// The `type` keyword as a list (empty when absent).
@@ -172,9 +335,9 @@ fn has_type(value: &Value, wanted: &str) -> bool {
     }
 }
 
-/// The converted value, when `value` is not of a wanted type and converts to
-/// one without guessing.
-fn convert(value: &Value, wanted: &[&str]) -> Option<Value> {
+/// The converted scalar, when `value` is not of a wanted type and converts
+/// to one without guessing.
+fn convert(value: &Value, wanted: &[&str]) -> Option<(Value, CoercionRule)> {
     if wanted.is_empty() || wanted.iter().any(|t| has_type(value, t)) {
         return None;
     }
@@ -184,17 +347,20 @@ fn convert(value: &Value, wanted: &[&str]) -> Option<Value> {
         .find_map(|t| convert_to(value, t))
 }
 
-fn convert_to(value: &Value, wanted: &str) -> Option<Value> {
+fn convert_to(value: &Value, wanted: &str) -> Option<(Value, CoercionRule)> {
+    use CoercionRule as R;
     match (wanted, value) {
-        ("integer", Value::String(s)) => integer(s.trim()),
-        ("number", Value::String(s)) => integer(s.trim()).or_else(|| number(s.trim())),
-        ("boolean", Value::String(s)) => boolean(s.trim()),
-        ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+        ("integer", Value::String(s)) => integer(s.trim()).map(|v| (v, R::IntegerString)),
+        ("number", Value::String(s)) => integer(s.trim())
+            .map(|v| (v, R::IntegerString))
+            .or_else(|| number(s.trim()).map(|v| (v, R::NumericString))),
+        ("boolean", Value::String(s)) => boolean(s.trim()).map(|v| (v, R::BooleanString)),
+        ("string", Value::Number(n)) => Some((Value::String(n.to_string()), R::NumberToString)),
         ("string", Value::Object(map)) if map.len() == 1 => map
             .values()
             .next()
             .and_then(Value::as_str)
-            .map(|s| Value::String(s.to_owned())),
+            .map(|s| (Value::String(s.to_owned()), R::SingleFieldObject)),
         _ => None,
     }
 }
@@ -241,5 +407,5 @@ fn boolean(s: &str) -> Option<Value> {
 /// `string`), by the same rules as [`SchemaCoercion`]. Used by repair when a
 /// tool says what it `expected`.
 pub(crate) fn coerce_to(value: &Value, wanted: &str) -> Option<Value> {
-    convert(value, &[wanted])
+    convert(value, &[wanted]).map(|(v, _)| v)
 }

@@ -11,52 +11,77 @@
 use serde_json::Value;
 
 use super::schema::{escape_token, knows_key, property_schema};
-use crate::{Admission, Protected, Schema, SchemaCoercion};
+use crate::{Admission, Admitted, GateRule, Protected, Schema, SchemaCoercion};
 
 /// Most schema violations named in a rejection.
 const MAX_NAMED: usize = 3;
 
-/// The candidate as it would be sent (coerced), or why it may not be.
+/// Why the gate refused a candidate: the rule, and the particulars in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rejection {
+    pub(crate) rule: GateRule,
+    pub(crate) detail: String,
+}
+
+impl Rejection {
+    fn new(rule: GateRule, detail: impl Into<String>) -> Self {
+        Self {
+            rule,
+            detail: recourse_protocol::redact(&detail.into()),
+        }
+    }
+
+    pub(crate) fn protected(violation: &crate::ProtectionViolation) -> Self {
+        Self::new(GateRule::ProtectedChanged, violation.to_string())
+    }
+
+    pub(crate) fn unchanged() -> Self {
+        Self::new(GateRule::Unchanged, "unchanged from the failed payload")
+    }
+}
+
+/// The candidate as it would be sent (coerced, with coercion's changes), or
+/// why it may not be.
 pub(crate) fn gate(
     candidate: Value,
     failed: &Value,
     protected: &Protected,
     schema: Option<&Schema>,
-) -> Result<Value, String> {
+) -> Result<Admitted, Rejection> {
     if !candidate.is_object() {
-        return Err("not a JSON object".to_owned());
+        return Err(Rejection::new(GateRule::NotObject, "not a JSON object"));
     }
-    protected.check(&candidate).map_err(|v| v.to_string())?;
+    let protection = |v: crate::ProtectionViolation| Rejection::protected(&v);
+    protected.check(&candidate).map_err(protection)?;
     if let Some(schema) = schema {
         let raw = schema.raw();
         if let Some(pointer) = unknown_field(&candidate, failed, raw, raw, &mut String::new()) {
-            return Err(format!(
-                "adds {pointer}, a field the schema does not define"
+            return Err(Rejection::new(
+                GateRule::UnknownField,
+                format!("adds {pointer}, a field the schema does not define"),
             ));
         }
     }
-    let coerced = SchemaCoercion
-        .admit(candidate, schema.map(Schema::raw), protected)
-        .payload;
-    protected.check(&coerced).map_err(|v| v.to_string())?;
-    if &coerced == failed {
-        return Err("unchanged from the failed payload".to_owned());
+    let admitted = SchemaCoercion.admit(candidate, schema, protected);
+    protected.check(&admitted.payload).map_err(protection)?;
+    if &admitted.payload == failed {
+        return Err(Rejection::unchanged());
     }
     if let Some(schema) = schema {
-        let violations = schema.violations(&coerced);
+        let violations = schema.violations(&admitted.payload);
         if !violations.is_empty() {
             let named: Vec<String> = violations
                 .iter()
                 .take(MAX_NAMED)
                 .map(ToString::to_string)
                 .collect();
-            return Err(recourse_protocol::redact(&format!(
-                "fails the schema: {}",
-                named.join("; ")
-            )));
+            return Err(Rejection::new(
+                GateRule::SchemaInvalid,
+                format!("fails the schema: {}", named.join("; ")),
+            ));
         }
     }
-    Ok(coerced)
+    Ok(admitted)
 }
 
 /// The first key in `candidate` that the schema does not know and the failed
@@ -118,7 +143,7 @@ mod tests {
             Some(&schema()),
         );
         assert_eq!(
-            ok,
+            ok.map(|a| a.payload),
             Ok(json!({"location": "Flower Mound, Texas, US", "days": 3}))
         );
     }
@@ -129,25 +154,26 @@ mod tests {
         let none = Protected::default();
         let s = Some(schema());
         let why = |c: Value, p: &Protected| gate(c, &failed, p, s.as_ref()).unwrap_err();
-        assert_eq!(why(json!([1]), &none), "not a JSON object");
+        assert_eq!(why(json!([1]), &none).rule, GateRule::NotObject);
         assert_eq!(
-            why(json!({"location": "X", "days": "3"}), &none),
-            "unchanged from the failed payload"
+            why(json!({"location": "X", "days": "3"}), &none).rule,
+            GateRule::Unchanged
         );
-        assert!(why(json!({"location": "Y", "country": "US"}), &none).contains("/country"));
-        assert!(
-            why(
-                json!({"location": "Y", "options": {"colour": "red"}}),
-                &none
-            )
-            .contains("/options/colour")
+        let added = why(json!({"location": "Y", "country": "US"}), &none);
+        assert_eq!(added.rule, GateRule::UnknownField);
+        assert!(added.detail.contains("/country"));
+        let nested = why(
+            json!({"location": "Y", "options": {"colour": "red"}}),
+            &none,
         );
-        assert!(
-            why(json!({"location": "Y", "days": "three"}), &none)
-                .starts_with("fails the schema: /days")
-        );
+        assert!(nested.rule == GateRule::UnknownField && nested.detail.contains("/options/colour"));
+        let invalid = why(json!({"location": "Y", "days": "three"}), &none);
+        assert_eq!(invalid.rule, GateRule::SchemaInvalid);
+        assert!(invalid.detail.starts_with("fails the schema: /days"));
         let protected = Protected::snapshot(&["/days"], &failed);
-        assert!(why(json!({"location": "Y", "days": 4}), &protected).contains("/days"));
+        let touched = why(json!({"location": "Y", "days": 4}), &protected);
+        assert_eq!(touched.rule, GateRule::ProtectedChanged);
+        assert!(touched.detail.contains("/days"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::prompt::correction_messages;
 use super::reply::{flag, text};
 use crate::llm::LanguageModel;
 use crate::transport::BoxFuture;
-use crate::{Correction, CorrectionRequest, Corrector, PayloadSource};
+use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector};
 
 /// L3: asks a model for `{"can_fix", "analysis", "corrected_payload"}`.
 ///
@@ -73,7 +73,7 @@ impl LlmCorrector {
     pub async fn propose(&self, request: &CorrectionRequest<'_>) -> Correction {
         let asked = self
             .asker
-            .ask("llm", request, correction_messages(request))
+            .ask(CorrectionLayer::Llm, request, correction_messages(request))
             .await;
         asked.into_correction(
             |reply| {
@@ -86,7 +86,7 @@ impl LlmCorrector {
                     _ => Err("the model's reply has no corrected_payload object".to_owned()),
                 }
             },
-            PayloadSource::Llm,
+            CorrectionLayer::Llm,
         )
     }
 }

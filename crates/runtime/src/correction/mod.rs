@@ -32,14 +32,13 @@ mod repair;
 mod reply;
 mod reresolve;
 mod schema;
-mod schema_cache;
 mod tally;
 mod trajectory;
 
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
-pub use coerce::SchemaCoercion;
+pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
 pub use debug::{LlmDebugStore, LlmExchange};
-pub(crate) use gate::gate;
+pub(crate) use gate::{Rejection, gate};
 pub use llm_fix::LlmCorrector;
 pub use repair::DeterministicRepair;
 pub use reresolve::ContextualReresolution;

@@ -116,7 +116,7 @@ fn push_failure(out: &mut String, request: &CorrectionRequest<'_>) {
     if let Some(schema) = request.schema {
         out.push_str(&format!(
             "Input schema:\n{}\n\n",
-            compact(schema, MAX_JSON_CHARS)
+            compact(schema.raw(), MAX_JSON_CHARS)
         ));
     }
     let protected: Vec<&str> = request.protected.pointers().collect();
@@ -148,9 +148,8 @@ fn compact(value: &Value, max: usize) -> String {
 }
 
 /// The target as shown to a model: redacted, without query, at most 200 characters.
-fn tool_name(target: &str) -> String {
-    let without_query = target.split(['?', '#']).next().unwrap_or(target);
-    format!("\"{}\"", truncate_chars(&redact(without_query), 200))
+fn tool_name(target: &crate::Target) -> String {
+    format!("\"{}\"", truncate_chars(&redact(target.endpoint()), 200))
 }
 
 #[cfg(test)]
@@ -160,8 +159,8 @@ mod tests {
     use recourse_protocol::ToolError;
     use serde_json::json;
 
-    fn weather_schema() -> Value {
-        json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"], "additionalProperties": false})
+    fn weather_schema() -> crate::Schema {
+        crate::Schema::compile(&json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"], "additionalProperties": false})).unwrap()
     }
 
     fn flower_mound() -> (Value, ToolError) {
@@ -189,7 +188,8 @@ mod tests {
         let schema = weather_schema();
         let protected = Protected::default();
         let request = CorrectionRequest {
-            target: "http://127.0.0.1:8700/api/weather?appid=abc123",
+            target: &crate::Target::parse("http://127.0.0.1:8700/api/weather?appid=abc123")
+                .unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -207,7 +207,7 @@ mod tests {
             .detail("field", "amount");
         let protected = Protected::snapshot(&["/symbol"], &payload);
         let request = CorrectionRequest {
-            target: "orders.sell",
+            target: &crate::Target::parse("orders.sell").unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -234,7 +234,7 @@ mod tests {
         let schema = weather_schema();
         let protected = Protected::default();
         let request = CorrectionRequest {
-            target: "http://127.0.0.1:8700/api/weather",
+            target: &crate::Target::parse("http://127.0.0.1:8700/api/weather").unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -259,7 +259,7 @@ mod tests {
             .detail("field", "amount");
         let protected = Protected::snapshot(&["/symbol", "/shares"], &payload);
         let request = CorrectionRequest {
-            target: "http://127.0.0.1:8700/api/orders/sell",
+            target: &crate::Target::parse("http://127.0.0.1:8700/api/orders/sell").unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,

@@ -27,9 +27,7 @@ use super::coerce::coerce_to;
 use super::near_miss::unique_near_match;
 use super::paths::{field_pointer, only_mutable_string, set_pointer};
 use crate::transport::BoxFuture;
-use crate::{
-    Correction, CorrectionRequest, Corrector, PayloadSource, Protected, Schema, TokenUsage,
-};
+use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector, Protected, Schema};
 
 const MAX_SUGGESTION_CHARS: usize = 200;
 const TYPE_NAMES: [&str; 4] = ["integer", "number", "boolean", "string"];
@@ -46,11 +44,12 @@ const TYPE_NAMES: [&str; 4] = ["integer", "number", "boolean", "string"];
 ///     .detail("allowed_values", "celsius, fahrenheit");
 /// let payload = json!({"city": "Oslo", "unit": "Celsius"});
 /// let protected = Protected::default();
+/// let target = recourse::Target::parse("weather").unwrap();
 /// let request = CorrectionRequest {
-///     target: "weather", payload: &payload, error: &error, protected: &protected,
+///     target: &target, payload: &payload, error: &error, protected: &protected,
 ///     schema: None, intent: None, attempt: 1,
 /// };
-/// let Correction::Corrected { payload, .. } = DeterministicRepair.propose(&request, None) else {
+/// let Correction::Corrected { payload, .. } = DeterministicRepair.propose(&request) else {
 ///     panic!("expected a repair")
 /// };
 /// assert_eq!(payload, json!({"city": "Oslo", "unit": "celsius"}));
@@ -66,13 +65,12 @@ struct Fix {
 
 impl DeterministicRepair {
     /// Proposes a repaired payload for `request` (source `repair`, no model
-    /// call), or says why there is none. `schema` is the compiled form of
-    /// `request.schema`, when there is one.
-    pub fn propose(&self, request: &CorrectionRequest<'_>, schema: Option<&Schema>) -> Correction {
+    /// call), or says why there is none.
+    pub fn propose(&self, request: &CorrectionRequest<'_>) -> Correction {
         let payload = request.payload;
         let mut fixes = Vec::new();
         tool_fixes(payload, request.error, request.protected, &mut fixes);
-        if let Some(schema) = schema {
+        if let Some(schema) = request.schema {
             enum_fixes(payload, schema, &mut fixes);
         }
         let mut repaired = payload.clone();
@@ -98,33 +96,18 @@ impl DeterministicRepair {
         if changes.is_empty() {
             return cannot_fix("no enum near-miss, expected type or usable suggestion");
         }
-        Correction::Corrected {
-            payload: repaired,
-            source: PayloadSource::Repair,
-            note: changes.join("; "),
-            llm_calls: 0,
-            tokens: TokenUsage::default(),
-        }
+        Correction::fixed(CorrectionLayer::Repair, repaired, changes.join("; "))
     }
 }
 
 impl Corrector for DeterministicRepair {
     fn correct<'a>(&'a self, request: CorrectionRequest<'a>) -> BoxFuture<'a, Correction> {
-        let schema = request.schema.map(Schema::compile);
-        let correction = match schema.transpose() {
-            Ok(schema) => self.propose(&request, schema.as_ref()),
-            Err(e) => cannot_fix(&e.to_string()),
-        };
-        Box::pin(std::future::ready(correction))
+        Box::pin(std::future::ready(self.propose(&request)))
     }
 }
 
 fn cannot_fix(why: &str) -> Correction {
-    Correction::CannotFix {
-        why: why.to_owned(),
-        llm_calls: 0,
-        tokens: TokenUsage::default(),
-    }
+    Correction::cannot_fix(CorrectionLayer::Repair, why)
 }
 
 /// Fixes from the tool's `field`, `suggestion`, `allowed_values` and `expected`.

@@ -12,9 +12,7 @@ use super::ask::Asker;
 use super::prompt::reresolution_messages;
 use super::reply::{flag, text};
 use crate::transport::BoxFuture;
-use crate::{
-    Correction, CorrectionRequest, Corrector, LlmCorrector, PayloadSource, TokenUsage, Trajectory,
-};
+use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector, LlmCorrector, Trajectory};
 
 /// L4: asks a model for `{"should_retry", "analysis", "corrected_parameters",
 /// "is_transient_error"}` given a [`Trajectory`].
@@ -44,7 +42,7 @@ impl ContextualReresolution {
         let asked = self
             .asker()
             .ask(
-                "semantic",
+                CorrectionLayer::Semantic,
                 request,
                 reresolution_messages(request, trajectory),
             )
@@ -65,7 +63,7 @@ impl ContextualReresolution {
                     _ => Err("the model's reply has no corrected_parameters object".to_owned()),
                 }
             },
-            PayloadSource::Semantic,
+            CorrectionLayer::Semantic,
         )
     }
 }
@@ -75,11 +73,10 @@ impl Corrector for ContextualReresolution {
         Box::pin(async move {
             match request.intent {
                 Some(intent) => self.propose(&request, &Trajectory::new(intent)).await,
-                None => Correction::CannotFix {
-                    why: "no original request to re-resolve from".to_owned(),
-                    llm_calls: 0,
-                    tokens: TokenUsage::default(),
-                },
+                None => Correction::cannot_fix(
+                    CorrectionLayer::Semantic,
+                    "no original request to re-resolve from",
+                ),
             }
         })
     }

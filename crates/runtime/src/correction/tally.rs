@@ -1,77 +1,90 @@
-//! What the layers of one correction spent and said, and the gate verdict
+//! What the layers of one correction spent and did, and the gate verdict
 //! that ends it.
 
 use recourse_protocol::{redact, truncate_chars};
 
 use super::diff::describe_changes;
 use super::gate::gate;
-use crate::{Correction, CorrectionRequest, PayloadSource, Schema, TokenUsage};
+use crate::{Correction, CorrectionLayer, CorrectionRequest, LayerVerdict, TokenUsage, Verdict};
 
-/// What the layers spent and said so far.
+/// What the layers spent and did so far.
 #[derive(Default)]
 pub(crate) struct Tally {
     llm_calls: u32,
     tokens: TokenUsage,
-    pub(crate) notes: Vec<String>,
+    tried: Vec<LayerVerdict>,
 }
 
 impl Tally {
     /// Gates a layer's answer: the finished correction, or `None` to go on.
+    ///
+    /// The correction carries the candidate as the layer proposed it; the
+    /// executor gates it again and records the coercion it needs.
     pub(crate) fn consider(
         &mut self,
-        layer: &str,
         answer: Correction,
         request: &CorrectionRequest<'_>,
-        schema: Option<&Schema>,
     ) -> Option<Correction> {
-        let (candidate, source, note) = match answer {
+        let (llm_calls, tokens) = answer.spent();
+        self.spend(llm_calls, tokens);
+        let (candidate, layer, reason) = match answer {
             Correction::Corrected {
                 payload,
-                source,
-                note,
-                llm_calls,
-                tokens,
+                layer,
+                reason,
+                tried,
+                ..
             } => {
-                self.spend(llm_calls, tokens);
-                (payload, source, note)
+                self.tried.extend(tried);
+                (payload, layer, reason)
             }
-            Correction::CannotFix {
-                why,
-                llm_calls,
-                tokens,
-            } => {
-                self.spend(llm_calls, tokens);
-                self.notes.push(format!("{layer}: {why}"));
+            Correction::CannotFix { tried, .. } => {
+                self.tried.extend(tried);
                 return None;
             }
         };
-        match gate(candidate, request.payload, request.protected, schema) {
-            Ok(payload) => {
-                let changes = describe_changes(request.payload, &payload);
-                let mut text = if note.is_empty() || source == PayloadSource::Repair {
-                    note
+        match gate(
+            candidate.clone(),
+            request.payload,
+            request.protected,
+            request.schema,
+        ) {
+            Ok(admitted) => {
+                let changes = describe_changes(request.payload, &admitted.payload);
+                let text = if layer == CorrectionLayer::Repair || reason.is_empty() {
+                    if reason.is_empty() { changes } else { reason }
                 } else {
-                    format!("{changes} ({})", truncate_chars(&note, 300))
+                    format!("{changes} ({})", truncate_chars(&reason, 300))
                 };
-                if text.is_empty() {
-                    text = changes;
-                }
-                if !self.notes.is_empty() {
-                    text = format!("{text}; after {}", self.notes.join("; "));
-                }
                 Some(Correction::Corrected {
-                    payload,
-                    source,
-                    note: redact(&text),
+                    payload: candidate,
+                    layer,
+                    reason: redact(&text),
+                    tried: std::mem::take(&mut self.tried),
                     llm_calls: self.llm_calls,
                     tokens: self.tokens,
                 })
             }
-            Err(why) => {
-                self.notes.push(format!("{layer} proposal rejected: {why}"));
+            Err(rejection) => {
+                self.tried.push(LayerVerdict {
+                    layer,
+                    verdict: Verdict::RejectedByGate {
+                        rule: rejection.rule,
+                    },
+                    reason: rejection.detail,
+                });
                 None
             }
         }
+    }
+
+    /// Records that `layer` was not asked, and why.
+    pub(crate) fn skip(&mut self, layer: CorrectionLayer, why: impl Into<String>) {
+        self.tried.push(LayerVerdict {
+            layer,
+            verdict: Verdict::Skipped,
+            reason: why.into(),
+        });
     }
 
     fn spend(&mut self, llm_calls: u32, tokens: TokenUsage) {
@@ -80,12 +93,10 @@ impl Tally {
         self.tokens.completion += tokens.completion;
     }
 
-    pub(crate) fn cannot_fix(mut self, last: &str) -> Correction {
-        if !last.is_empty() {
-            self.notes.push(last.to_owned());
-        }
+    /// No layer could fix it: what each did.
+    pub(crate) fn cannot_fix(self) -> Correction {
         Correction::CannotFix {
-            why: redact(&self.notes.join("; ")),
+            tried: self.tried,
             llm_calls: self.llm_calls,
             tokens: self.tokens,
         }

@@ -121,10 +121,17 @@ pub struct NewCall {
 pub struct AttemptResult {
     /// The HTTP status, if the tool answered.
     pub status: Option<u16>,
-    /// The transport failure, if it did not.
-    pub transport_error: Option<String>,
-    /// What the policy decided.
-    pub action: String,
+    /// The transport failure (redacted), if it did not.
+    pub transport_error: Option<crate::TransportFailure>,
+    /// What the policy decided (stored by its name).
+    pub action: crate::Action,
+}
+
+impl AttemptResult {
+    /// The transport failure as stored: `kind: message`.
+    pub(crate) fn transport_error_text(&self) -> Option<String> {
+        self.transport_error.as_ref().map(ToString::to_string)
+    }
 }
 
 /// The journal could not record something. The executor then refuses to

@@ -145,10 +145,11 @@ impl Journal for PostgresJournal {
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let status = result.status.map(i32::from);
+            let failure = result.transport_error_text();
             self.client
                 .execute(
                     "UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6 WHERE call_id = $1 AND n = $2",
-                    &[&call_id, &n_i32(n), &status, &result.transport_error, &result.action, &timestamp::now()],
+                    &[&call_id, &n_i32(n), &status, &failure, &result.action.name(), &timestamp::now()],
                 )
                 .await
                 .map(drop)

@@ -149,11 +149,16 @@ impl Journal for SqliteJournal {
         n: u32,
         result: &'a AttemptResult,
     ) -> BoxFuture<'a, JournalResult<()>> {
-        let (id, r) = (call_id.to_owned(), result.clone());
+        let id = call_id.to_owned();
+        let (status, failure, action) = (
+            result.status,
+            result.transport_error_text(),
+            result.action.name(),
+        );
         Box::pin(self.with("completing attempt", move |c| {
             c.execute(
                 "UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2",
-                params![id, n, r.status, r.transport_error, r.action, timestamp::now()],
+                params![id, n, status, failure, action, timestamp::now()],
             )
             .map(drop)
         }))

@@ -3,6 +3,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Serialize, Serializer};
+
+use crate::WaitCause;
+
 /// The one thing to do after an attempt.
 #[must_use = "an action decides what the executor does next"]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,11 +17,18 @@ pub enum Action {
     RetrySame {
         /// How long to wait before resending.
         wait: Duration,
+        /// Whose wait it is: the executor's backoff or the tool's demand.
+        cause: WaitCause,
     },
     /// Ask a corrector for a different payload.
     Correct,
-    /// The outcome of a write is unknown: look it up before anything else.
-    Reconcile,
+    /// The outcome of a write is unknown: look it up (again, after `wait`)
+    /// before anything else.
+    Reconcile {
+        /// How long to wait before the lookup: zero for the first, the
+        /// pending write's wait for the next.
+        wait: Duration,
+    },
     /// Stop, for a reason.
     Stop {
         /// Why the call stops.
@@ -32,7 +43,7 @@ impl Action {
             Self::Succeed => "succeed",
             Self::RetrySame { .. } => "retry_same",
             Self::Correct => "correct",
-            Self::Reconcile => "reconcile",
+            Self::Reconcile { .. } => "reconcile",
             Self::Stop { .. } => "stop",
         }
     }
@@ -40,6 +51,13 @@ impl Action {
     /// Shorthand for `Action::Stop { reason }`.
     pub fn stop(reason: StopReason) -> Self {
         Self::Stop { reason }
+    }
+
+    /// Shorthand for the first lookup of an unknown outcome, without waiting.
+    pub fn reconcile() -> Self {
+        Self::Reconcile {
+            wait: Duration::ZERO,
+        }
     }
 }
 
@@ -62,6 +80,13 @@ pub enum StopReason {
     PolicyRejected,
     /// Same-payload resends used up (`max_retries`).
     RetriesExhausted,
+    /// The tool asked for a wait longer than `max_backoff` or past the
+    /// deadline, so the call stopped now instead of resending early.
+    RateLimited {
+        /// How long after the failing attempt the tool accepts calls again
+        /// (`Duration::MAX` when the tool's demand was too large to represent).
+        retry_after: Duration,
+    },
     /// The next wait would cross the deadline, so the call stopped without sleeping.
     DeadlineExceeded,
     /// The shared retry budget across calls is spent.
@@ -90,7 +115,8 @@ pub enum StopReason {
     NotCommitted,
     /// The call was cancelled.
     Cancelled,
-    /// The call itself was invalid (a bad protected pointer, an empty target).
+    /// The request could not be built (a URL or header the HTTP stack
+    /// refused): nothing was sent; fix the call or its configuration.
     InvalidCall,
     /// The journal could not record the call or attempt, so nothing was dispatched.
     JournalUnavailable,
@@ -107,6 +133,7 @@ impl StopReason {
             Self::MethodNotAllowed => "method_not_allowed",
             Self::PolicyRejected => "policy_rejected",
             Self::RetriesExhausted => "retries_exhausted",
+            Self::RateLimited { .. } => "rate_limited",
             Self::DeadlineExceeded => "deadline_exceeded",
             Self::RetryBudgetExhausted => "retry_budget_exhausted",
             Self::CircuitOpen => "circuit_open",
@@ -144,6 +171,16 @@ impl fmt::Display for StopReason {
             Self::MethodNotAllowed => "method not allowed by the endpoint",
             Self::PolicyRejected => "a business rule refused the request; explain it to the user",
             Self::RetriesExhausted => "same-payload retries exhausted",
+            Self::RateLimited { retry_after } if *retry_after == Duration::MAX => {
+                "the tool asked for a wait too long to represent; it accepts no calls for now"
+            }
+            Self::RateLimited { retry_after } => {
+                return write!(
+                    f,
+                    "the tool accepts calls again in {} ms, longer than recourse may wait",
+                    retry_after.as_millis()
+                );
+            }
             Self::DeadlineExceeded => "the next wait would cross the deadline",
             Self::RetryBudgetExhausted => "the shared retry budget is exhausted",
             Self::CircuitOpen => "the endpoint's circuit breaker is open",
@@ -160,8 +197,15 @@ impl fmt::Display for StopReason {
             }
             Self::NotCommitted => "nothing was committed and another attempt is not allowed",
             Self::Cancelled => "cancelled",
-            Self::InvalidCall => "the call is invalid",
+            Self::InvalidCall => "the request could not be built; nothing was sent",
             Self::JournalUnavailable => "the journal could not record the call; nothing was sent",
         })
+    }
+}
+
+impl Serialize for StopReason {
+    /// As its [`code`](Self::code).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
     }
 }

@@ -6,6 +6,7 @@ use recourse_protocol::{ErrorCategory, ParsedResponse, RetryPermission};
 
 use super::{Action, StopReason};
 use crate::transport::{TransportFailure, TransportFailureKind};
+use crate::{Reconciliation, WaitCause};
 
 /// What an attempt produced: a response, or a transport failure.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +47,8 @@ pub struct Limits {
     pub max_backoff: Duration,
     /// Only `retryable: true` makes a failure eligible for correction.
     pub require_opt_in: bool,
+    /// Lookups of one unknown outcome before it stays unknown.
+    pub max_lookups: u32,
 }
 
 impl Default for Limits {
@@ -55,6 +58,7 @@ impl Default for Limits {
             max_corrections: 2,
             max_backoff: Duration::from_secs(30),
             require_opt_in: false,
+            max_lookups: 10,
         }
     }
 }
@@ -68,26 +72,33 @@ pub struct Situation {
     pub retries_used: u32,
     /// Corrections already made.
     pub corrections_used: u32,
+    /// Lookups of the current unknown outcome already made.
+    pub lookups_used: u32,
     /// This attempt's draw from the backoff schedule.
     pub backoff: Duration,
     /// Time left before the deadline, if there is one.
     pub remaining: Option<Duration>,
     /// Whether a corrector is configured.
     pub corrector_available: bool,
+    /// Whether a reconciler is configured to look up unknown outcomes.
+    pub reconciler_available: bool,
     /// Whether the payload has at least one unprotected input.
     pub has_mutable_inputs: bool,
 }
 
 impl Situation {
-    /// A first attempt with a corrector available, mutable inputs and no deadline.
+    /// A first attempt with a corrector and a reconciler available, mutable
+    /// inputs and no deadline.
     pub fn first_attempt(traits: Traits) -> Self {
         Self {
             traits,
             retries_used: 0,
             corrections_used: 0,
+            lookups_used: 0,
             backoff: Duration::ZERO,
             remaining: None,
             corrector_available: true,
+            reconciler_available: true,
             has_mutable_inputs: true,
         }
     }
@@ -121,11 +132,6 @@ impl Policy {
         Self { limits }
     }
 
-    /// The limits this policy enforces.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-
     /// Decides what to do after an attempt. Pure: same inputs, same action.
     pub fn decide(&self, observation: Observation<'_>, situation: &Situation) -> Action {
         if let Observation::Response(r) = observation
@@ -137,7 +143,10 @@ impl Policy {
             return Action::stop(StopReason::DelegatedSingleDispatch);
         }
         if is_unknown_outcome(observation, situation.traits) {
-            return Action::Reconcile;
+            if !situation.reconciler_available {
+                return Action::stop(StopReason::OutcomeUnknown);
+            }
+            return Action::reconcile();
         }
         match observation {
             Observation::Response(r) => self.decide_failure(r, situation),
@@ -148,6 +157,7 @@ impl Policy {
     fn decide_transport(&self, failure: &TransportFailure, situation: &Situation) -> Action {
         match failure.kind {
             TransportFailureKind::ResponseTooLarge => Action::stop(StopReason::ResponseTooLarge),
+            TransportFailureKind::RequestNotBuilt => Action::stop(StopReason::InvalidCall),
             // Nothing left the machine, or (for idempotent calls, rule 3 having
             // caught the others) a resend is harmless.
             _ => self.retry_same(None, situation),
@@ -173,18 +183,88 @@ impl Policy {
         Action::stop(StopReason::UnexpectedStatus)
     }
 
+    /// How long the next attempt may take: the per-attempt timeout, cut to
+    /// the time left before the deadline — `None` when no time is left, and
+    /// the call stops rather than dispatch.
+    pub fn attempt_timeout(
+        &self,
+        per_attempt: Duration,
+        remaining: Option<Duration>,
+    ) -> Option<Duration> {
+        match remaining {
+            Some(left) if left.is_zero() => None,
+            Some(left) => Some(per_attempt.min(left)),
+            None => Some(per_attempt),
+        }
+    }
+
+    /// Decides what follows a lookup of an unknown outcome (rule 3's
+    /// second half): `committed` → succeed; `not committed` → one resend
+    /// with the same key, under rule 4, the retry limit and the deadline;
+    /// `pending` → look again after its wait, within the deadline and the
+    /// lookup limit; anything else → the outcome stays unknown. `permission`
+    /// is the retry permission of the attempt whose outcome is unknown.
+    pub fn after_lookup(
+        &self,
+        found: &Reconciliation,
+        permission: RetryPermission,
+        situation: &Situation,
+    ) -> Action {
+        match found {
+            Reconciliation::Committed(_) => Action::Succeed,
+            Reconciliation::NotCommitted => {
+                let reason = if permission == RetryPermission::Refused {
+                    StopReason::NotCommitted
+                } else if situation.retries_used >= self.limits.max_retries {
+                    StopReason::RetriesExhausted
+                } else if situation.remaining.is_some_and(|left| left.is_zero()) {
+                    StopReason::DeadlineExceeded
+                } else {
+                    return Action::RetrySame {
+                        wait: Duration::ZERO,
+                        cause: WaitCause::Backoff,
+                    };
+                };
+                Action::stop(reason)
+            }
+            Reconciliation::Pending { wait } => {
+                let wait = wait
+                    .unwrap_or(situation.backoff)
+                    .min(self.limits.max_backoff);
+                let late = situation.remaining.is_some_and(|left| wait >= left);
+                if late || situation.lookups_used >= self.limits.max_lookups {
+                    return Action::stop(StopReason::OutcomeUnknown);
+                }
+                Action::Reconcile { wait }
+            }
+            Reconciliation::Unknown(_) => Action::stop(StopReason::OutcomeUnknown),
+        }
+    }
+
+    /// Rule 6's wait: the longer of our backoff and the tool's demand. A
+    /// demand is never cut short: longer than `max_backoff`, or past the
+    /// deadline, and the call stops now, saying when the tool accepts calls.
     fn retry_same(&self, server_wait: Option<Duration>, situation: &Situation) -> Action {
         if situation.retries_used >= self.limits.max_retries {
             return Action::stop(StopReason::RetriesExhausted);
         }
-        let wait = situation
-            .backoff
-            .max(server_wait.unwrap_or(Duration::ZERO))
-            .min(self.limits.max_backoff);
+        let backoff = situation.backoff.min(self.limits.max_backoff);
+        let (wait, cause) = match server_wait {
+            Some(demand)
+                if demand > self.limits.max_backoff
+                    || situation.remaining.is_some_and(|left| demand >= left) =>
+            {
+                return Action::stop(StopReason::RateLimited {
+                    retry_after: demand,
+                });
+            }
+            Some(demand) if demand >= backoff => (demand, WaitCause::RetryAfter),
+            _ => (backoff, WaitCause::Backoff),
+        };
         if situation.remaining.is_some_and(|left| wait >= left) {
             return Action::stop(StopReason::DeadlineExceeded);
         }
-        Action::RetrySame { wait }
+        Action::RetrySame { wait, cause }
     }
 
     fn correct_if_eligible(&self, permission: RetryPermission, situation: &Situation) -> Action {

@@ -1,11 +1,15 @@
 //! The `Correct` action: ask the corrector, and gate what it proposes.
 
+use recourse_protocol::{ToolError, redact};
 use serde_json::Value;
 use tracing::Instrument;
 
 use super::{Flow, Run};
-use crate::{Correction, CorrectionRequest, PayloadSource, Schema, StopReason, TokenUsage};
-use recourse_protocol::ToolError;
+use crate::correction::{Rejection, gate};
+use crate::{
+    Admitted, Correction, CorrectionLayer, CorrectionRequest, Event, LayerVerdict, StopReason,
+    TokenUsage, Verdict,
+};
 
 impl Run<'_> {
     pub(super) async fn correct(&mut self) -> Flow {
@@ -30,24 +34,21 @@ impl Run<'_> {
         let correction = corrector.correct(request).instrument(span).await;
         let took = self.exec.clock.now().saturating_duration_since(asked_at);
         self.corrections += 1;
+        let (llm_calls, tokens) = correction.spent();
+        self.spend(llm_calls, tokens, took);
         match correction {
             Correction::Corrected {
                 payload,
-                source,
-                note,
-                llm_calls,
-                tokens,
+                layer,
+                reason,
+                tried,
+                ..
             } => {
-                self.spend(llm_calls, tokens, took);
-                self.accept_correction(payload, source, &note)
+                self.verdicts(tried);
+                self.accept(payload, layer, &reason)
             }
-            Correction::CannotFix {
-                why,
-                llm_calls,
-                tokens,
-            } => {
-                self.spend(llm_calls, tokens, took);
-                self.note(format!("cannot fix: {why}"));
+            Correction::CannotFix { tried, .. } => {
+                self.verdicts(tried);
                 Flow::Done(self.stopped(StopReason::CannotFix))
             }
         }
@@ -62,16 +63,37 @@ impl Run<'_> {
         self.tokens.completion += tokens.completion;
     }
 
-    fn accept_correction(&mut self, candidate: Value, source: PayloadSource, note: &str) -> Flow {
+    fn verdicts(&mut self, tried: Vec<LayerVerdict>) {
+        for v in tried {
+            self.event(Event::Correction {
+                layer: v.layer,
+                verdict: v.verdict,
+                reason: redact(&v.reason),
+            });
+        }
+    }
+
+    fn accept(&mut self, candidate: Value, layer: CorrectionLayer, reason: &str) -> Flow {
         match self.gate(candidate) {
             Ok(admitted) => {
-                self.note(format!("{} correction: {note}", source.as_str()));
-                self.payload = admitted;
-                self.source = source;
+                self.event(Event::Correction {
+                    layer,
+                    verdict: Verdict::Fixed,
+                    reason: redact(reason),
+                });
+                self.payload = admitted.payload;
+                self.source = layer.into();
+                self.coerced(admitted.changes);
                 Flow::Next
             }
-            Err(why) => {
-                self.note(format!("{} correction rejected: {why}", source.as_str()));
+            Err(rejection) => {
+                self.event(Event::Correction {
+                    layer,
+                    verdict: Verdict::RejectedByGate {
+                        rule: rejection.rule,
+                    },
+                    reason: rejection.detail,
+                });
                 Flow::Done(self.stopped(StopReason::CannotFix))
             }
         }
@@ -82,25 +104,22 @@ impl Run<'_> {
     /// its own layers (an object, changed, protected values intact, no field
     /// the schema lacks, valid after coercion), then the executor's admission
     /// and the protected values once more.
-    fn gate(&self, candidate: Value) -> Result<Value, String> {
-        let schema = match &self.call.schema {
-            Some(raw) => Some(
-                Schema::compile(raw).map_err(|e| format!("the call's schema is unusable: {e}"))?,
-            ),
-            None => None,
-        };
-        let gated =
-            crate::correction::gate(candidate, &self.payload, &self.protected, schema.as_ref())?;
-        let admitted = self
+    fn gate(&self, candidate: Value) -> Result<Admitted, Rejection> {
+        let schema = self.call.schema.as_ref();
+        let gated = gate(candidate, &self.payload, &self.protected, schema)?;
+        let mut admitted = self
             .exec
             .admission
-            .admit(gated, self.call.schema.as_ref(), &self.protected);
+            .admit(gated.payload, schema, &self.protected);
         self.protected
             .check(&admitted.payload)
-            .map_err(|v| v.to_string())?;
+            .map_err(|v| Rejection::protected(&v))?;
         if admitted.payload == self.payload {
-            return Err("unchanged from the failed payload after admission".to_owned());
+            return Err(Rejection::unchanged());
         }
-        Ok(admitted.payload)
+        let mut changes = gated.changes;
+        changes.append(&mut admitted.changes);
+        admitted.changes = changes;
+        Ok(admitted)
     }
 }

@@ -3,22 +3,26 @@
 use recourse_protocol::redact_value;
 
 use super::Run;
-use crate::{AttemptResult, CallState, NewCall, Outcome, StopReason};
+use crate::{AttemptResult, CallState, Event, NewCall, Outcome, StopReason};
 
 impl Run<'_> {
-    pub(super) async fn journal_call(&self) -> Result<(), crate::JournalError> {
+    pub(super) async fn journal_call(&mut self) -> Result<(), crate::JournalError> {
         let Some(journal) = &self.exec.journal else {
             return Ok(());
         };
         let call = NewCall {
             call_id: self.call_id.clone(),
-            target: self.call.target.clone(),
+            target: self.call.target.to_string(),
             capability: self.call.capability.clone(),
             idempotency_key: self.key.clone(),
             reconcile: self.call.reconcile_template.clone(),
             payload: redact_value(&self.call.payload),
         };
-        journal.begin_call(&call).await
+        journal.begin_call(&call).await?;
+        self.upcoming.push(Event::Journal {
+            state: CallState::InFlight,
+        });
+        Ok(())
     }
 
     pub(super) async fn journal_attempt_start(&self, n: u32) -> Result<(), crate::JournalError> {
@@ -38,21 +42,18 @@ impl Run<'_> {
         let result = AttemptResult {
             status: last.status,
             transport_error: last.transport_error.clone(),
-            action: last.action.to_owned(),
+            action: last.action.clone(),
         };
         if let Err(e) = journal.finish_attempt(&self.call_id, n, &result).await {
             tracing::warn!(error = %e, "could not complete the attempt in the journal");
         }
     }
 
-    pub(super) async fn journal_outcome(&self, outcome: &Outcome) {
+    pub(super) async fn journal_outcome(&mut self, outcome: &Outcome) {
         let Some(journal) = &self.exec.journal else {
             return;
         };
-        if matches!(
-            outcome.reason(),
-            Some(StopReason::JournalUnavailable | StopReason::InvalidCall)
-        ) {
+        if matches!(outcome.reason(), Some(StopReason::JournalUnavailable)) {
             return;
         }
         let state = match outcome {
@@ -61,8 +62,9 @@ impl Run<'_> {
             Outcome::Unknown { .. } => CallState::Unknown,
         };
         let op = self.operation_id.as_deref();
-        if let Err(e) = journal.set_state(&self.call_id, state, op).await {
-            tracing::warn!(error = %e, "could not complete the call in the journal");
+        match journal.set_state(&self.call_id, state, op).await {
+            Ok(()) => self.event(Event::Journal { state }),
+            Err(e) => tracing::warn!(error = %e, "could not complete the call in the journal"),
         }
     }
 }

@@ -2,11 +2,15 @@
 //!
 //! This is the only place that sends, sleeps, or asks a corrector or
 //! reconciler. Each turn dispatches the admitted payload, parses what came
-//! back, asks the pure [`Policy`](crate::Policy), and carries out its action.
+//! back, asks the pure [`Policy`](crate::Policy), and carries out its action —
+//! and only its action: what to do after a lookup, how long an attempt may
+//! take before the deadline, whether to resend, all come from the policy.
 
 use std::time::{Duration, Instant};
 
-use recourse_protocol::{ParsedResponse, RetryPermission, ToolError, parse_response, redact_value};
+use recourse_protocol::{
+    ParsedResponse, RetryPermission, ToolError, parse_response, redact, redact_value,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -15,14 +19,18 @@ mod correct;
 mod journal;
 mod reconcile;
 
+use crate::record::millis;
 use crate::transport::{Delivery, Request, TransportFailure};
 use crate::{
-    Action, AttemptRecord, Backoff, Call, CallReport, Executor, Observation, Outcome,
-    PayloadSource, Protected, Situation, StopReason, TokenUsage,
+    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, Event, Executor, Observation,
+    Outcome, PayloadSource, Policy, Protected, Situation, StopReason, TokenUsage, WaitCause,
+    is_unknown_outcome,
 };
 
 pub(crate) struct Run<'e> {
     exec: &'e Executor,
+    policy: Policy,
+    deadline: Option<Duration>,
     call_id: String,
     call: Call,
     cancel: CancellationToken,
@@ -34,11 +42,14 @@ pub(crate) struct Run<'e> {
     source: PayloadSource,
     retries: u32,
     corrections: u32,
+    lookups: u32,
     last_error: Option<ToolError>,
     last_data: Option<Value>,
     last_permission: RetryPermission,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
+    /// Events that belong to the next attempt (its payload's coercion, the journal).
+    upcoming: Vec<Event>,
     http_calls: u32,
     llm_calls: u32,
     tokens: TokenUsage,
@@ -53,13 +64,20 @@ enum Flow {
 impl<'e> Run<'e> {
     pub(crate) fn start(exec: &'e Executor, call: Call, cancel: CancellationToken) -> Self {
         let config = &exec.config;
-        let mut backoff = Backoff::full_jitter(config.backoff_base, config.limits.max_backoff);
-        if let Some(seed) = exec.jitter_seed {
-            backoff = backoff.with_seed(seed);
+        let mut limits = config.limits;
+        if let Some(n) = call.limits.max_retries {
+            limits.max_retries = n;
         }
+        if let Some(n) = call.limits.max_corrections {
+            limits.max_corrections = n;
+        }
+        let backoff = Backoff::full_jitter(config.backoff_base, limits.max_backoff)
+            .with_seed(exec.next_jitter_seed());
         let key = (!call.traits.idempotent).then(|| uuid::Uuid::now_v7().to_string());
         Self {
             exec,
+            policy: Policy::new(limits),
+            deadline: call.limits.deadline.or(config.deadline),
             call_id: uuid::Uuid::now_v7().to_string(),
             protected: Protected::snapshot(&call.protected, &call.payload),
             payload: call.payload.clone(),
@@ -71,11 +89,13 @@ impl<'e> Run<'e> {
             source: PayloadSource::Caller,
             retries: 0,
             corrections: 0,
+            lookups: 0,
             last_error: None,
             last_data: None,
             last_permission: RetryPermission::Unspecified,
             operation_id: None,
             attempts: Vec::new(),
+            upcoming: Vec::new(),
             http_calls: 0,
             llm_calls: 0,
             tokens: TokenUsage::default(),
@@ -111,10 +131,6 @@ impl<'e> Run<'e> {
     }
 
     async fn drive(&mut self) -> Outcome {
-        if let Err(e) = self.call.validate() {
-            self.last_error = Some(ToolError::input_error("INVALID_CALL", e.to_string()));
-            return self.stopped(StopReason::InvalidCall);
-        }
         if let Err(e) = self.journal_call().await {
             self.last_error = Some(ToolError::service_error(
                 "JOURNAL_UNAVAILABLE",
@@ -133,6 +149,7 @@ impl<'e> Run<'e> {
         if !admitted.changes.is_empty() && self.protected.check(&admitted.payload).is_ok() {
             self.payload = admitted.payload;
             self.source = PayloadSource::Coercion;
+            self.coerced(admitted.changes);
         }
         loop {
             if self.cancel.is_cancelled() {
@@ -147,13 +164,20 @@ impl<'e> Run<'e> {
 
     async fn attempt(&mut self) -> Flow {
         if let Some(breakers) = &self.exec.breakers
-            && !breakers.admit(&self.call.target)
+            && !breakers.admit(self.call.target.endpoint())
         {
             self.last_error.get_or_insert_with(|| {
                 ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
+                    .retryable(true)
             });
             return Flow::Done(self.stopped(StopReason::CircuitOpen));
         }
+        let Some(timeout) = self
+            .policy
+            .attempt_timeout(self.exec.config.request_timeout, self.remaining())
+        else {
+            return Flow::Done(self.stopped(StopReason::DeadlineExceeded));
+        };
         let n = u32::try_from(self.attempts.len())
             .unwrap_or(u32::MAX)
             .saturating_add(1);
@@ -165,10 +189,15 @@ impl<'e> Run<'e> {
             return Flow::Done(self.stopped(StopReason::JournalUnavailable));
         }
         let delivery = self
-            .dispatch()
+            .dispatch(timeout)
             .instrument(tracing::debug_span!("attempt", n))
             .await;
-        self.http_calls += 1;
+        if delivery
+            .as_ref()
+            .map_or_else(|t| t.kind.was_sent(), |_| true)
+        {
+            self.http_calls += 1;
+        }
         let parsed = delivery.as_ref().map(|raw| {
             parse_response(
                 raw.status,
@@ -182,21 +211,21 @@ impl<'e> Run<'e> {
         };
         self.observe(observation);
         let situation = self.situation();
-        let action = self.gate_retry(self.exec.policy.decide(observation, &situation));
-        self.record(n, observation, &action);
+        let action = self.gate_retry(self.policy.decide(observation, &situation));
+        self.record(n, observation, &action, timeout);
         self.journal_attempt_end(n).await;
         self.carry_out(action).await
     }
 
-    async fn dispatch(&self) -> Delivery {
+    async fn dispatch(&self, timeout: Duration) -> Delivery {
         let mut headers = self.call.headers.clone();
         if let Some(key) = &self.key {
             headers.push((self.exec.config.idempotency_header.clone(), key.clone()));
         }
-        let timeout = self.exec.config.request_timeout;
         let request = Request {
             target: self.call.target.clone(),
             headers,
+            idempotency_key: self.key.clone(),
             payload: self.payload.clone(),
             timeout,
         };
@@ -216,52 +245,70 @@ impl<'e> Run<'e> {
 
     /// Remembers what the attempt said, and tells the breaker how the endpoint is.
     fn observe(&mut self, observation: Observation<'_>) {
+        let unknown = is_unknown_outcome(observation, self.call.traits);
         let transient = match observation {
             Observation::Response(r) => {
-                self.remember_response(r);
+                self.remember_response(r, unknown);
                 matches!(r.routing_status(), Some(408 | 429 | 500..=599))
             }
             Observation::Transport(t) => {
                 let code = t.kind.as_str().to_ascii_uppercase();
-                self.last_error = Some(ToolError::service_error(code, t.message.clone()));
+                let resendable = !unknown && t.kind.is_transient();
+                self.last_error =
+                    Some(ToolError::service_error(code, redact(&t.message)).retryable(resendable));
                 self.last_permission = RetryPermission::Unspecified;
-                true
+                t.kind.is_transient()
             }
         };
         if let Some(breakers) = &self.exec.breakers {
+            let endpoint = self.call.target.endpoint();
             if transient {
-                breakers.record_transient_failure(&self.call.target);
+                breakers.record_transient_failure(endpoint);
             } else {
-                breakers.record_healthy(&self.call.target);
+                breakers.record_healthy(endpoint);
             }
         }
     }
 
-    fn remember_response(&mut self, r: &ParsedResponse) {
+    fn remember_response(&mut self, r: &ParsedResponse, unknown: bool) {
         self.last_permission = r.permission;
         if r.success {
             self.last_data = Some(r.data.clone().unwrap_or(Value::Null));
             return;
         }
-        self.last_error = r.to_tool_error();
+        self.last_error = r.to_tool_error().map(|mut error| {
+            // The tool did not say; say what recourse made of it, so a call
+            // that was resent does not end reading "retryable: false".
+            if r.permission == RetryPermission::Unspecified {
+                error.retryable =
+                    !unknown && matches!(r.routing_status(), Some(408 | 429 | 500..=599));
+            }
+            error
+        });
         if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
             self.operation_id = Some(op.to_owned());
         }
     }
 
-    fn situation(&mut self) -> Situation {
+    fn remaining(&self) -> Option<Duration> {
         let elapsed = self
             .exec
             .clock
             .now()
             .saturating_duration_since(self.started);
+        self.deadline.map(|d| d.saturating_sub(elapsed))
+    }
+
+    fn situation(&mut self) -> Situation {
         Situation {
             traits: self.call.traits,
             retries_used: self.retries,
             corrections_used: self.corrections,
+            lookups_used: self.lookups,
             backoff: self.backoff.next().unwrap_or_default(),
-            remaining: self.exec.config.deadline.map(|d| d.saturating_sub(elapsed)),
+            remaining: self.remaining(),
             corrector_available: self.exec.corrector.is_some(),
+            reconciler_available: self.call.reconciler.is_some() || self.exec.reconciler.is_some(),
             has_mutable_inputs: self.protected.has_mutable_inputs(&self.payload),
         }
     }
@@ -276,30 +323,17 @@ impl<'e> Run<'e> {
         }
     }
 
-    fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action) {
+    fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action, timeout: Duration) {
         let (status, transport_error, category, code) = match observation {
-            Observation::Response(r) => (
-                Some(r.status),
-                None,
-                r.category.as_ref().map(ToString::to_string),
-                r.code.clone(),
-            ),
+            Observation::Response(r) => (Some(r.status), None, r.category.clone(), r.code.clone()),
             Observation::Transport(t) => (
                 None,
-                Some(recourse_protocol::redact(&t.to_string())),
+                Some(TransportFailure::new(t.kind, redact(&t.message))),
                 None,
                 None,
             ),
         };
-        let (wait_ms, reason) = match action {
-            Action::RetrySame { wait } => (
-                Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
-                None,
-            ),
-            Action::Stop { reason } => (None, Some(reason.code())),
-            _ => (None, None),
-        };
-        tracing::debug!(n, status, action = action.name(), reason, "attempt decided");
+        tracing::debug!(n, status, action = action.name(), "attempt decided");
         self.attempts.push(AttemptRecord {
             n,
             payload: redact_value(&self.payload),
@@ -308,18 +342,35 @@ impl<'e> Run<'e> {
             category,
             code,
             retry_permission: self.last_permission,
-            action: action.name(),
-            wait_ms,
+            action: action.clone(),
+            timeout_ms: millis(timeout),
             source: self.source,
-            reason,
-            notes: Vec::new(),
+            events: std::mem::take(&mut self.upcoming),
         });
     }
 
-    fn note(&mut self, text: impl Into<String>) {
-        if let Some(last) = self.attempts.last_mut() {
-            last.notes.push(text.into());
+    /// Adds an event to the attempt just made.
+    fn event(&mut self, event: Event) {
+        match self.attempts.last_mut() {
+            Some(last) => last.events.push(event),
+            None => self.upcoming.push(event),
         }
+    }
+
+    /// Records coercion of the payload the next attempt sends.
+    fn coerced(&mut self, changes: Vec<CoercionChange>) {
+        if changes.is_empty() {
+            return;
+        }
+        let changes = changes
+            .into_iter()
+            .map(|c| CoercionChange {
+                from: redact_value(&c.from),
+                to: c.to.as_ref().map(redact_value),
+                ..c
+            })
+            .collect();
+        self.upcoming.push(Event::Coerced { changes });
     }
 
     async fn carry_out(&mut self, action: Action) -> Flow {
@@ -327,25 +378,35 @@ impl<'e> Run<'e> {
             Action::Succeed => Flow::Done(Outcome::Succeeded {
                 data: self.last_data.take().unwrap_or(Value::Null),
             }),
-            Action::RetrySame { wait } => {
-                if !self.sleep(wait).await {
+            Action::RetrySame { wait, cause } => {
+                if !self.wait(wait, cause).await {
                     return Flow::Done(self.stopped(StopReason::Cancelled));
                 }
                 self.retries += 1;
                 Flow::Next
             }
             Action::Correct => self.correct().await,
-            Action::Reconcile => self.reconcile().await,
+            Action::Reconcile { .. } => self.reconcile().await,
             Action::Stop { reason } => Flow::Done(self.stopped(reason)),
         }
     }
 
-    /// Sleeps on the executor's clock; `false` if cancelled first.
-    async fn sleep(&self, wait: Duration) -> bool {
-        tokio::select! {
+    /// Waits on the executor's clock and records it; `false` if cancelled first.
+    async fn wait(&mut self, wait: Duration, cause: WaitCause) -> bool {
+        if wait.is_zero() {
+            return !self.cancel.is_cancelled();
+        }
+        let slept = tokio::select! {
             () = self.exec.clock.sleep(wait) => true,
             () = self.cancel.cancelled() => false,
+        };
+        if slept {
+            self.event(Event::Waited {
+                ms: millis(wait),
+                cause,
+            });
         }
+        slept
     }
 
     fn stopped(&self, reason: StopReason) -> Outcome {

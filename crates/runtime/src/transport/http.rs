@@ -75,9 +75,15 @@ impl HttpTransport {
     }
 
     async fn exchange(&self, request: &Request) -> Delivery {
+        let Some(url) = request.target.url() else {
+            return Err(TransportFailure::new(
+                TransportFailureKind::RequestNotBuilt,
+                format!("{} is not an http(s) URL", request.target),
+            ));
+        };
         let mut builder = self
             .client
-            .post(&request.target)
+            .post(url.clone())
             .timeout(request.timeout)
             .json(&request.payload);
         for (name, value) in &request.headers {
@@ -119,7 +125,9 @@ fn too_large(cap: usize) -> TransportFailure {
 }
 
 fn failure(error: &reqwest::Error) -> TransportFailure {
-    let kind = if error.is_connect() {
+    let kind = if error.is_builder() {
+        TransportFailureKind::RequestNotBuilt
+    } else if error.is_connect() {
         TransportFailureKind::ConnectFailed
     } else if error.is_timeout() {
         TransportFailureKind::TimedOutAfterSend

@@ -14,6 +14,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpTransport, HttpTransportBuilder};
+
+use crate::Target;
 pub use in_process::InProcessTransport;
 
 /// A boxed, sendable future, as transports and other extension traits return.
@@ -22,10 +24,15 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// One request to a tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// Where to send it: a URL for HTTP, a tool name for in-process transports.
-    pub target: String,
-    /// Extra headers (the executor adds `Idempotency-Key` for non-idempotent calls).
+    /// Where to send it: a parsed URL for HTTP, a tool name for others.
+    pub target: Target,
+    /// Extra headers, checked when the call was built. For non-idempotent
+    /// calls the executor adds the idempotency key under the configured
+    /// header name (`Idempotency-Key`).
     pub headers: Vec<(String, String)>,
+    /// The idempotency key, for non-idempotent calls (also in `headers`, for
+    /// HTTP; other transports carry it their own way).
+    pub idempotency_key: Option<String>,
     /// The JSON payload.
     pub payload: serde_json::Value,
     /// How long the whole exchange may take.
@@ -54,12 +61,30 @@ pub enum TransportFailureKind {
     FailedAfterSend,
     /// The tool answered with a body larger than the cap.
     ResponseTooLarge,
+    /// The request could not be built (a URL or header the HTTP stack
+    /// refused): nothing was sent.
+    RequestNotBuilt,
 }
 
 impl TransportFailureKind {
     /// Whether a write may have committed without us learning its result.
     pub fn may_have_committed(self) -> bool {
         matches!(self, Self::TimedOutAfterSend | Self::FailedAfterSend)
+    }
+
+    /// Whether resending after this failure can help (and, for idempotent
+    /// calls, is harmless): connect failures, timeouts and broken connections.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Self::ConnectFailed | Self::TimedOutAfterSend | Self::FailedAfterSend
+        )
+    }
+
+    /// Whether the request was (or may have been) sent: false when the
+    /// connection never opened or the request could not be built.
+    pub fn was_sent(self) -> bool {
+        !matches!(self, Self::ConnectFailed | Self::RequestNotBuilt)
     }
 
     /// The snake-case name used in reports.
@@ -69,6 +94,7 @@ impl TransportFailureKind {
             Self::TimedOutAfterSend => "timed_out_after_send",
             Self::FailedAfterSend => "failed_after_send",
             Self::ResponseTooLarge => "response_too_large",
+            Self::RequestNotBuilt => "request_not_built",
         }
     }
 }

@@ -71,20 +71,27 @@ pub(crate) async fn run_step(
     }
     protected.sort();
     protected.dedup();
-    let mut call = Call::new(target.url.clone(), payload);
-    call.protected = protected;
-    call.traits.idempotent = target.idempotent;
-    call.schema = target.schema.clone();
-    call.capability = target.capability.clone();
-    if !plan.original_request.trim().is_empty() {
-        call.intent = Some(plan.original_request.clone());
+    let mut call = Call::builder(target.url.clone(), payload).idempotent(target.idempotent);
+    for pointer in protected {
+        call = call.protect(pointer);
     }
+    if let Some(schema) = &target.schema {
+        call = call.schema(schema.clone());
+    }
+    if let Some(capability) = &target.capability {
+        call = call.capability(capability.clone());
+    }
+    call = call.intent(plan.original_request.clone());
     if let Some(template) = &target.reconcile {
-        call = match call.with_reconcile_url(template.clone()) {
+        call = match call.reconcile_url(template.clone()) {
             Ok(call) => call,
             Err(e) => return fail(format!("reconcile: {e}")),
         };
     }
+    let call = match call.build() {
+        Ok(call) => call,
+        Err(e) => return fail(e.to_string()),
+    };
     let mut executor = ctx.executor.clone();
     if let Some(chain) = &ctx.chain {
         let mut trajectory = Trajectory::new(plan.original_request.clone());

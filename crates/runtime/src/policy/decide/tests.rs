@@ -5,6 +5,7 @@ use std::time::Duration;
 use recourse_protocol::{ParsedResponse, parse_response};
 
 use super::*;
+use serde_json::json;
 
 fn envelope(status: u16, category: &str, retryable: Option<bool>) -> ParsedResponse {
     let flag = retryable.map_or(String::new(), |b| format!(r#","retryable":{b}"#));
@@ -90,7 +91,17 @@ fn rule2_delegated_stops_after_one_dispatch_whatever_failed() {
 fn rule3_unknown_outcome_reconciles_even_when_refused() {
     assert_eq!(
         decide(&envelope(500, "UNKNOWN_OUTCOME", Some(false)), first()),
-        Action::Reconcile
+        Action::reconcile()
+    );
+}
+
+#[test]
+fn rule3_without_a_reconciler_the_outcome_stays_unknown() {
+    let mut s = non_idempotent();
+    s.reconciler_available = false;
+    assert_eq!(
+        decide(&envelope(500, "UNKNOWN_OUTCOME", None), s),
+        Action::stop(StopReason::OutcomeUnknown)
     );
 }
 
@@ -104,13 +115,13 @@ fn rule3_non_idempotent_failure_after_send_reconciles() {
         let t = transport(kind);
         assert_eq!(
             p.decide(Observation::Transport(&t), &non_idempotent()),
-            Action::Reconcile
+            Action::reconcile()
         );
     }
     for status in [500, 502, 504] {
         assert_eq!(
             decide(&plain(status), non_idempotent()),
-            Action::Reconcile,
+            Action::reconcile(),
             "{status}"
         );
     }
@@ -178,14 +189,15 @@ fn rule5_auth_permission_method_policy_stop() {
 }
 
 #[test]
-fn rule6_transient_statuses_retry_with_the_longer_wait_capped() {
+fn rule6_transient_statuses_retry_with_the_longer_wait() {
     let mut s = first();
     s.backoff = Duration::from_millis(300);
     for status in [408, 429, 500, 502, 503, 504] {
         assert_eq!(
             decide(&plain(status), s),
             Action::RetrySame {
-                wait: Duration::from_millis(300)
+                wait: Duration::from_millis(300),
+                cause: WaitCause::Backoff,
             },
             "{status}"
         );
@@ -194,16 +206,40 @@ fn rule6_transient_statuses_retry_with_the_longer_wait_capped() {
     assert_eq!(
         decide(&r, s),
         Action::RetrySame {
-            wait: Duration::from_secs(2)
+            wait: Duration::from_secs(2),
+            cause: WaitCause::RetryAfter,
         }
     );
-    let r = parse_response(429, [("Retry-After", "3600")], b"");
+    // Our own backoff is capped; a server demand shorter than it is met by it.
+    s.backoff = Duration::from_secs(3600);
+    let r = parse_response(429, [("Retry-After", "1")], b"");
     assert_eq!(
         decide(&r, s),
         Action::RetrySame {
-            wait: Limits::default().max_backoff
+            wait: Limits::default().max_backoff,
+            cause: WaitCause::Backoff,
         }
     );
+}
+
+#[test]
+fn rule6_a_demand_longer_than_max_backoff_stops_now_never_resends_early() {
+    let s = first();
+    let r = parse_response(429, [("Retry-After", "3600")], b"");
+    assert_eq!(
+        decide(&r, s),
+        Action::stop(StopReason::RateLimited {
+            retry_after: Duration::from_secs(3600)
+        })
+    );
+    // A demand too large to represent counts as longer than any limit.
+    let r = parse_response(429, [("Retry-After", "99999999999999999999")], b"");
+    assert!(matches!(
+        decide(&r, s),
+        Action::Stop {
+            reason: StopReason::RateLimited { .. }
+        }
+    ));
 }
 
 #[test]
@@ -211,7 +247,29 @@ fn rule6_wait_crossing_the_deadline_stops_now() {
     let mut s = first();
     s.remaining = Some(Duration::from_secs(1));
     let r = parse_response(429, [("Retry-After", "5")], b"");
-    assert_eq!(decide(&r, s), Action::stop(StopReason::DeadlineExceeded));
+    assert_eq!(
+        decide(&r, s),
+        Action::stop(StopReason::RateLimited {
+            retry_after: Duration::from_secs(5)
+        })
+    );
+    s.backoff = Duration::from_secs(2);
+    assert_eq!(
+        decide(&plain(503), s),
+        Action::stop(StopReason::DeadlineExceeded)
+    );
+}
+
+#[test]
+fn attempts_are_cut_to_the_time_left() {
+    let p = Policy::default();
+    let per = Duration::from_secs(30);
+    assert_eq!(p.attempt_timeout(per, None), Some(per));
+    assert_eq!(
+        p.attempt_timeout(per, Some(Duration::from_secs(3))),
+        Some(Duration::from_secs(3))
+    );
+    assert_eq!(p.attempt_timeout(per, Some(Duration::ZERO)), None);
 }
 
 #[test]
@@ -276,4 +334,102 @@ fn oversized_response_stops() {
         Policy::default().decide(Observation::Transport(&t), &first()),
         Action::stop(StopReason::ResponseTooLarge)
     );
+}
+
+fn after(found: &Reconciliation, permission: RetryPermission, s: Situation) -> Action {
+    Policy::default().after_lookup(found, permission, &s)
+}
+
+#[test]
+fn lookup_committed_succeeds() {
+    let found = Reconciliation::Committed(json!({"id": 1}));
+    assert_eq!(
+        after(&found, RetryPermission::Refused, non_idempotent()),
+        Action::Succeed
+    );
+}
+
+#[test]
+fn lookup_not_committed_resends_once_unless_refused_or_out_of_budget() {
+    let found = Reconciliation::NotCommitted;
+    assert!(matches!(
+        after(&found, RetryPermission::Unspecified, non_idempotent()),
+        Action::RetrySame { wait, .. } if wait.is_zero()
+    ));
+    assert_eq!(
+        after(&found, RetryPermission::Refused, non_idempotent()),
+        Action::stop(StopReason::NotCommitted),
+        "rule 4 holds for the resend after a lookup"
+    );
+    let mut spent = non_idempotent();
+    spent.retries_used = Limits::default().max_retries;
+    assert_eq!(
+        after(&found, RetryPermission::Allowed, spent),
+        Action::stop(StopReason::RetriesExhausted)
+    );
+    let mut late = non_idempotent();
+    late.remaining = Some(Duration::ZERO);
+    assert_eq!(
+        after(&found, RetryPermission::Allowed, late),
+        Action::stop(StopReason::DeadlineExceeded)
+    );
+}
+
+#[test]
+fn lookup_pending_waits_within_the_deadline_and_the_lookup_limit() {
+    let found = Reconciliation::Pending {
+        wait: Some(Duration::from_millis(250)),
+    };
+    assert_eq!(
+        after(&found, RetryPermission::Unspecified, non_idempotent()),
+        Action::Reconcile {
+            wait: Duration::from_millis(250)
+        }
+    );
+    let mut late = non_idempotent();
+    late.remaining = Some(Duration::from_millis(100));
+    assert_eq!(
+        after(&found, RetryPermission::Unspecified, late),
+        Action::stop(StopReason::OutcomeUnknown)
+    );
+    let mut many = non_idempotent();
+    many.lookups_used = Limits::default().max_lookups;
+    assert_eq!(
+        after(&found, RetryPermission::Unspecified, many),
+        Action::stop(StopReason::OutcomeUnknown)
+    );
+    let mut s = non_idempotent();
+    s.backoff = Duration::from_millis(40);
+    assert_eq!(
+        after(
+            &Reconciliation::Pending { wait: None },
+            RetryPermission::Unspecified,
+            s
+        ),
+        Action::Reconcile {
+            wait: Duration::from_millis(40)
+        },
+        "without a server wait, the backoff draw"
+    );
+}
+
+#[test]
+fn lookup_that_cannot_tell_leaves_the_outcome_unknown() {
+    let found = Reconciliation::Unknown("lookup answered HTTP 500".to_owned());
+    assert_eq!(
+        after(&found, RetryPermission::Allowed, non_idempotent()),
+        Action::stop(StopReason::OutcomeUnknown)
+    );
+}
+
+#[test]
+fn a_request_that_could_not_be_built_is_never_sent_and_stops() {
+    let t = transport(TransportFailureKind::RequestNotBuilt);
+    assert_eq!(
+        Policy::default().decide(Observation::Transport(&t), &non_idempotent()),
+        Action::stop(StopReason::InvalidCall)
+    );
+    assert!(!TransportFailureKind::RequestNotBuilt.was_sent());
+    assert!(!TransportFailureKind::ConnectFailed.was_sent());
+    assert!(TransportFailureKind::TimedOutAfterSend.was_sent());
 }

@@ -1,0 +1,52 @@
+//! The record of a call: what every attempt sent, what came back, what the
+//! policy decided, and what recourse did in between — as types.
+//!
+//! # Why typed, all the way out
+//!
+//! A reliability engineer reads the record to answer "did it resend a write
+//! whose outcome was unknown?", "which correction layer fixed this?", "how
+//! long did it wait, and because who asked?". If the record carried those
+//! answers as sentences, every consumer — the CLI, the gateway, metrics, the
+//! evaluation's safety scorer — would end up matching text, and rewording a
+//! note would silently change a safety verdict. So the record keeps the
+//! decision ([`Action`](crate::Action), [`StopReason`](crate::StopReason)), the
+//! parsed category and permission, the transport failure's kind, and an
+//! ordered list of typed [`Event`]s. Human-readable text (`notes`,
+//! `reason_text`) is generated from the types when the record is serialized,
+//! and nothing reads it back.
+//!
+//! # The JSON form
+//!
+//! [`CallReport`] serializes (with serde) to the object `recourse call --json`
+//! prints and the gateway returns. Its top-level `record_version` is `1`, and
+//! is bumped only by an incompatible change: fields are added, never renamed
+//! or retyped. Each attempt keeps the fields it always had (`action`,
+//! `wait_ms`, `reason`, `source`, `notes`, `transport_error` as text, …) and
+//! adds `events`, a list of objects tagged by `kind`:
+//!
+//! | kind | fields |
+//! |---|---|
+//! | `coerced` | `changes`: `[{pointer, from, to?, rule}]` — schema coercion of this attempt's payload |
+//! | `correction` | `layer` (`repair`/`llm`/`semantic`), `verdict` (`fixed`/`cannot_fix`/`rejected_by_gate`/`skipped`), `rule` (with `rejected_by_gate`), `reason` |
+//! | `waited` | `ms`, `cause` (`backoff`/`retry_after`/`pending_lookup`) |
+//! | `lookup` | `result` (`committed`/`not_committed`/`pending`/`cannot_tell`), `detail`? |
+//! | `journal` | `state` (`in_flight`/`succeeded`/`failed`/`unknown`) |
+//!
+//! An attempt's events are in the order they happened: the coercion of the
+//! payload it sent, then what followed its answer.
+//!
+//! The top-level names `idempotency`, `replayed`, `verification` and `next`
+//! are reserved for later additions and mean nothing today.
+
+mod attempt;
+mod event;
+mod notes;
+mod outcome;
+mod report;
+
+pub use attempt::{AttemptRecord, PayloadSource};
+pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, WaitCause};
+pub use outcome::{Outcome, TokenUsage};
+pub use report::{CallReport, RECORD_VERSION};
+
+pub(crate) use attempt::millis;

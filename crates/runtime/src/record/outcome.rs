@@ -1,0 +1,99 @@
+//! How a call ended, and the report that explains it.
+
+use recourse_protocol::ToolError;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
+
+use crate::StopReason;
+
+/// How a logical call ended.
+///
+/// Serializes as the record's `outcome` (`succeeded|failed|unknown`), `data`
+/// (the result, or `null`), `error` (redacted, or `null`), `reason` (the stop
+/// reason's code) and `reason_text` (its sentence) — flattened into the
+/// record, not as an object of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The tool did what was asked.
+    Succeeded {
+        /// The result.
+        data: Value,
+    },
+    /// The call stopped without success, and nothing is in doubt.
+    Failed {
+        /// The last error, if the tool (or transport) gave one.
+        error: Option<ToolError>,
+        /// Why the executor stopped.
+        reason: StopReason,
+    },
+    /// A write may or may not have committed; a person or a later
+    /// reconciliation must check before writing again.
+    Unknown {
+        /// The last error, if any.
+        error: Option<ToolError>,
+        /// Why the executor stopped.
+        reason: StopReason,
+    },
+}
+
+impl Outcome {
+    /// `succeeded`, `failed` or `unknown`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Succeeded { .. } => "succeeded",
+            Self::Failed { .. } => "failed",
+            Self::Unknown { .. } => "unknown",
+        }
+    }
+
+    /// The stop reason, unless the call succeeded.
+    pub fn reason(&self) -> Option<&StopReason> {
+        match self {
+            Self::Succeeded { .. } => None,
+            Self::Failed { reason, .. } | Self::Unknown { reason, .. } => Some(reason),
+        }
+    }
+
+    /// The last error, unless the call succeeded.
+    pub fn error(&self) -> Option<&ToolError> {
+        match self {
+            Self::Succeeded { .. } => None,
+            Self::Failed { error, .. } | Self::Unknown { error, .. } => error.as_ref(),
+        }
+    }
+
+    /// The process exit code the CLI uses: 0 succeeded, 1 failed, 3 unknown.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Succeeded { .. } => 0,
+            Self::Failed { .. } => 1,
+            Self::Unknown { .. } => 3,
+        }
+    }
+}
+
+/// Model token usage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub prompt: u64,
+    /// Completion tokens.
+    pub completion: u64,
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let data = match self {
+            Self::Succeeded { data } => data,
+            _ => &Value::Null,
+        };
+        let mut map = serializer.serialize_map(Some(5))?;
+        map.serialize_entry("outcome", self.name())?;
+        map.serialize_entry("data", data)?;
+        map.serialize_entry("error", &self.error().map(ToolError::redacted))?;
+        map.serialize_entry("reason", &self.reason().map(StopReason::code))?;
+        map.serialize_entry("reason_text", &self.reason().map(ToString::to_string))?;
+        map.end()
+    }
+}

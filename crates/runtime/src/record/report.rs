@@ -1,0 +1,107 @@
+//! The report of a whole call: its outcome, every attempt, and what it cost.
+
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::attempt::millis;
+use crate::{AttemptRecord, Outcome, TokenUsage};
+
+/// The `record_version` of the JSON record: bumped only by an incompatible change.
+pub const RECORD_VERSION: u32 = 1;
+
+/// Everything a call did: its outcome, every attempt, and what it cost.
+///
+/// Serializes to the JSON record `recourse call --json` prints and the
+/// gateway returns (see the [module docs](crate#the-record)); errors in it are
+/// redacted.
+///
+/// ```
+/// use recourse::{CallReport, Outcome, TokenUsage};
+/// use std::time::Duration;
+///
+/// let report = CallReport {
+///     call_id: "c-1".into(),
+///     outcome: Outcome::Succeeded { data: serde_json::json!({"price": 468.285}) },
+///     attempts: Vec::new(),
+///     http_calls: 1,
+///     llm_calls: 0,
+///     tokens: TokenUsage::default(),
+///     llm_time: Duration::ZERO,
+///     idempotency_key: None,
+///     operation_id: None,
+///     elapsed: Duration::from_millis(12),
+/// };
+/// let json = report.to_json();
+/// assert_eq!(json["record_version"], 1);
+/// assert_eq!(json["outcome"], "succeeded");
+/// assert_eq!(json["data"]["price"], 468.285);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReport {
+    /// The call's id (as recorded in the journal).
+    pub call_id: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Every dispatch, in order.
+    pub attempts: Vec<AttemptRecord>,
+    /// Requests that were (or may have been) sent to the tool: attempts whose
+    /// connection never opened, and lookups, are not counted.
+    pub http_calls: u32,
+    /// Model calls made by correctors.
+    pub llm_calls: u32,
+    /// Model tokens spent.
+    pub tokens: TokenUsage,
+    /// Time spent in corrections that called a model (clock time).
+    pub llm_time: Duration,
+    /// The idempotency key sent with every attempt, for non-idempotent calls.
+    pub idempotency_key: Option<String>,
+    /// The tool's operation id, if it reported one (for reconciliation by a person).
+    pub operation_id: Option<String>,
+    /// Wall time (clock time) the call took.
+    pub elapsed: Duration,
+}
+
+impl CallReport {
+    /// The record as a JSON value (what `recourse call --json` prints).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// The record's wire form: the report's fields in the documented order.
+#[derive(Serialize)]
+struct Wire<'a> {
+    record_version: u32,
+    call_id: &'a str,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+    http_calls: u32,
+    llm_calls: u32,
+    tokens: TokenUsage,
+    llm_ms: u64,
+    idempotency_key: Option<&'a str>,
+    operation_id: Option<&'a str>,
+    elapsed_ms: u64,
+    attempts: &'a [AttemptRecord],
+}
+
+impl Serialize for CallReport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            record_version: RECORD_VERSION,
+            call_id: &self.call_id,
+            outcome: &self.outcome,
+            http_calls: self.http_calls,
+            llm_calls: self.llm_calls,
+            tokens: self.tokens,
+            llm_ms: millis(self.llm_time),
+            idempotency_key: self.idempotency_key.as_deref(),
+            operation_id: self.operation_id.as_deref(),
+            elapsed_ms: millis(self.elapsed),
+            attempts: &self.attempts,
+        }
+        .serialize(serializer)
+    }
+}
