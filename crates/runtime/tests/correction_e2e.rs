@@ -1,18 +1,15 @@
 //! Correction end to end: an in-process tool, the executor, and a fake
 //! OpenAI-compatible model server on loopback (SPEC §4).
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fake_llm::{FakeLlm, Reply};
 use recourse::{
     Call, CallReport, CorrectionChain, Executor, ExecutorConfig, InProcessTransport, ManualClock,
     PayloadSource, RawResponse, Request, SchemaCoercion, Trajectory,
 };
 use recourse_protocol::{ToolError, ToolResponse};
+use recourse_test_support::{FakeLlm, Reply};
 use serde_json::{Value, json};
 
 type Log = Arc<Mutex<Vec<Request>>>;
