@@ -7,7 +7,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use recourse::{CallBuilder, Transport};
-use recourse_mcp::{McpTarget, McpToolServer, connect_tool};
+use recourse_mcp::{McpTarget, connect_tool};
+use recourse_mcp_server::McpToolServer;
 use recourse_reference_tools::{ToolsConfig, spawn};
 
 /// How `recourse call` reaches an MCP server instead of a URL.
@@ -92,7 +93,7 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
         "serving {} reference tools over MCP on stdio",
         server.tool_names().len()
     );
-    let served = recourse_mcp::serve_stdio(server).await;
+    let served = recourse_mcp_server::serve_stdio(server).await;
     tools.shutdown().await;
     served.context("serving MCP on stdio")
 }
@@ -101,8 +102,8 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
 /// loopback port, in the background; returns the endpoint URL (`…/mcp`).
 pub(crate) async fn serve_tools_http(base_url: &str) -> Result<String> {
     let server = McpToolServer::from_manifest(base_url).await?;
-    let app =
-        axum::Router::new().nest_service("/mcp", recourse_mcp::streamable_http_service(server));
+    let app = axum::Router::new()
+        .nest_service("/mcp", recourse_mcp_server::streamable_http_service(server));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .context("binding the MCP endpoint")?;

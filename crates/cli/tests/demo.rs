@@ -40,12 +40,9 @@ fn the_demo_plays_every_scene_from_the_real_trace() {
     assert!(!text.contains("\x1b["), "no colour when not on a terminal");
 }
 
-#[path = "../../runtime/tests/support/fake_llm.rs"]
-mod fake_llm;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_model_the_workflow_scene_recovers_the_amount() {
-    use fake_llm::{FakeLlm, Reply};
+    use recourse_test_support::{FakeLlm, Reply};
     use serde_json::json;
     // L3 cannot fix a missing amount; L4, given the quote and the request, can.
     let model = FakeLlm::start(vec![

@@ -1,23 +1,24 @@
 //! # recourse-mcp
 //!
-//! The Model Context Protocol for recourse, both ways:
+//! Calling MCP tools through the recourse executor.
 //!
-//! - **Calling MCP tools** through the executor: [`McpTransport`] speaks to an
-//!   MCP server started as a child process ([`McpTarget::Command`], stdio) or
-//!   reached over streamable HTTP ([`McpTarget::Url`]). `tools/list` gives each
-//!   tool's input schema ([`McpTool::prepare`] puts it on the [`Call`](recourse::Call)),
-//!   so coercion, repair and correction work as they do for HTTP tools. Results
-//!   are read by the shared parser (SPEC §1): an envelope in `structuredContent`
-//!   wins, other `isError` results are INPUT_ERROR with the text as message,
+//! - [`McpTransport`] speaks to an MCP server started as a child process
+//!   ([`McpTarget::Command`], stdio) or reached over streamable HTTP
+//!   ([`McpTarget::Url`]). `tools/list` gives each tool's input schema
+//!   ([`McpTool::prepare`] puts it on the [`Call`](recourse::Call)), so
+//!   coercion, repair and correction work as they do for HTTP tools. Results
+//!   are read by the shared parser: an envelope in `structuredContent` wins,
+//!   other `isError` results are INPUT_ERROR with the text as message,
 //!   JSON-RPC errors map by code. A tool the server does not have is a
-//!   non-retryable NOT_FOUND `UNKNOWN_TOOL` naming it and what the server has.
+//!   non-retryable NOT_FOUND [`UNKNOWN_TOOL`] naming it and what the server has.
 //!   A dead child process or dropped session is a transient transport failure,
 //!   and the next attempt starts a fresh one. Every exchange is bounded by the
 //!   request timeout.
-//! - **Serving recourse tools over MCP**: [`serve_stdio`] exposes a recourse
-//!   tool server's manifest as MCP tools whose failures are `isError` results
-//!   carrying the envelope in `structuredContent`, so MCP clients keep the
-//!   category and retry permission.
+//! - An executor's `Idempotency-Key` travels in the `tools/call` `_meta` under
+//!   [`IDEMPOTENCY_META_KEY`].
+//!
+//! Serving recourse tools over MCP is the other direction and another crate,
+//! `recourse-mcp-server`, which needs no executor.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -37,11 +38,11 @@
 //!
 //! `rmcp` lives in this crate, not in the `recourse` runtime, so agents that
 //! only call HTTP tools do not compile an MCP stack (a second HTTP client
-//! version, process management, the protocol model).
+//! version, process management, the protocol model). Only rmcp's client side
+//! is compiled here.
 
 mod error;
 mod reply;
-mod server;
 mod target;
 mod tool;
 mod transport;
@@ -49,11 +50,10 @@ mod transport;
 use std::time::Duration;
 
 pub use error::McpSetupError;
-pub use reply::UNKNOWN_TOOL;
-pub use server::{McpToolServer, serve_stdio, streamable_http_service};
+pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use target::McpTarget;
 pub use tool::McpTool;
-pub use transport::{IDEMPOTENCY_META_KEY, McpTransport};
+pub use transport::McpTransport;
 
 /// Starts a session with `target` and looks up `tool`: the transport to give
 /// an executor, and the tool's description (`None` when the server has no such

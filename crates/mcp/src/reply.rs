@@ -8,11 +8,9 @@
 //! and for JSON-RPC error codes live in `recourse-protocol`, not here.
 
 use recourse::{Delivery, RawResponse, TransportFailure, TransportFailureKind};
+use recourse_protocol::mcp::UNKNOWN_TOOL;
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};
-
-/// The code of the stop for a tool the server does not have.
-pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
 
 /// A `tools/call` that completed, with or without `isError`.
 pub(crate) fn completed(result: &rmcp::model::CallToolResult) -> Delivery {

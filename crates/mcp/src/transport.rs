@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use recourse::{BoxFuture, Delivery, Request, Transport, TransportFailure, TransportFailureKind};
+use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -29,9 +30,6 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::{McpSetupError, McpTarget, McpTool, reply};
-
-/// The `_meta` key that carries the executor's `Idempotency-Key` to the server.
-pub const IDEMPOTENCY_META_KEY: &str = "recourse/idempotency-key";
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);

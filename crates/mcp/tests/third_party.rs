@@ -6,33 +6,25 @@
 //!   `@modelcontextprotocol/server-filesystem` (npm), without its directory
 //!   argument (each test appends a temporary directory it owns).
 //!
-//! When a variable is unset the test says so and does nothing; `.ci/run`
-//! always sets both, so CI never skips them silently.
-
-#[path = "../../runtime/tests/support/fake_llm.rs"]
-mod fake_llm;
+//! When a variable is unset the test is skipped with a notice on stderr, or
+//! fails when `RECOURSE_TEST_NO_SKIP=1` (as `.ci/run` sets, with both
+//! variables), so CI never skips them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use fake_llm::{FakeLlm, Reply};
 use recourse::{
     Action, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock, PayloadSource,
 };
 use recourse_mcp::{McpTarget, McpTransport, UNKNOWN_TOOL};
 use recourse_protocol::ErrorCategory;
+use recourse_test_support::{FakeLlm, Reply, service_var};
 use serde_json::{Value, json};
 
+/// The server `var` names as a command line; `None` (and a notice) when unset.
 fn server(var: &str) -> Option<McpTarget> {
-    match std::env::var(var) {
-        Ok(line) => Some(McpTarget::command_line(&line).expect("a valid command line")),
-        Err(_) => {
-            eprintln!(
-                "{var} not set: this third-party MCP server test was not run (.ci/run sets it)"
-            );
-            None
-        }
-    }
+    let line = service_var(var)?;
+    Some(McpTarget::command_line(&line).expect("a valid command line"))
 }
 
 fn config() -> ExecutorConfig {

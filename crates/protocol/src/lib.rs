@@ -36,7 +36,8 @@
 //!
 //! On the tool side, [`classify_upstream_error`] maps an upstream API's failure
 //! to a category, and [`redact`] keeps credentials out of every string a model
-//! may see.
+//! may see. [`mcp`] names what recourse's MCP client and MCP tool server
+//! agree on.
 //!
 //! This crate depends on serde, serde_json, httpdate and regex only: tool
 //! authors can use it without pulling in an async runtime or an HTTP client.
@@ -44,6 +45,7 @@
 mod category;
 mod classify;
 mod error;
+pub mod mcp;
 mod parse;
 mod permission;
 mod redact;

@@ -1,19 +1,16 @@
 //! Correction end to end: an in-process tool, the executor, and a fake
 //! OpenAI-compatible model server on loopback (SPEC §4).
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fake_llm::{FakeLlm, Reply};
 use recourse::{
     AttemptRecord, Call, CallBuilder, CallReport, CorrectionChain, CorrectionLayer, Event,
     Executor, ExecutorConfig, GateRule, InProcessTransport, ManualClock, PayloadSource,
     RawResponse, Request, Trajectory, Verdict,
 };
 use recourse_protocol::{ToolError, ToolResponse};
+use recourse_test_support::{FakeLlm, Reply};
 use serde_json::{Value, json};
 
 type Log = Arc<Mutex<Vec<Request>>>;

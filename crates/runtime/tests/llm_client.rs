@@ -1,10 +1,7 @@
 //! The OpenAI-compatible client against a fake server on loopback.
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-
-use fake_llm::{FakeLlm, Reply};
 use recourse::{ChatMessage, CompletionRequest, LanguageModel, LlmConfig, OpenAiCompatible};
+use recourse_test_support::{FakeLlm, Reply};
 
 fn ask() -> CompletionRequest {
     CompletionRequest {

@@ -1,18 +1,15 @@
 //! Workflows end to end over loopback: the reference tools, their catalogue,
 //! the HTTP transport, and a fake OpenAI-compatible model (SPEC §4 L4, §6).
 
-#[path = "support/fake_llm.rs"]
-mod fake_llm;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use fake_llm::{FakeLlm, Reply};
 use recourse::{
     ApproveAll, Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, PayloadSource,
     Plan, Workflow, WorkflowReport, WorkflowRunner,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
+use recourse_test_support::{FakeLlm, Reply};
 use serde_json::{Value, json};
 
 const REQUEST: &str = "Sell 100 Tesla shares and convert the proceeds to EUR";

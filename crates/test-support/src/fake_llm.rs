@@ -1,10 +1,8 @@
-//! A fake OpenAI-compatible chat-completions server on loopback, for tests.
+//! [`FakeLlm`]: a fake OpenAI-compatible chat-completions server on loopback.
 //!
 //! It answers each `POST /v1/chat/completions` with the next scripted reply
 //! and records what it was sent. When the script runs out it answers 500, so
 //! an unexpected model call shows up as a failure, not a silent success.
-
-#![allow(dead_code, unreachable_pub)]
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -62,12 +60,14 @@ impl Seen {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     seen: Mutex<Vec<Seen>>,
 }
 
+/// A running fake model; it serves until the test's runtime ends.
+#[derive(Debug)]
 pub struct FakeLlm {
     /// The base URL to configure (`http://127.0.0.1:PORT/v1`).
     pub base_url: String,
@@ -75,6 +75,10 @@ pub struct FakeLlm {
 }
 
 impl FakeLlm {
+    /// Starts serving `script` on a free loopback port.
+    ///
+    /// # Panics
+    /// No loopback port could be bound.
     pub async fn start(script: Vec<Reply>) -> Self {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
@@ -83,8 +87,13 @@ impl FakeLlm {
         let app = Router::new()
             .route("/v1/chat/completions", post(complete))
             .with_state(Arc::clone(&shared));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a free loopback port");
+        let base_url = format!(
+            "http://{}/v1",
+            listener.local_addr().expect("a bound address")
+        );
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });

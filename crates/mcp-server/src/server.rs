@@ -5,13 +5,14 @@
 //! `idempotentHint` from the manifest. A `tools/call` is forwarded to the
 //! capability's endpoint over loopback HTTP and its envelope comes back whole:
 //! a success's `data` as `structuredContent`, a failure as an `isError` result
-//! with the envelope in `structuredContent` (SPEC §1), so an MCP client keeps
-//! the category, code and retry permission. A `Retry-After` the tool sent is
+//! with the envelope in `structuredContent`, so an MCP client keeps the
+//! category, code and retry permission. A `Retry-After` the tool sent is
 //! kept as `details.retry_after`, since MCP has no headers.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 use recourse_protocol::{ToolError, ToolResponse};
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -21,7 +22,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use crate::{IDEMPOTENCY_META_KEY, McpSetupError};
+use crate::McpServeError;
 
 /// How long one forwarded call may take.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(300);
@@ -51,30 +52,30 @@ impl McpToolServer {
     ///
     /// # Errors
     /// The manifest could not be fetched or is not a recourse manifest.
-    pub async fn from_manifest(base_url: &str) -> Result<Self, McpSetupError> {
+    pub async fn from_manifest(base_url: &str) -> Result<Self, McpServeError> {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let http = reqwest::Client::builder()
             .timeout(FORWARD_TIMEOUT)
             .build()
-            .map_err(|e| McpSetupError::config(format!("HTTP client: {e}")))?;
+            .map_err(|e| McpServeError::config(format!("HTTP client: {e}")))?;
         let url = format!("{base_url}/api/capabilities");
         let manifest: Value = http
             .get(&url)
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| McpSetupError::unreachable(format!("GET {url}: {e}")))?
+            .map_err(|e| McpServeError::unreachable(format!("GET {url}: {e}")))?
             .json()
             .await
-            .map_err(|e| McpSetupError::unreachable(format!("GET {url}: not JSON: {e}")))?;
+            .map_err(|e| McpServeError::unreachable(format!("GET {url}: not JSON: {e}")))?;
         let capabilities = manifest["data"]["capabilities"]
             .as_array()
-            .ok_or_else(|| McpSetupError::config(format!("{url} is not a recourse manifest")))?
+            .ok_or_else(|| McpServeError::config(format!("{url} is not a recourse manifest")))?
             .iter()
             .map(capability)
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
-                McpSetupError::config(format!("{url} lists an incomplete capability"))
+                McpServeError::config(format!("{url} lists an incomplete capability"))
             })?;
         Ok(Self {
             base_url,
@@ -112,13 +113,14 @@ impl McpToolServer {
         json!({ "tools": tools })
     }
 
-    async fn forward(&self, request: CallToolRequestParams) -> CallToolResult {
+    /// Forwards `request` to its tool, with `key` as its `Idempotency-Key`.
+    async fn forward(&self, request: CallToolRequestParams, key: Option<&str>) -> CallToolResult {
         if self.log_calls {
             eprintln!("tools/call {}", request.name);
         }
         let Some(cap) = self.capabilities.iter().find(|c| c.name == request.name) else {
             let error = ToolError::not_found(
-                crate::UNKNOWN_TOOL,
+                UNKNOWN_TOOL,
                 format!(
                     "no tool named {:?}; tools: {}",
                     request.name,
@@ -133,11 +135,6 @@ impl McpToolServer {
             reqwest::Method::from_bytes(cap.method.as_bytes()).unwrap_or(reqwest::Method::POST);
         let body = Value::Object(request.arguments.unwrap_or_default());
         let mut http = self.http.request(method, &url).json(&body);
-        let key = request
-            .meta
-            .as_ref()
-            .and_then(|m| m.0.get(IDEMPOTENCY_META_KEY))
-            .and_then(Value::as_str);
         if let Some(key) = key {
             http = http.header("Idempotency-Key", key);
         }
@@ -260,9 +257,15 @@ impl rmcp::ServerHandler for McpToolServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.forward(request).await.into())
+        // rmcp reads a request's `_meta` into the context, not the parameters.
+        let key = context
+            .meta
+            .get(IDEMPOTENCY_META_KEY)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(self.forward(request, key.as_deref()).await.into())
     }
 }
 
@@ -271,15 +274,15 @@ impl rmcp::ServerHandler for McpToolServer {
 ///
 /// # Errors
 /// The MCP handshake failed, or the session ended abnormally.
-pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpSetupError> {
+pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpServeError> {
     let running = server
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| McpSetupError::unreachable(format!("MCP handshake on stdio failed: {e}")))?;
+        .map_err(|e| McpServeError::unreachable(format!("MCP handshake on stdio failed: {e}")))?;
     running
         .waiting()
         .await
-        .map_err(|e| McpSetupError::unreachable(format!("the MCP session failed: {e}")))?;
+        .map_err(|e| McpServeError::unreachable(format!("the MCP session failed: {e}")))?;
     Ok(())
 }
 

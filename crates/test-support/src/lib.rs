@@ -1,0 +1,30 @@
+//! # recourse-test-support
+//!
+//! Test helpers shared by the recourse crates (a dev-dependency, never
+//! published):
+//!
+//! - [`FakeLlm`]: a scripted OpenAI-compatible model server on loopback, which
+//!   records every request it was sent.
+//! - [`service_var`]: the skip rule for tests that need an outside service
+//!   (PostgreSQL, Redis, a third-party MCP server). An unset variable skips
+//!   the test and says so on stderr, past libtest's output capture; with
+//!   [`NO_SKIP_VAR`] on, it fails the test instead.
+//!
+//! ```
+//! use recourse_test_support::{FakeLlm, Reply};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let llm = FakeLlm::start(vec![Reply::json(json!({"can_fix": false}))]).await;
+//! assert!(llm.base_url.starts_with("http://127.0.0.1:"));
+//! assert_eq!(llm.hits(), 0); // nothing asked yet; the next request gets the reply
+//! # });
+//! ```
+//!
+//! Helpers used by one crate only stay in that crate's `tests/support/`.
+
+mod fake_llm;
+mod skip;
+
+pub use fake_llm::{FakeLlm, Reply, Seen};
+pub use skip::{NO_SKIP_VAR, service_var};
