@@ -109,17 +109,17 @@ mod tests {
 
     #[test]
     fn zero_negative_and_junk_are_usage_errors() {
-        for args in [
-            ["x", "--header-timeout", "0"],
-            ["x", "--body-timeout", "-1"],
-            ["x", "--idle-timeout", "soon"],
-            ["x", "--shutdown-grace", "NaN"],
-            ["x", "--max-connections", "0"],
-            ["x", "--max-in-flight", "-3"],
+        for (arg, flag) in [
+            ("--header-timeout=0", "--header-timeout"),
+            ("--body-timeout=-1", "--body-timeout"),
+            ("--idle-timeout=soon", "--idle-timeout"),
+            ("--shutdown-grace=NaN", "--shutdown-grace"),
+            ("--max-connections=0", "--max-connections"),
+            ("--max-in-flight=-3", "--max-in-flight"),
         ] {
-            let err = Cli::try_parse_from(args).err().unwrap();
-            assert_eq!(err.exit_code(), 2, "{args:?}");
-            assert!(err.to_string().contains(args[1]), "{err}");
+            let err = Cli::try_parse_from(["x", arg]).err().unwrap();
+            assert_eq!(err.exit_code(), 2, "{arg}");
+            assert!(err.to_string().contains(flag), "{err}");
         }
     }
 }
