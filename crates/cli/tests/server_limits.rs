@@ -21,8 +21,11 @@ struct Running {
 
 impl Running {
     fn start(args: &[&str], stdout_lines: usize) -> Self {
-        let mut child = Command::new(BIN)
-            .args(args)
+        Self::start_with(Command::new(BIN).args(args), stdout_lines)
+    }
+
+    fn start_with(command: &mut Command, stdout_lines: usize) -> Self {
+        let mut child = command
             .env_remove("RECOURSE_GATEWAY_TOKEN")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -277,4 +280,26 @@ async fn tools_serve_and_its_mcp_endpoint_cut_slow_headers() {
         assert_eq!(envelope["error"]["code"], "REQUEST_TIMEOUT");
         assert!(started.elapsed() < Duration::from_secs(8));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_gateway_closes_idle_connections_for_healthz() {
+    // The gateway may open 128 files: far fewer than its connection cap, so
+    // it runs out of descriptors long before the cap refuses anyone.
+    let script = r#"ulimit -n 128 && exec "$0" serve --port 0"#;
+    let gw = Running::start_with(Command::new("sh").args(["-c", script, BIN]), 1);
+    let addr = gw.addr(0);
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    let health = reqwest::Client::builder()
+        .timeout(GENEROUS)
+        .build()
+        .unwrap()
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await
+        .expect("/healthz answers with the descriptors all taken");
+    assert_eq!(health.status(), 200);
 }

@@ -70,6 +70,7 @@ const READ_BUFFER: usize = 64 * 1024;
 /// with the client's address.
 ///
 /// ```
+/// use std::future::IntoFuture;
 /// use std::time::Duration;
 /// use axum::{Router, routing::get};
 /// use recourse_tool::{ServerLimits, serve};
@@ -92,7 +93,6 @@ const READ_BUFFER: usize = 64 * 1024;
 /// assert_eq!(server.await?.connections_cut(), 0);
 /// # Ok(())
 /// # }
-/// # use std::future::IntoFuture;
 /// ```
 pub fn serve(listener: TcpListener, router: Router) -> Serve {
     Serve {
