@@ -14,7 +14,8 @@ pub(crate) struct LimitArgs {
     /// Seconds a request's whole body may take to arrive (then 408).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = positive_secs)]
     body_timeout: Duration,
-    /// Seconds a kept-alive connection may wait for its next request (then closed).
+    /// Seconds a kept-alive connection may wait for its next request, or a response
+    /// for the client to read any of it (then closed).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = positive_secs)]
     idle_timeout: Duration,
     /// Connections open at once; at the cap the longest-idle one is closed,

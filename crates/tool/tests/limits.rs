@@ -53,6 +53,7 @@ fn app() -> (Router, Probes) {
                 }
             }),
         )
+        .route("/large", get(|| async { vec![b'z'; 32 * 1024 * 1024] }))
         .route(
             "/json",
             post(|ToolJson(v): ToolJson<Value>| async move { Success(v) }),
@@ -551,4 +552,42 @@ async fn stalled_uploads_hold_at_most_the_body_memory_budget() {
         tokio::time::sleep(ms(20)).await;
     }
     assert!(answered, "the budget is released when the request ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_its_response_gives_its_slot_back() {
+    let limits = limits()
+        .max_in_flight(1)
+        .idle_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let (server, _) = Server::start(limits).await;
+    let mut hoarder = server.connect().await;
+    hoarder
+        .write_all(b"GET /large HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    // It never reads: 32 MiB fill the socket buffers and the server's write
+    // stalls, holding the only slot...
+    let started = Instant::now();
+    let client = reqwest::Client::new();
+    let url = format!("http://{}/healthz", server.addr);
+    let mut statuses = Vec::new();
+    loop {
+        let status = client.get(&url).send().await.unwrap().status().as_u16();
+        statuses.push(status);
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "shed while the slot is held");
+        assert!(
+            started.elapsed() < GENEROUS,
+            "the slot was never given back"
+        );
+        tokio::time::sleep(ms(50)).await;
+    }
+    // ...until the stall passes the idle timeout: then the slot is free again.
+    assert_eq!(statuses[0], 503, "the slot was held at first: {statuses:?}");
+    assert!(started.elapsed() >= ms(1500), "{:?}", started.elapsed());
+    assert!(closed_within(&mut hoarder, GENEROUS).await);
 }

@@ -2,10 +2,11 @@
 //! server-wide budget for request bodies held in memory.
 //!
 //! A request counts as in flight from dispatch until its response has been
-//! written — not only until the handler returns, as with tower's
-//! `ConcurrencyLimit`, because a large answer to a slow reader holds its
-//! memory until the last byte is out. Over the cap, the request is answered
-//! 503 `OVERLOADED` at once, without reading its body.
+//! written to the socket — not only until the handler returns, as with
+//! tower's `ConcurrencyLimit`, nor until hyper has taken the body's last
+//! frame: a large answer to a slow reader holds its memory until the last
+//! byte is out. Over the cap, the request is answered 503 `OVERLOADED` at
+//! once, without reading its body.
 //!
 //! The body deadline covers the whole body (tower-http's `TimeoutBody`
 //! resets on every frame, so a client sending a byte a second is never cut).
@@ -145,7 +146,7 @@ fn leased(response: Response<Body>, lease: Arc<Lease>) -> Response<Body> {
     response.map(|inner| {
         Body::new(ResponseBody {
             inner,
-            _lease: lease,
+            lease: Some(lease),
         })
     })
 }
@@ -238,10 +239,21 @@ where
     }
 }
 
-/// A response body that holds its request's lease until it is written.
+/// A response body that holds its request's lease until it is written:
+/// when hyper drops it, its last bytes may still be queued, so the lease
+/// waits on the connection for the next complete flush.
 struct ResponseBody {
     inner: Body,
-    _lease: Arc<Lease>,
+    lease: Option<Arc<Lease>>,
+}
+
+impl Drop for ResponseBody {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            let conn = Arc::clone(&lease.conn);
+            conn.hold_until_flushed(Box::new(lease));
+        }
+    }
 }
 
 impl http_body::Body for ResponseBody {

@@ -8,7 +8,10 @@
 //! a connection that has sent nothing is held to the idle timeout (counted
 //! from when it last became idle) and, from a request's first byte, to the
 //! header timeout. It also measures the header block (see `head.rs`), and
-//! writes the 408 and 431 refusals itself, then closes.
+//! writes the 408 and 431 refusals itself, then closes. And a response the
+//! client does not read — no write progress for the idle timeout — is
+//! abandoned, closing the connection, so a client that never reads cannot
+//! hold a request slot and its response's memory forever.
 //!
 //! Where the next header block starts is known from the last request's
 //! body length; bytes before it (a body hyper is draining) are not
@@ -53,6 +56,9 @@ pub(crate) struct GuardedIo<I> {
     seen_dispatched: u64,
     timer: Pin<Box<Sleep>>,
     timer_at: Option<Instant>,
+    /// Running while a write waits for the client to read.
+    write_stall: Pin<Box<Sleep>>,
+    write_stalled: bool,
     refusal: Option<Refusal>,
 }
 
@@ -91,7 +97,33 @@ impl<I> GuardedIo<I> {
             seen_dispatched: 0,
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             timer_at: None,
+            write_stall: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            write_stalled: false,
             refusal: None,
+        }
+    }
+
+    /// Tracks a write's progress: `Err` once it has made none for the idle timeout.
+    fn watch_write<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if polled.is_ready() {
+            self.write_stalled = false;
+            return polled;
+        }
+        if !self.write_stalled {
+            self.write_stalled = true;
+            let deadline = Instant::now() + self.limits.idle_timeout();
+            self.write_stall.as_mut().reset(deadline);
+        }
+        match self.write_stall.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading the response",
+            ))),
+            Poll::Pending => Poll::Pending,
         }
     }
 
@@ -253,7 +285,9 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<I> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.watch_write(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -261,15 +295,23 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<I> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.watch_write(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
 
+    /// hyper flushes the socket only once its own queue is written out.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_flush(cx);
+        if polled.is_ready() {
+            this.conn.flushed();
+        }
+        polled
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

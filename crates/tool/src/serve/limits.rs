@@ -12,7 +12,7 @@ use std::time::Duration;
 /// |---|---|---|
 /// | header timeout | 10 s from a request's first byte | 408 `REQUEST_TIMEOUT` envelope, connection closed |
 /// | body timeout | 30 s for the whole body, from the end of its headers | 408 `REQUEST_TIMEOUT` envelope from [`ToolJson`](crate::ToolJson) |
-/// | idle timeout | 60 s without a request on a kept-alive connection | connection closed |
+/// | idle timeout | 60 s without a request on a kept-alive connection, or without the client reading any of a response | connection closed |
 /// | max connections | 4,096 | the longest-idle connection is closed; with none idle, the new one gets a 503 `OVERLOADED` envelope and is closed |
 /// | max in flight | 1,024 requests, until each response is written | 503 `OVERLOADED` envelope with `Retry-After` |
 /// | shutdown grace | 10 s after the shutdown signal | connections still open are closed |
@@ -85,7 +85,8 @@ impl ServerLimits {
         self.body_timeout
     }
 
-    /// How long a kept-alive connection may wait for its next request.
+    /// How long a kept-alive connection may wait for its next request, and
+    /// how long a response may wait for the client to read any of it.
     pub fn idle_timeout(&self) -> Duration {
         self.idle_timeout
     }

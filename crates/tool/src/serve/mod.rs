@@ -310,6 +310,7 @@ struct Forget {
 
 impl Drop for Forget {
     fn drop(&mut self) {
+        self.conn.ended();
         self.registry.remove(&self.conn);
     }
 }

@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 
 /// What the server knows of one connection, shared by its I/O, its
 /// requests and the registry.
-#[derive(Debug)]
 pub(crate) struct ConnState {
     id: u64,
     /// Requests dispatched and not yet answered in full.
@@ -37,6 +36,19 @@ pub(crate) struct ConnState {
     /// Wakes the connection's I/O when it becomes idle, so that its idle
     /// timer starts even if hyper is not reading at that moment.
     io_waker: AtomicWaker,
+    /// Holds of requests whose response hyper has taken but not yet written.
+    unflushed: Mutex<Vec<Box<dyn Send + Sync>>>,
+    /// The connection's task has ended: nothing more may be held.
+    ended: AtomicBool,
+}
+
+impl std::fmt::Debug for ConnState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnState")
+            .field("id", &self.id)
+            .field("busy", &self.busy)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ConnState {
@@ -51,7 +63,30 @@ impl ConnState {
             idle_since: Mutex::new(Instant::now()),
             close,
             io_waker: AtomicWaker::new(),
+            unflushed: Mutex::new(Vec::new()),
+            ended: AtomicBool::new(false),
         }
+    }
+
+    /// Keeps `hold` until everything hyper has queued is written (or the
+    /// connection ends).
+    pub(crate) fn hold_until_flushed(&self, hold: Box<dyn Send + Sync>) {
+        if self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        lock(&self.unflushed).push(hold);
+    }
+
+    /// Everything queued is written: lets go of what waited for it.
+    pub(crate) fn flushed(&self) {
+        let released = std::mem::take(&mut *lock(&self.unflushed));
+        drop(released);
+    }
+
+    /// The connection's task has ended.
+    pub(crate) fn ended(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.flushed();
     }
 
     /// A request was dispatched; `body_len` is `None` when not known in
