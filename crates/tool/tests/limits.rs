@@ -24,7 +24,7 @@ const GENEROUS: Duration = Duration::from_secs(10);
 
 /// Signals from the test handlers.
 struct Probes {
-    /// A `/held` request has arrived.
+    /// A `/held` (or `/large`) request has arrived.
     arrived: mpsc::UnboundedReceiver<()>,
     /// `/held` requests wait for a permit here.
     release: Arc<Semaphore>,
@@ -37,6 +37,7 @@ fn app() -> (Router, Probes) {
     let (uploaded_tx, uploaded) = mpsc::unbounded_channel();
     let release = Arc::new(Semaphore::new(0));
     let held = Arc::clone(&release);
+    let large_arrived = arrived_tx.clone();
     let router = Router::new()
         .route(
             "/healthz",
@@ -53,7 +54,13 @@ fn app() -> (Router, Probes) {
                 }
             }),
         )
-        .route("/large", get(|| async { vec![b'z'; 32 * 1024 * 1024] }))
+        .route(
+            "/large",
+            get(move || async move {
+                let _ = large_arrived.send(());
+                vec![b'z'; 32 * 1024 * 1024]
+            }),
+        )
         .route(
             "/json",
             post(|ToolJson(v): ToolJson<Value>| async move { Success(v) }),
@@ -561,12 +568,13 @@ async fn a_client_that_never_reads_its_response_gives_its_slot_back() {
         .idle_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
-    let (server, _) = Server::start(limits).await;
+    let (server, mut probes) = Server::start(limits).await;
     let mut hoarder = server.connect().await;
     hoarder
         .write_all(b"GET /large HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
         .unwrap();
+    probes.arrived.recv().await.unwrap();
     // It never reads: 32 MiB fill the socket buffers and the server's write
     // stalls, holding the only slot...
     let started = Instant::now();
