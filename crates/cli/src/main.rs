@@ -10,6 +10,7 @@ mod glob;
 mod input;
 mod journal;
 mod mcp;
+mod server_limits;
 mod style;
 mod tools;
 mod workflow;

@@ -1,6 +1,7 @@
 //! `recourse call --mcp-command "CMD ARGS" --tool NAME` / `--mcp-url URL --tool NAME`:
 //! the MCP side of `recourse call`, and `recourse tools serve --mcp`.
 
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use recourse::{CallBuilder, Transport};
 use recourse_mcp::{McpTarget, connect_tool};
 use recourse_mcp_server::McpToolServer;
 use recourse_reference_tools::{ToolsConfig, spawn};
+use recourse_tool::ServerLimits;
 
 /// How `recourse call` reaches an MCP server instead of a URL.
 #[derive(Debug, Args)]
@@ -99,8 +101,8 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
 }
 
 /// Serves the tools at `base_url` as MCP tools over Streamable HTTP on a free
-/// loopback port, in the background; returns the endpoint URL (`…/mcp`).
-pub(crate) async fn serve_tools_http(base_url: &str) -> Result<String> {
+/// loopback port, in the background, with `limits`.
+pub(crate) async fn serve_tools_http(base_url: &str, limits: ServerLimits) -> Result<McpEndpoint> {
     let server = McpToolServer::from_manifest(base_url).await?;
     let app = axum::Router::new()
         .nest_service("/mcp", recourse_mcp_server::streamable_http_service(server));
@@ -108,10 +110,34 @@ pub(crate) async fn serve_tools_http(base_url: &str) -> Result<String> {
         .await
         .context("binding the MCP endpoint")?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = recourse_tool::serve(listener, app)
+        .with_limits(limits)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
+    let task = tokio::spawn(served.into_future());
+    Ok(McpEndpoint { url, stop, task })
+}
+
+/// The MCP endpoint of `recourse tools serve --mcp-http`, running.
+pub(crate) struct McpEndpoint {
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<recourse_tool::Stopped>,
+}
+
+impl McpEndpoint {
+    /// The endpoint URL (`…/mcp`).
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops it gracefully, within its limits' shutdown grace.
+    pub(crate) async fn shutdown(self) {
+        let _ = self.stop.send(());
+        if let Err(e) = self.task.await {
             eprintln!("recourse: the MCP endpoint stopped: {e}");
         }
-    });
-    Ok(url)
+    }
 }

@@ -2,13 +2,15 @@
 //!
 //! Prints the base URL on stdout (one line, nothing else, so scripts can read
 //! it), a summary of injected faults on stderr, and serves until Ctrl-C or
-//! SIGTERM.
+//! SIGTERM, with the server limits of the flags (the same as `recourse serve`'s).
 
 use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context;
 use recourse_reference_tools::{Fault, ToolsConfig, spawn};
+
+use crate::server_limits::LimitArgs;
 
 /// Options of `recourse tools serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -42,6 +44,8 @@ pub(crate) struct ToolsServeArgs {
     /// for workflows that can work the amount out from earlier steps.
     #[arg(long)]
     pub(crate) correctable_amounts: bool,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
 }
 
 /// Starts the tools and serves until Ctrl-C or SIGTERM.
@@ -53,22 +57,23 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         retry_after: Duration::from_secs(args.retry_after),
         port: args.port,
         correctable_amounts: args.correctable_amounts,
+        limits: args.limits.limits()?,
     };
     if args.mcp {
         return crate::mcp::serve_tools(config).await;
     }
-    let faults = config.faults.clone();
+    let (faults, limits) = (config.faults.clone(), config.limits);
     let tools = spawn(config)
         .await
         .context("starting the reference tools")?;
     let mcp_endpoint = match args.mcp_http {
-        true => Some(crate::mcp::serve_tools_http(&tools.base_url()).await?),
+        true => Some(crate::mcp::serve_tools_http(&tools.base_url(), limits).await?),
         false => None,
     };
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", tools.base_url())?;
-    if let Some(url) = &mcp_endpoint {
-        writeln!(stdout, "{url}")?;
+    if let Some(endpoint) = &mcp_endpoint {
+        writeln!(stdout, "{}", endpoint.url())?;
     }
     stdout.flush()?;
     drop(stdout);
@@ -78,7 +83,12 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
     eprintln!("serving the reference tools; Ctrl-C to stop");
     shutdown_signal().await?;
     eprintln!("stopping");
-    tools.shutdown().await;
+    match mcp_endpoint {
+        Some(endpoint) => {
+            tokio::join!(tools.shutdown(), endpoint.shutdown());
+        }
+        None => tools.shutdown().await,
+    }
     Ok(())
 }
 

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use recourse_tool::ServerLimits;
+
 use crate::Fault;
 
 /// How the reference tools run: seed, faults and timings.
@@ -35,6 +37,9 @@ pub struct ToolsConfig {
     /// amount, so the tool refuses retries unless told that the caller — a
     /// workflow holding the user's request and earlier results — can work it out.
     pub correctable_amounts: bool,
+    /// How long, how many and how much the server accepts (see
+    /// [`ServerLimits`]); the defaults unless set.
+    pub limits: ServerLimits,
 }
 
 impl Default for ToolsConfig {
@@ -46,6 +51,7 @@ impl Default for ToolsConfig {
             retry_after: Duration::from_secs(1),
             port: 0,
             correctable_amounts: false,
+            limits: ServerLimits::default(),
         }
     }
 }
@@ -83,6 +89,13 @@ impl ToolsConfig {
     #[must_use]
     pub fn with_correctable_amounts(mut self) -> Self {
         self.correctable_amounts = true;
+        self
+    }
+
+    /// Sets the server's limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
         self
     }
 

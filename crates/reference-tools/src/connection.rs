@@ -4,57 +4,31 @@
 //! exactly like a tool that died mid-request: the request was sent, and the
 //! connection closes with no status line at all. axum's handlers can only
 //! return responses, so the cut happens one layer down. Every accepted
-//! socket is wrapped in a [`KillableStream`]; its kill switch reaches the
-//! handler through axum's `ConnectInfo`. When a handler flips the switch,
-//! the stream fails every read and write, hyper gives up on the connection,
-//! and the socket is closed before a single byte of the response is written.
+//! socket is wrapped in a [`KillableStream`] (by [`killable`], the server's
+//! connection setup); its kill switch reaches the handler through axum's
+//! `ConnectInfo`. When a handler flips the switch, the stream fails every
+//! read and write, hyper gives up on the connection, and the socket is
+//! closed before a single byte of the response is written.
 
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
+use axum::extract::ConnectInfo;
+use axum::http::Extensions;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
-/// A TCP listener whose connections can be killed from a handler.
-#[derive(Debug)]
-pub(crate) struct KillableListener {
-    inner: TcpListener,
-}
-
-impl KillableListener {
-    pub(crate) fn new(inner: TcpListener) -> Self {
-        Self { inner }
-    }
-}
-
-impl Listener for KillableListener {
-    type Io = KillableStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.inner.accept().await {
-                Ok((stream, addr)) => {
-                    let _ = stream.set_nodelay(true);
-                    let killed = Arc::new(AtomicBool::new(false));
-                    return (KillableStream { stream, killed }, addr);
-                }
-                // Out of file descriptors and the like: wait, don't spin.
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.inner.local_addr()
-    }
+/// Wraps an accepted stream so that handlers can kill it: the switch
+/// travels in every request's `ConnectInfo<ConnectionHandle>`.
+pub(crate) fn killable(stream: TcpStream, extensions: &mut Extensions) -> KillableStream {
+    let killed = Arc::new(AtomicBool::new(false));
+    extensions.insert(ConnectInfo(ConnectionHandle {
+        killed: Arc::clone(&killed),
+    }));
+    KillableStream { stream, killed }
 }
 
 /// A TCP stream that fails all I/O once killed.
@@ -131,13 +105,5 @@ impl ConnectionHandle {
     /// Makes the connection fail all further I/O: no reply will be written.
     pub(crate) fn kill(&self) {
         self.killed.store(true, Ordering::Release);
-    }
-}
-
-impl Connected<IncomingStream<'_, KillableListener>> for ConnectionHandle {
-    fn connect_info(stream: IncomingStream<'_, KillableListener>) -> Self {
-        Self {
-            killed: Arc::clone(&stream.io().killed),
-        }
     }
 }

@@ -5,15 +5,17 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::future::IntoFuture;
+
 use axum::Router;
 use axum::middleware;
 use axum::routing::get;
-use recourse_tool::{Capability, ToolServer};
+use recourse_tool::{Capability, Stopped, ToolServer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::connection::{ConnectionHandle, KillableListener};
+use crate::connection::killable;
 use crate::currency::ConvertInput;
 use crate::export_store::ExportStore;
 use crate::exports::ExportInput;
@@ -52,9 +54,10 @@ impl Shared {
 
 /// The five tools as one router, with faults injected as configured.
 ///
-/// Serve it yourself with `axum::serve`, or use [`spawn`], which also makes
-/// the `drop` and `crash_after_commit` faults close the connection cleanly
-/// (served plainly, they send headers and then break the body instead).
+/// Serve it yourself (with [`recourse_tool::serve`], say), or use [`spawn`],
+/// which also makes the `drop` and `crash_after_commit` faults close the
+/// connection cleanly (served plainly, they send headers and then break the
+/// body instead).
 pub fn router(config: &ToolsConfig) -> Router {
     build(Arc::new(Shared::new(config)))
 }
@@ -109,7 +112,8 @@ pub struct RunningTools {
     addr: SocketAddr,
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<io::Result<()>>,
+    grace: Duration,
+    task: JoinHandle<Stopped>,
 }
 
 /// The tools could not be started.
@@ -122,7 +126,7 @@ pub struct SpawnError {
 }
 
 /// Starts the tools on `127.0.0.1:config.port` (0: a free port) in the current
-/// Tokio runtime.
+/// Tokio runtime, served with `config.limits`.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -147,20 +151,19 @@ pub async fn spawn(config: ToolsConfig) -> Result<RunningTools, SpawnError> {
         .map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
     let shared = Arc::new(Shared::new(&config));
-    let app = build(Arc::clone(&shared)).into_make_service_with_connect_info::<ConnectionHandle>();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(KillableListener::new(listener), app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let server = recourse_tool::serve(listener, build(Arc::clone(&shared)))
+        .with_connection_setup(killable)
+        .with_limits(config.limits)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
     Ok(RunningTools {
         addr,
         shared,
         stop: Some(stop),
-        task,
+        grace: config.limits.shutdown_grace(),
+        task: tokio::spawn(server.into_future()),
     })
 }
 
@@ -192,16 +195,23 @@ impl RunningTools {
         self.shared.faults.current()
     }
 
-    /// Stops accepting connections and waits (at most 5 s) for open ones to finish.
+    /// Stops accepting connections and lets open ones finish, for at most
+    /// the shutdown grace of its limits; then closes those left.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let task = &mut self.task;
-        if tokio::time::timeout(Duration::from_secs(5), task)
-            .await
-            .is_err()
-        {
+        // The server bounds its own shutdown; this only guards against a
+        // server task that died.
+        let bound = self.grace + Duration::from_secs(2);
+        if let Ok(Ok(stopped)) = tokio::time::timeout(bound, &mut self.task).await {
+            if stopped.connections_cut() > 0 {
+                tracing::warn!(
+                    cut = stopped.connections_cut(),
+                    "closed connections still open after the shutdown grace"
+                );
+            }
+        } else {
             self.task.abort();
         }
     }

@@ -4,7 +4,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use recourse_reference_tools::{Fault, FaultKind, ToolName};
+use recourse_reference_tools::{Fault, FaultKind, ToolName, ToolsConfig};
 use recourse_tool::protocol::RetryPermission;
 use serde_json::{Value, json};
 use support::{client, get, post, post_keyed, start};
@@ -244,4 +244,36 @@ async fn faults_can_change_at_runtime_and_never_touch_lookups() {
     );
     assert_eq!(get(&tools, "/api/exports/anything").await.status, 200);
     assert_eq!(get(&tools, "/api/capabilities").await.status, 200);
+}
+
+#[tokio::test]
+async fn the_served_tools_keep_their_limits_and_their_faults() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let limits = recourse_tool::ServerLimits::builder()
+        .header_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let config = ToolsConfig::default()
+        .with_fault("exports:drop".parse().unwrap())
+        .with_limits(limits);
+    let tools = recourse_reference_tools::spawn(config).await.unwrap();
+    let mut slow = tokio::net::TcpStream::connect(tools.addr()).await.unwrap();
+    slow.write_all(b"POST /api/stock/quote HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut reply))
+        .await
+        .expect("a slow header is cut well before the bound")
+        .unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 408 "), "{reply}");
+    assert!(reply.contains("\"REQUEST_TIMEOUT\""), "{reply}");
+    // The drop fault still closes the connection without a status line.
+    assert_no_reply(
+        format!("{}/api/exports", tools.base_url()),
+        Some("k-limits"),
+        export(),
+    )
+    .await;
 }

@@ -10,7 +10,10 @@ use axum::response::{IntoResponse, Response};
 use recourse_protocol::{ToolError, truncate_chars};
 use serde::de::DeserializeOwned;
 
+use std::time::Duration;
+
 use crate::ToolFailure;
+use crate::serve::{BodyLimitError, overloaded, overloaded_response, timed_out};
 
 /// Extracts a JSON request body as `T`, rejecting with an envelope.
 ///
@@ -25,8 +28,10 @@ use crate::ToolFailure;
 /// | a field has the wrong type or an unknown value | 400 | `INVALID_FORMAT` (`details.field`) | true |
 /// | `Content-Type` is not JSON | 415 | `UNSUPPORTED_MEDIA_TYPE` | false |
 /// | body over the limit | 413 | `PAYLOAD_TOO_LARGE` | false |
+/// | body not all there within the body timeout of [`serve`](crate::serve) | 408 | `REQUEST_TIMEOUT` (`SERVICE_ERROR`) | true |
+/// | server holding its limit of body bytes ([`serve`](crate::serve)) | 503 | `OVERLOADED` (`SERVICE_ERROR`), `Retry-After` | true |
 ///
-/// All are `INPUT_ERROR`s. A missing or mistyped field is opted into
+/// The first five are `INPUT_ERROR`s. A missing or mistyped field is opted into
 /// `retryable: true` because the tool knows exactly which field to fix; a body
 /// that is not JSON says nothing a corrector could work from.
 ///
@@ -47,6 +52,13 @@ pub enum ToolJsonRejection {
     PayloadTooLarge,
     /// The body could not be read from the connection.
     BodyUnreadable,
+    /// The whole body did not arrive within the server's body timeout.
+    BodyTimedOut {
+        /// The body timeout.
+        timeout: Duration,
+    },
+    /// The server already holds as many request body bytes as it allows.
+    Overloaded,
     /// The body is not valid JSON.
     MalformedJson {
         /// What the parser said, without the body's contents.
@@ -82,6 +94,8 @@ impl ToolJsonRejection {
             Self::BodyUnreadable => {
                 ToolError::input_error("INVALID_REQUEST", "The request body could not be read")
             }
+            Self::BodyTimedOut { timeout } => timed_out("body", *timeout),
+            Self::Overloaded => overloaded("request body memory"),
             Self::MalformedJson { reason } => ToolError::input_error(
                 "INVALID_REQUEST",
                 format!("The request body is not valid JSON: {reason}"),
@@ -96,11 +110,13 @@ impl ToolJsonRejection {
         }
     }
 
-    /// The HTTP status this rejection is answered with (400, 413 or 415).
+    /// The HTTP status this rejection is answered with (400, 408, 413, 415 or 503).
     pub fn http_status(&self) -> u16 {
         match self {
             Self::UnsupportedContentType => 415,
             Self::PayloadTooLarge => 413,
+            Self::BodyTimedOut { .. } => 408,
+            Self::Overloaded => 503,
             _ => 400,
         }
     }
@@ -136,6 +152,9 @@ fn allowed_variants(reason: &str) -> Option<String> {
 
 impl IntoResponse for ToolJsonRejection {
     fn into_response(self) -> Response {
+        if self == Self::Overloaded {
+            return overloaded_response("request body memory");
+        }
         ToolFailure::from(self.to_tool_error())
             .with_status(self.http_status())
             .into_response()
@@ -155,13 +174,31 @@ where
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ToolJsonRejection::PayloadTooLarge
-            } else {
-                ToolJsonRejection::BodyUnreadable
+                return ToolJsonRejection::PayloadTooLarge;
+            }
+            match body_limit_error(&rejection) {
+                Some(BodyLimitError::TimedOut(timeout)) => {
+                    ToolJsonRejection::BodyTimedOut { timeout }
+                }
+                Some(BodyLimitError::OverBudget) => ToolJsonRejection::Overloaded,
+                None => ToolJsonRejection::BodyUnreadable,
             }
         })?;
         parse_json(&bytes).map(ToolJson)
     }
+}
+
+/// The server limit that cut a body short, if one did: found by type along
+/// the rejection's chain of sources.
+fn body_limit_error(rejection: &(dyn std::error::Error + 'static)) -> Option<BodyLimitError> {
+    let mut source = rejection.source();
+    while let Some(error) = source {
+        if let Some(limit) = error.downcast_ref::<BodyLimitError>() {
+            return Some(*limit);
+        }
+        source = error.source();
+    }
+    None
 }
 
 /// Parses `bytes` as `T`, classifying failures as a [`ToolJsonRejection`].

@@ -107,17 +107,38 @@
 //! - Panics: a 500 `SERVICE_ERROR` envelope; the server keeps serving.
 //! - `GET /api/capabilities`: the manifest of every operation registered
 //!   with [`ToolServer::tool`].
+//!
+//! ## Serving it with limits
+//!
+//! `axum::serve` lets one client hold a connection forever, open as many
+//! as it likes, or park megabytes of half-sent bodies. [`serve`] runs the
+//! same router with [`ServerLimits`] — header, body and idle timeouts, caps
+//! on connections and requests in flight, a bounded graceful shutdown —
+//! and answers each refusal with an envelope (408, 431, 503 `OVERLOADED`):
+//!
+//! ```no_run
+//! # async fn run(app: axum::Router) -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8700").await?;
+//! recourse_tool::serve(listener, app)
+//!     .with_limits(recourse_tool::ServerLimits::default())
+//!     .with_graceful_shutdown(async { let _ = tokio::signal::ctrl_c().await; })
+//!     .await;
+//! # Ok(())
+//! # }
+//! ```
 
 mod capability;
 mod extract;
 mod panic;
 mod result;
+mod serve;
 mod server;
 mod upstream;
 
 pub use capability::{Capability, input_schema_for};
 pub use extract::{ToolJson, ToolJsonRejection, parse_json};
 pub use result::{Success, ToolFailure, ToolResult};
+pub use serve::{InvalidLimit, Serve, ServerLimits, ServerLimitsBuilder, Stopped, serve};
 pub use server::{CAPABILITIES_PATH, DEFAULT_BODY_LIMIT, ToolServer};
 pub use upstream::upstream_failure;
 

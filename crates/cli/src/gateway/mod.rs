@@ -3,9 +3,12 @@
 //! One retry budget, one set of circuit breakers, one corrector and one
 //! metrics registry are shared by every request. Secure by default: it binds
 //! 127.0.0.1, calls only loopback targets unless `--allow-target` says
-//! otherwise, requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set,
-//! and caps request bodies. SIGTERM or Ctrl-C stops accepting and lets
-//! in-flight calls finish.
+//! otherwise, requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set
+//! (and refuses to bind beyond loopback without one, unless told
+//! `--insecure-no-auth`), caps request bodies, and serves with
+//! [`ServerLimits`](recourse_tool::ServerLimits) on time, connections and
+//! requests in flight. SIGTERM or Ctrl-C stops accepting and lets in-flight
+//! calls finish, for at most the shutdown grace.
 
 mod guard;
 mod openapi;
@@ -26,6 +29,7 @@ use recourse::{CallBuilder, Executor, HttpTransport, Metrics, Transport};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
+use crate::server_limits::LimitArgs;
 use guard::{Allowlist, token_matches};
 use request::CallRequest;
 
@@ -38,9 +42,14 @@ pub(crate) struct ServeArgs {
     /// Port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 8780)]
     port: u16,
-    /// Address to bind. Anything but loopback exposes the gateway to the network.
+    /// Address to bind. Anything but loopback exposes the gateway to the network,
+    /// and needs RECOURSE_GATEWAY_TOKEN (or --insecure-no-auth).
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
+    /// Allow binding beyond loopback without RECOURSE_GATEWAY_TOKEN: anyone who can
+    /// reach the port can make the gateway call its targets.
+    #[arg(long)]
+    insecure_no_auth: bool,
     /// Allow targets matching PATTERN besides loopback (a glob, `*` `?` `[…]`, matched against
     /// the URL or its host, ignoring case). Repeatable.
     #[arg(long = "allow-target", value_name = "PATTERN")]
@@ -49,6 +58,8 @@ pub(crate) struct ServeArgs {
     /// without it the gateway starts no processes.
     #[arg(long = "allow-mcp-command", value_name = "PROGRAM")]
     allow_mcp_commands: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 struct Gateway {
@@ -63,23 +74,40 @@ struct Gateway {
 }
 
 pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
+    let limits = args.limits.limits()?;
     let gateway = Arc::new(gateway(args)?);
+    if !args.bind.is_loopback() {
+        match (&gateway.token, args.insecure_no_auth) {
+            (Some(_), _) => {}
+            (None, true) => eprintln!(
+                "warning: bound to {} without RECOURSE_GATEWAY_TOKEN (--insecure-no-auth): \
+                 anyone who can reach it can make calls",
+                args.bind
+            ),
+            (None, false) => bail!(
+                "refusing to bind {} without RECOURSE_GATEWAY_TOKEN: set a token, bind 127.0.0.1, \
+                 or pass --insecure-no-auth to expose the gateway without authentication",
+                args.bind
+            ),
+        }
+    }
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
         .await
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     println!("recourse gateway listening on http://{addr}");
     std::io::Write::flush(&mut std::io::stdout())?;
-    if !args.bind.is_loopback() {
-        eprintln!(
-            "warning: bound to {}, reachable from the network",
-            args.bind
-        );
-    }
-    axum::serve(listener, router(gateway))
+    let stopped = recourse_tool::serve(listener, router(gateway))
+        .with_limits(limits)
         .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    eprintln!("gateway stopped; in-flight calls finished");
+        .await;
+    match stopped.connections_cut() {
+        0 => eprintln!("gateway stopped; in-flight calls finished"),
+        n => eprintln!(
+            "gateway stopped; closed {n} connection(s) still open after the {:?} shutdown grace",
+            args.limits.shutdown_grace()
+        ),
+    }
     Ok(0)
 }
 

@@ -1,0 +1,277 @@
+//! Admitting requests: the in-flight cap, the body deadline, and the
+//! server-wide budget for request bodies held in memory.
+//!
+//! A request counts as in flight from dispatch until its response has been
+//! written to the socket — not only until the handler returns, as with
+//! tower's `ConcurrencyLimit`, nor until hyper has taken the body's last
+//! frame: a large answer to a slow reader holds its memory until the last
+//! byte is out. Over the cap, the request is answered 503 `OVERLOADED` at
+//! once, without reading its body.
+//!
+//! The body deadline covers the whole body (tower-http's `TimeoutBody`
+//! resets on every frame, so a client sending a byte a second is never cut).
+//! Every body byte delivered to the handler is charged to a server-wide
+//! budget until the request is done; a body that would go over it fails, and
+//! [`ToolJson`](crate::ToolJson) answers 503 `OVERLOADED`. So many stalled
+//! uploads hold at most the budget, not their sum.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{Extensions, Request, Response, header};
+use http_body::{Frame, SizeHint};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Sleep;
+
+use super::refusal::overloaded_response;
+use super::registry::ConnState;
+use crate::ServerLimits;
+
+/// The server-wide admission state, shared by all connections.
+#[derive(Debug)]
+pub(crate) struct Admission {
+    in_flight: Arc<Semaphore>,
+    body_memory: Arc<Semaphore>,
+    body_timeout: Duration,
+}
+
+impl Admission {
+    pub(crate) fn new(limits: &ServerLimits) -> Self {
+        Self {
+            in_flight: Arc::new(Semaphore::new(limits.max_in_flight())),
+            body_memory: Arc::new(Semaphore::new(limits.max_body_memory())),
+            body_timeout: limits.body_timeout(),
+        }
+    }
+}
+
+/// Why a request body stopped short, as seen by the handler reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyLimitError {
+    /// The whole body did not arrive within the body timeout.
+    TimedOut(Duration),
+    /// The server holds as many body bytes as it allows.
+    OverBudget,
+}
+
+impl fmt::Display for BodyLimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TimedOut(d) => write!(f, "the request body did not arrive within {d:?}"),
+            Self::OverBudget => f.write_str("the server holds as many request bodies as it allows"),
+        }
+    }
+}
+
+impl std::error::Error for BodyLimitError {}
+
+/// One request's hold on the server: its in-flight slot, its body bytes, and
+/// its connection's busy mark. Released when both bodies are gone.
+struct Lease {
+    conn: Arc<ConnState>,
+    _slot: Option<OwnedSemaphorePermit>,
+    body_bytes: Mutex<Option<OwnedSemaphorePermit>>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.conn.request_finished();
+    }
+}
+
+/// The service hyper calls for each request on one connection.
+#[derive(Clone)]
+pub(crate) struct ConnService {
+    pub(crate) router: Router,
+    pub(crate) conn: Arc<ConnState>,
+    pub(crate) admission: Arc<Admission>,
+    pub(crate) extensions: Extensions,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+impl<B> hyper::service::Service<Request<B>> for ConnService
+where
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture;
+
+    fn call(&self, mut request: Request<B>) -> Self::Future {
+        let number = self.conn.request_started(body_len(&request));
+        let slot = Arc::clone(&self.admission.in_flight)
+            .try_acquire_owned()
+            .ok();
+        let admitted = slot.is_some();
+        let lease = Arc::new(Lease {
+            conn: Arc::clone(&self.conn),
+            _slot: slot,
+            body_bytes: Mutex::new(None),
+        });
+        if !admitted {
+            let response = overloaded_response("requests in flight");
+            return Box::pin(std::future::ready(Ok(leased(response, lease))));
+        }
+        request.extensions_mut().extend(self.extensions.clone());
+        let admission = Arc::clone(&self.admission);
+        let request = request.map(|body| {
+            Body::new(RequestBody {
+                inner: body,
+                deadline: Box::pin(tokio::time::sleep(admission.body_timeout)),
+                timeout: admission.body_timeout,
+                budget: Arc::clone(&admission.body_memory),
+                lease: Arc::clone(&lease),
+                number,
+            })
+        });
+        // A `Router` is always ready: `poll_ready` need not be called.
+        let future = tower_service::Service::call(&mut self.router.clone(), request);
+        Box::pin(async move {
+            let response = future.await?;
+            Ok(leased(response, lease))
+        })
+    }
+}
+
+fn leased(response: Response<Body>, lease: Arc<Lease>) -> Response<Body> {
+    response.map(|inner| {
+        Body::new(ResponseBody {
+            inner,
+            lease: Some(lease),
+        })
+    })
+}
+
+/// The declared body length: `Some(0)` without a body, `None` when chunked.
+fn body_len<B>(request: &Request<B>) -> Option<u64> {
+    let headers = request.headers();
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return None;
+    }
+    match headers.get(header::CONTENT_LENGTH) {
+        None => Some(0),
+        Some(v) => v.to_str().ok().and_then(|s| s.trim().parse().ok()),
+    }
+}
+
+/// A request body with a deadline, charged to the body budget.
+struct RequestBody<B> {
+    inner: B,
+    deadline: Pin<Box<Sleep>>,
+    timeout: Duration,
+    budget: Arc<Semaphore>,
+    lease: Arc<Lease>,
+    /// The request's number on its connection.
+    number: u64,
+}
+
+impl<B> RequestBody<B> {
+    fn charge(&self, bytes: usize) -> Result<(), BodyLimitError> {
+        let n = u32::try_from(bytes).map_err(|_| BodyLimitError::OverBudget)?;
+        let permit = Arc::clone(&self.budget)
+            .try_acquire_many_owned(n)
+            .map_err(|_| BodyLimitError::OverBudget)?;
+        let mut held = self
+            .lease
+            .body_bytes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match held.as_mut() {
+            Some(p) => p.merge(permit),
+            None => *held = Some(permit),
+        }
+        Ok(())
+    }
+}
+
+impl<B> http_body::Body for RequestBody<B>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<axum::BoxError>,
+{
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.inner.is_end_stream() {
+            this.lease.conn.body_ended(this.number);
+            return Poll::Ready(None);
+        }
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(BodyLimitError::TimedOut(this.timeout).into())));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => {
+                this.lease.conn.body_ended(this.number);
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(Some(Ok(frame))) => {
+                let size = frame.data_ref().map_or(0, Bytes::len);
+                match this.charge(size) {
+                    Ok(()) => Poll::Ready(Some(Ok(frame))),
+                    Err(e) => Poll::Ready(Some(Err(e.into()))),
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A response body that holds its request's lease until it is written:
+/// when hyper drops it, its last bytes may still be queued, so the lease
+/// waits on the connection for the next complete flush.
+struct ResponseBody {
+    inner: Body,
+    lease: Option<Arc<Lease>>,
+}
+
+impl Drop for ResponseBody {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            let conn = Arc::clone(&lease.conn);
+            conn.hold_until_flushed(Box::new(lease));
+        }
+    }
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
