@@ -130,6 +130,12 @@ fn redaction(c: &mut Criterion) {
     c.bench_function("redact_clean_text", |b| {
         b.iter(|| recourse_protocol::redact_cow(std::hint::black_box(clean)).len());
     });
+    // Non-ASCII text once sent the scan off the fast automaton (Unicode word boundaries).
+    let clean_non_ascii = "Lieu « Flower Mound, TX » introuvable ; essayez « Flower Mound, Texas, US ». \
+                           Requête op-5e41ab087439611e à 2026-01-01T00:00:00Z — 12 jetons.";
+    c.bench_function("redact_clean_non_ascii_text", |b| {
+        b.iter(|| recourse_protocol::redact_cow(std::hint::black_box(clean_non_ascii)).len());
+    });
     c.bench_function("redact_text_with_secret", |b| {
         b.iter(|| recourse_protocol::redact(std::hint::black_box(dirty)));
     });
