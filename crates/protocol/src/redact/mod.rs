@@ -95,10 +95,14 @@ const MAX_PASSES: usize = 16;
 
 /// One pass of every rule; `None` when no rule changed anything.
 fn redact_pass(text: &str) -> Option<String> {
+    // Only the rules that match at the start of the pass run: one scan
+    // instead of one per rule. A match an earlier rewrite creates is left to
+    // the next pass, which the loop above runs whenever this one changed.
+    let matching = rules::ANY_RULE.matches(text);
     let mut out = Cow::Borrowed(text);
-    for rule in rules::rules() {
-        if rule.pattern.is_match(&out) {
-            let replaced = rule.pattern.replace_all(&out, rule.replace).into_owned();
+    for i in matching.iter() {
+        let rule = &rules::rules()[i];
+        if let Cow::Owned(replaced) = rule.pattern.replace_all(&out, rule.replace) {
             out = Cow::Owned(replaced);
         }
     }
@@ -107,6 +111,7 @@ fn redact_pass(text: &str) -> Option<String> {
         _ => None,
     }
 }
+
 /// Renders a tool error as model-visible text: redacted, and cut to at most
 /// `max_chars` characters (on a character boundary, marked with `…`).
 ///
