@@ -57,6 +57,8 @@ pub use classify::{UpstreamClassification, classify_upstream_error, extract_stat
 pub use error::ToolError;
 pub use parse::{BodyFormat, ParsedResponse, parse_response, parse_response_at};
 pub use permission::RetryPermission;
-pub use redact::{REDACTED, model_visible_error, redact, redact_cow, redact_value, truncate_chars};
+pub use redact::{
+    REDACTED, is_secret_key, model_visible_error, redact, redact_cow, redact_value, truncate_chars,
+};
 pub use response::ToolResponse;
 pub use wait::{parse_retry_after, parse_retry_after_detail};

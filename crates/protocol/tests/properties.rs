@@ -4,7 +4,8 @@
 //!   it reports is consistent (success only on 2xx; a permission only from a
 //!   convention that can carry one; `retryable` only in its one place);
 //! - a `ToolResponse` survives serialising and parsing unchanged;
-//! - the redactor is idempotent and never leaves a planted secret behind.
+//! - the redactor is idempotent and never leaves a planted secret behind, in
+//!   text or anywhere in a JSON value.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,7 +14,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use recourse_protocol::{
     BodyFormat, ErrorCategory, ParsedResponse, REDACTED, RetryPermission, ToolError, ToolResponse,
-    parse_response, parse_response_at, redact,
+    parse_response, parse_response_at, redact, redact_value,
 };
 use serde_json::{Map, Value};
 
@@ -392,6 +393,23 @@ fn secretish_text() -> impl Strategy<Value = String> {
         "AIza",
         "xoxb-",
         "xoxe-",
+        "sk_live_",
+        "rk_test_",
+        "glpat-",
+        "npm_",
+        "eyJ",
+        "eyJhbGciOiJIUzI1NiJ9",
+        "aws_secret_access_key",
+        "X-Api-Key",
+        "x_api_key",
+        "Cookie: ",
+        "Set-Cookie: ",
+        "password: ",
+        " = ",
+        "\\\"",
+        "redis://:",
+        "{",
+        "}",
         "ABCDEFGHIJKLMNOP",
         "abcdefghij0123456789",
         "[REDACTED]",
@@ -516,6 +534,134 @@ fn key_shape_secret() -> impl Strategy<Value = Planted> {
     .prop_map(|s| planted(s.clone(), s))
 }
 
+/// What an assignment may hold unquoted: no whitespace, quotes, `&` or `=`.
+fn assigned_value() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9][A-Za-z0-9!$%*+,./;?@^_~#-]{7,23}"
+}
+
+fn jwt_secret() -> impl Strategy<Value = Planted> {
+    (
+        "eyJ[A-Za-z0-9_-]{10,40}",
+        "eyJ[A-Za-z0-9_-]{4,60}",
+        "[A-Za-z0-9_-]{0,43}",
+    )
+        .prop_map(|(header, payload, signature)| {
+            let jwt = format!("{header}.{payload}.{signature}");
+            planted(jwt.clone(), jwt)
+        })
+}
+
+fn aws_secret() -> impl Strategy<Value = Planted> {
+    let name = select(vec![
+        "aws_secret_access_key=",
+        "AWS_SECRET_ACCESS_KEY=",
+        "aws_secret_access_key = ",
+        "AWS_SECRET_ACCESS_KEY: ",
+        "  aws_secret_access_key: ",
+    ]);
+    (name, "[A-Za-z0-9/+]{40}").prop_map(|(name, key)| planted(format!("{name}{key}"), key))
+}
+
+fn new_key_shape_secret() -> impl Strategy<Value = Planted> {
+    prop_oneof![
+        "[rs]k_(live|test)_[A-Za-z0-9]{10,99}",
+        "glpat-[A-Za-z0-9_-]{20}",
+        "npm_[A-Za-z0-9]{36}",
+    ]
+    .prop_map(|s| planted(s.clone(), s))
+}
+
+fn json_text_secret() -> impl Strategy<Value = Planted> {
+    let name = select(vec![
+        "api_key",
+        "password",
+        "token",
+        "client_secret",
+        "accessToken",
+        "x-api-key",
+        "cookie",
+    ]);
+    let value = "[A-Za-z0-9][A-Za-z0-9 !#$%&*+,./:;<=>?@^_~-]{6,22}[A-Za-z0-9]";
+    (name, value, select(vec![": ", ":", " : "]), any::<bool>()).prop_map(
+        |(name, value, colon, escaped)| {
+            let text = if escaped {
+                format!(r#"{{\"{name}\"{colon}\"{value}\",\"n\":1}}"#)
+            } else {
+                format!(r#"{{"{name}"{colon}"{value}", "n": 1}}"#)
+            };
+            planted(text, value)
+        },
+    )
+}
+
+fn password_assignment_secret() -> impl Strategy<Value = Planted> {
+    let name = select(vec![
+        "password: ",
+        "password = ",
+        "Password:",
+        "db_password: ",
+        "passwd=",
+        "secret: ",
+        "api_key: ",
+        "auth_token = ",
+    ]);
+    (name, assigned_value(), select(vec!["", "\"", "'"]))
+        .prop_map(|(name, value, q)| planted(format!("{name}{q}{value}{q}"), value))
+}
+
+fn empty_user_userinfo_secret() -> impl Strategy<Value = Planted> {
+    (
+        select(vec!["redis", "rediss", "amqp", "https"]),
+        "[A-Za-z0-9!$%*_.~-]{8,20}",
+    )
+        .prop_map(|(scheme, pass)| {
+            planted(format!("{scheme}://:{pass}@cache.internal:6379/0"), pass)
+        })
+}
+
+fn header_secret() -> impl Strategy<Value = Planted> {
+    let api_key = (
+        select(vec![
+            "X-Api-Key: ",
+            "x-api-key:",
+            "X-Goog-Api-Key: ",
+            "X-Auth-Token: ",
+        ]),
+        assigned_value(),
+    )
+        .prop_map(|(h, v)| planted(format!("{h}{v}"), v));
+    let cookie = (
+        select(vec![
+            "Cookie: session=",
+            "Set-Cookie: sid=",
+            "cookie:theme=dark; sid=",
+        ]),
+        "[A-Za-z0-9_.~%-]{12,40}",
+        select(vec!["", "; Path=/; HttpOnly", "; csrftoken=abc"]),
+    )
+        .prop_map(|(h, v, tail)| planted(format!("{h}{v}{tail}"), v));
+    prop_oneof![api_key, cookie]
+}
+
+fn prefixed_query_secret() -> impl Strategy<Value = Planted> {
+    let name = select(vec![
+        "x_api_key",
+        "X-Api-Key",
+        "client_api_key",
+        "X-Amz-Signature",
+        "X-Amz-Security-Token",
+        "page_token",
+        "db.password",
+        "clientSecret",
+    ]);
+    (name, "[A-Za-z0-9%._~+-]{8,32}").prop_map(|(name, value)| {
+        planted(
+            format!("https://api.example.com/v1?q=Paris&{name}={value}&units=metric"),
+            value,
+        )
+    })
+}
+
 fn any_planted() -> impl Strategy<Value = Planted> {
     prop_oneof![
         query_param_secret(),
@@ -523,7 +669,109 @@ fn any_planted() -> impl Strategy<Value = Planted> {
         bearer_secret(),
         userinfo_secret(),
         key_shape_secret(),
+        jwt_secret(),
+        aws_secret(),
+        new_key_shape_secret(),
+        json_text_secret(),
+        password_assignment_secret(),
+        empty_user_userinfo_secret(),
+        header_secret(),
+        prefixed_query_secret(),
     ]
+}
+
+/// Key names whose value `redact_value` hides whole.
+fn secret_key() -> impl Strategy<Value = String> {
+    select(vec![
+        "password",
+        "PASSWORD",
+        "passwd",
+        "secret",
+        "client_secret",
+        "client-secret",
+        "token",
+        "access_token",
+        "refreshToken",
+        "api_key",
+        "apikey",
+        "X-Api-Key",
+        "Authorization",
+        "cookie",
+        "Set-Cookie",
+        "set_cookie",
+        "private_key",
+    ])
+    .prop_map(str::to_owned)
+}
+
+/// A value for a secret key, of any JSON type, and the text that must not survive.
+fn secret_key_value() -> impl Strategy<Value = (Value, String)> {
+    prop_oneof![
+        any_planted().prop_map(|p| (Value::String(p.text), p.secret)),
+        "[A-Za-z0-9]{10,24}".prop_map(|s| (Value::String(s.clone()), s)),
+        "[A-Za-z0-9]{10,24}".prop_map(|s| (serde_json::json!([s.clone()]), s)),
+        "[A-Za-z0-9]{10,24}".prop_map(|s| (serde_json::json!({"value": s.clone()}), s)),
+        (1_000_000_000u64..).prop_map(|n| (Value::from(n), n.to_string())),
+    ]
+}
+
+/// A planted secret somewhere in a JSON tree, and the text that must not survive.
+fn json_with_planted() -> impl Strategy<Value = (Value, String)> {
+    let planted = prop_oneof![
+        (secret_key(), secret_key_value()).prop_map(|(k, (v, secret))| {
+            (Value::Object([(k, v)].into_iter().collect()), secret)
+        }),
+        (prose(), any_planted(), prose()).prop_map(|(before, p, after)| {
+            (
+                Value::String(format!("{before} {} {after}", p.text)),
+                p.secret,
+            )
+        }),
+    ];
+    // Wrap it in arrays and objects, beside arbitrary siblings.
+    let wrapper = (key(), json_value(), any::<bool>());
+    (planted, vec(wrapper, 0..4)).prop_map(|((value, secret), wrappers)| {
+        let value = wrappers
+            .into_iter()
+            .fold(value, |inner, (key, sibling, in_array)| {
+                if in_array {
+                    Value::Array(vec![sibling, inner])
+                } else {
+                    let mut map = Map::new();
+                    map.insert(format!("{key}~"), sibling);
+                    map.insert(key, inner);
+                    Value::Object(map)
+                }
+            });
+        (value, secret)
+    })
+}
+
+/// Whether `secret` survives in any string or number of `value`.
+fn leaks(value: &Value, secret: &str) -> bool {
+    match value {
+        Value::String(s) => s.contains(secret),
+        Value::Number(n) => n.to_string().contains(secret),
+        Value::Array(items) => items.iter().any(|v| leaks(v, secret)),
+        Value::Object(map) => map.values().any(|v| leaks(v, secret)),
+        Value::Null | Value::Bool(_) => false,
+    }
+}
+
+/// JSON whose keys are often secret names and whose strings look like secrets.
+fn json_for_redaction() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        leaf(),
+        secretish_text().prop_map(Value::String),
+        any_planted().prop_map(|p| Value::String(p.text)),
+    ];
+    let key = prop_oneof![key(), secret_key()];
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..4).prop_map(Value::Array),
+            vec((key.clone(), inner), 0..6).prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
 }
 
 /// Random prose: any printable text, or words and punctuation.
@@ -573,5 +821,20 @@ proptest! {
             prop_assert!(!once.contains(&s.secret), "{:?} survived in {:?}", s.secret, once);
         }
         prop_assert_eq!(redact(&once), once);
+    }
+}
+
+proptest! {
+    #[test]
+    fn redact_value_never_leaves_a_planted_secret((value, secret) in json_with_planted()) {
+        let once = redact_value(&value);
+        prop_assert!(!leaks(&once, &secret), "{:?} survived in {}", secret, once);
+        prop_assert_eq!(redact_value(&once), once);
+    }
+
+    #[test]
+    fn redact_value_is_idempotent(value in json_for_redaction()) {
+        let once = redact_value(&value);
+        prop_assert_eq!(redact_value(&once), once);
     }
 }

@@ -2,6 +2,7 @@
 //! loopback tool: what recourse costs when nothing goes wrong.
 //!
 //! `cargo bench -p recourse --bench executor`; the ratio of medians goes in BENCHMARKS.md.
+//! The `redact_*` benches time the redactor alone (`-- redact` runs just those).
 
 // criterion's macros generate undocumented public functions.
 #![allow(missing_docs)]
@@ -118,5 +119,30 @@ fn overhead(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, overhead);
+/// The redactor on a typical clean error message (its one-scan fast path),
+/// on one holding a secret, and on a small JSON value.
+fn redaction(c: &mut Criterion) {
+    let clean = "Location 'Flower Mound, TX' not found; try 'Flower Mound, Texas, US'. \
+                 Request op-5e41ab087439611e at 2026-01-01T00:00:00Z, token count 12.";
+    let dirty = "GET https://api.example.com/weather?q=Paris&appid=0123456789abcdef failed: 401";
+    let value = json!({"location": "Flower Mound, TX", "units": "metric", "days": [1, 2, 3],
+                       "note": "the password field is required"});
+    c.bench_function("redact_clean_text", |b| {
+        b.iter(|| recourse_protocol::redact_cow(std::hint::black_box(clean)).len());
+    });
+    // Non-ASCII text once sent the scan off the fast automaton (Unicode word boundaries).
+    let clean_non_ascii = "Lieu « Flower Mound, TX » introuvable ; essayez « Flower Mound, Texas, US ». \
+                           Requête op-5e41ab087439611e à 2026-01-01T00:00:00Z — 12 jetons.";
+    c.bench_function("redact_clean_non_ascii_text", |b| {
+        b.iter(|| recourse_protocol::redact_cow(std::hint::black_box(clean_non_ascii)).len());
+    });
+    c.bench_function("redact_text_with_secret", |b| {
+        b.iter(|| recourse_protocol::redact(std::hint::black_box(dirty)));
+    });
+    c.bench_function("redact_value_clean", |b| {
+        b.iter(|| recourse_protocol::redact_value(std::hint::black_box(&value)));
+    });
+}
+
+criterion_group!(benches, bench, overhead, redaction);
 criterion_main!(benches);

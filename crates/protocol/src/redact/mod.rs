@@ -1,81 +1,60 @@
-//! The redactor: secrets never reach a model (SPEC §2).
+//! The redactor: secrets never reach a model.
 //!
 //! Tool error messages often quote the failing request, and requests carry
 //! credentials: `?appid=…` in a weather URL, a `Bearer` header echoed back, a
-//! `user:pass@` database URL. Anything shown to a model — or written into a
-//! report a person may paste into a ticket — passes through [`redact`] first.
-//! Raw text stays available to the code that produced it, for diagnostics that
-//! never leave the process.
+//! `user:pass@` database URL, a config file's `password: …`. Anything shown to
+//! a model — or written into a report a person may paste into a ticket —
+//! passes through [`redact`] (text) or [`redact_value`] (JSON) first. Raw text
+//! stays available to the code that produced it, for diagnostics that never
+//! leave the process.
 //!
-//! The redactor is idempotent (`redact(redact(s)) == redact(s)`), which makes it
+//! [`redact`] lists what counts as a secret in text; [`redact_value`] also
+//! hides the whole value under a secret-named JSON key ([`is_secret_key`]).
+//!
+//! # Idempotent and fast
+//!
+//! `redact(redact(s)) == redact(s)` (and likewise for values), which makes it
 //! safe to apply at every boundary without tracking what was already cleaned.
+//! Most text holds no secret, so one scan of every pattern at once decides
+//! whether any rule needs to run; the regex engine is linear in the input.
+
+mod keys;
+mod rules;
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
-use regex::{Captures, Regex, RegexSet};
-use serde_json::Value;
+pub use keys::{is_secret_key, redact_value};
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
 
-struct Rule {
-    pattern: Regex,
-    replace: fn(&Captures<'_>) -> String,
-}
-
-fn rule(pattern: &str, replace: fn(&Captures<'_>) -> String) -> Rule {
-    Rule {
-        pattern: Regex::new(pattern)
-            .unwrap_or_else(|e| unreachable!("redaction pattern {pattern:?}: {e}")),
-        replace,
-    }
-}
-
-/// Every rule's pattern in one set, to tell in a single scan whether any applies.
-static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(RULES.iter().map(|r| r.pattern.as_str()))
-        .unwrap_or_else(|e| unreachable!("redaction patterns: {e}"))
-});
-
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    vec![
-        // user:pass@ in a URL's authority.
-        rule(
-            r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@\[\]]+:[^/\s@]+@",
-            |c| format!("{}{REDACTED}@", &c[1]),
-        ),
-        // Credentials in query parameters (and form-encoded text).
-        rule(
-            r"(?i)(^|[?&;\s])((?:api[_-]?key|key|appid|app_id|token|access_token|refresh_token|client_secret|secret|password|passwd|pwd|sig|signature)=)[^&\s#]+",
-            |c| format!("{}{}{REDACTED}", &c[1], &c[2]),
-        ),
-        // Authorization header values, whatever the scheme.
-        rule(
-            r#"(?i)(authorization["']?\s*[:=]\s*["']?)((?:bearer|basic|token|digest)\s+)?[^\s"',;]+"#,
-            |c| format!("{}{}{REDACTED}", &c[1], c.get(2).map_or("", |m| m.as_str())),
-        ),
-        // Bearer/Basic tokens wherever they appear.
-        rule(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", |c| {
-            format!("{} {REDACTED}", &c[1])
-        }),
-        // Well-known key shapes.
-        rule(r"\bsk-[A-Za-z0-9_\-]{16,}", |_| REDACTED.to_owned()),
-        rule(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", |_| REDACTED.to_owned()),
-        rule(r"\bgh[pousr]_[A-Za-z0-9]{20,}", |_| REDACTED.to_owned()),
-        rule(r"\bgithub_pat_[A-Za-z0-9_]{20,}", |_| REDACTED.to_owned()),
-        rule(r"\bAIza[0-9A-Za-z_\-]{30,}", |_| REDACTED.to_owned()),
-        // Slack: xoxb-, xoxp-, xoxa-, xoxe-, xoxc-, xoxd-, … (`xox?-`).
-        rule(r"\bxox[a-z]-[A-Za-z0-9\-]{10,}", |_| REDACTED.to_owned()),
-    ]
-});
-
 /// Replaces credentials in `text` with `[REDACTED]`.
 ///
-/// Covers credentials in URL query parameters (`key`, `api_key`, `apikey`,
-/// `appid`, `token`, `access_token`, `secret`, `password`, `sig`, `signature`, …),
-/// `Authorization` and `Bearer` values, `user:pass@` in URLs, and well-known key
-/// shapes (`sk-…`, `AKIA…`, `ghp_…`, `AIza…`, `xox?-…`).
+/// # What is hidden
+///
+/// - credentials in query parameters and form text: `key`, `api_key`,
+///   `apikey`, `appid`, `token`, `access_token`, `secret`, `password`, `sig`,
+///   `signature`, …, also with a prefix (`x_api_key`, `X-Amz-Signature`);
+/// - assignments to a secret's name in prose, YAML, `.env` files, headers and
+///   JSON text: `password: …`, `password = …`, `AWS_SECRET_ACCESS_KEY=…`,
+///   `X-Api-Key: …`, `{"api_key": "…"}` — any name ending in `token`,
+///   `secret`, `password`, `passwd`, `passphrase`, `api_key`, `secret_key`,
+///   `private_key`, `access_key` or `cookie`;
+/// - `Authorization` values and `Bearer`/`Basic` tokens; whole `Cookie:` and
+///   `Set-Cookie:` header lines;
+/// - `user:pass@` and `:pass@` in URLs (`redis://:pw@host`);
+/// - well-known key shapes: OpenAI/Anthropic `sk-…`, AWS `AKIA…`/`ASIA…`,
+///   GitHub `ghp_…`/`github_pat_…`, Google `AIza…`, Slack `xox?-…`, Stripe
+///   `sk_live_…`/`rk_live_…`/`sk_test_…`/`rk_test_…`, GitLab `glpat-…`, npm
+///   `npm_…`, and JWTs (`eyJ…` in three base64url segments).
+///
+/// Ordinary prose stays: "the password field is required", "token count 12",
+/// ids, UUIDs and timestamps are not secrets. A value is what follows a
+/// secret's name and `:` or `=`, so a validation message such as
+/// `password: too short` loses its first word: the rule cannot tell it from
+/// `password: hunter2`, and a leak costs more than a word.
+///
+/// # Examples
 ///
 /// ```
 /// use recourse_protocol::redact;
@@ -83,6 +62,8 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 /// let raw = "GET https://api.example.com/weather?q=Paris&appid=0123456789abcdef failed";
 /// assert_eq!(redact(raw), "GET https://api.example.com/weather?q=Paris&appid=[REDACTED] failed");
 /// assert_eq!(redact("Authorization: Bearer abc.def.ghi-123"), "Authorization: Bearer [REDACTED]");
+/// assert_eq!(redact(r#"{"password": "hunter2"}"#), r#"{"password": "[REDACTED]"}"#);
+/// assert_eq!(redact("the password field is required"), "the password field is required");
 /// ```
 pub fn redact(text: &str) -> String {
     redact_cow(text).into_owned()
@@ -91,15 +72,16 @@ pub fn redact(text: &str) -> String {
 /// Like [`redact`], borrowing when there is nothing to hide.
 pub fn redact_cow(text: &str) -> Cow<'_, str> {
     // Fast path: one scan for all rules at once; most text holds no secret.
-    if !ANY_RULE.is_match(text) {
+    if !rules::ANY_RULE.is_match(text) {
         return Cow::Borrowed(text);
     }
     let mut out = Cow::Borrowed(text);
     // One pass can expose a secret another rule hid (a query value swallowing
     // the `/` that kept `u:p…@` from reading as userinfo), so repeat until
-    // nothing changes: that is what makes `redact` idempotent. Every change
-    // replaces at least one character outside a `[REDACTED]` marker, so the
-    // loop ends; the bound only guards against a future rule breaking that.
+    // nothing changes: that is what makes `redact` idempotent. No rule
+    // changes its own output again (a `[REDACTED]` value rewrites to itself),
+    // so the loop ends after a pass or two; the bound only guards against a
+    // future rule breaking that.
     for _ in 0..MAX_PASSES {
         match redact_pass(&out) {
             Some(next) => out = Cow::Owned(next),
@@ -113,30 +95,20 @@ const MAX_PASSES: usize = 16;
 
 /// One pass of every rule; `None` when no rule changed anything.
 fn redact_pass(text: &str) -> Option<String> {
+    // Only the rules that match at the start of the pass run: one scan
+    // instead of one per rule. A match an earlier rewrite creates is left to
+    // the next pass, which the loop above runs whenever this one changed.
+    let matching = rules::ANY_RULE.matches(text);
     let mut out = Cow::Borrowed(text);
-    for rule in RULES.iter() {
-        if rule.pattern.is_match(&out) {
-            let replaced = rule.pattern.replace_all(&out, rule.replace).into_owned();
+    for i in matching.iter() {
+        let rule = &rules::rules()[i];
+        if let Cow::Owned(replaced) = rule.pattern.replace_all(&out, rule.replace) {
             out = Cow::Owned(replaced);
         }
     }
     match out {
         Cow::Owned(s) if s != text => Some(s),
         _ => None,
-    }
-}
-
-/// Redacts every string (keys excluded) inside a JSON value.
-pub fn redact_value(value: &Value) -> Value {
-    match value {
-        Value::String(s) => Value::String(redact(s)),
-        Value::Array(items) => Value::Array(items.iter().map(redact_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), redact_value(v)))
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }
 
