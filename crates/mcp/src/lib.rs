@@ -51,7 +51,7 @@ use std::time::Duration;
 pub use error::McpSetupError;
 pub use reply::UNKNOWN_TOOL;
 pub use server::{McpToolServer, serve_stdio, streamable_http_service};
-pub use target::McpTarget;
+pub use target::{BASE_ENV, McpTarget};
 pub use tool::McpTool;
 pub use transport::{IDEMPOTENCY_META_KEY, McpTransport};
 

@@ -28,7 +28,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::{McpSetupError, McpTarget, McpTool, reply};
+use crate::{McpSetupError, McpTarget, McpTool, reply, target};
 
 /// The `_meta` key that carries the executor's `Idempotency-Key` to the server.
 pub const IDEMPOTENCY_META_KEY: &str = "recourse/idempotency-key";
@@ -157,9 +157,16 @@ impl McpTransport {
             McpSetupError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
         };
         let service = match &self.target {
-            McpTarget::Command { program, args } => {
+            McpTarget::Command {
+                program,
+                args,
+                pass_env,
+            } => {
                 let mut command = tokio::process::Command::new(program);
-                command.args(args);
+                command
+                    .args(args)
+                    .env_clear()
+                    .envs(target::child_env(std::env::vars_os(), pass_env));
                 let (child, _) = TokioChildProcess::builder(command)
                     .stderr(Stdio::inherit())
                     .spawn()

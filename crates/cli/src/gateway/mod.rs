@@ -3,8 +3,10 @@
 //! One retry budget, one set of circuit breakers, one corrector and one
 //! metrics registry are shared by every request. Secure by default: it binds
 //! 127.0.0.1, calls only loopback targets unless `--allow-target` says
-//! otherwise, requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set,
-//! and caps request bodies. SIGTERM or Ctrl-C stops accepting and lets
+//! otherwise, starts MCP server processes only for command lines an
+//! `--allow-mcp-command` pattern matches (with a cleared environment),
+//! requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set, and caps
+//! request bodies. SIGTERM or Ctrl-C stops accepting and lets
 //! in-flight calls finish.
 
 mod guard;
@@ -29,7 +31,7 @@ use recourse::{
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
-use guard::{Allowlist, token_matches};
+use guard::{CommandPattern, Targets, token_matches};
 use request::CallRequest;
 
 /// The largest request body the gateway reads.
@@ -44,14 +46,21 @@ pub(crate) struct ServeArgs {
     /// Address to bind. Anything but loopback exposes the gateway to the network.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
-    /// Allow targets matching PATTERN besides loopback (a glob, `*` `?` `[…]`, matched against
-    /// the URL or its host, ignoring case). Repeatable.
+    /// Allow targets matching PATTERN besides loopback: `[http[s]://]HOST[:PORT][/PATH]`, where
+    /// HOST is exact, `*.DOMAIN` or `*`, PORT a number or `*`, and PATH exact or ending in `/*`
+    /// (e.g. `*.example.com`, `https://api.example.com/v1/*`, `http://127.0.0.1:*`). Repeatable.
     #[arg(long = "allow-target", value_name = "PATTERN")]
     allow_targets: Vec<String>,
-    /// Allow `mcp.command` requests that start this program (exact name or path). Repeatable;
-    /// without it the gateway starts no processes.
-    #[arg(long = "allow-mcp-command", value_name = "PROGRAM")]
+    /// Allow `mcp.command` requests whose whole command line matches PATTERN: the program,
+    /// named exactly, then its arguments, where `*` matches one argument and a trailing `**`
+    /// any remaining ones (e.g. 'node /opt/servers/fs.js *'). Repeatable; without it the
+    /// gateway starts no processes.
+    #[arg(long = "allow-mcp-command", value_name = "PATTERN")]
     allow_mcp_commands: Vec<String>,
+    /// Pass this environment variable to MCP server processes; they get only PATH, HOME,
+    /// LANG, LANGUAGE, LC_*, TZ and these. Repeatable.
+    #[arg(long = "mcp-env", value_name = "NAME")]
+    mcp_env: Vec<String>,
 }
 
 struct Gateway {
@@ -61,8 +70,9 @@ struct Gateway {
     breakers: Arc<CircuitBreakers>,
     chain: Arc<CorrectionChain>,
     metrics: Metrics,
-    allow: Allowlist,
-    mcp_programs: Vec<String>,
+    targets: Targets,
+    mcp_commands: Vec<CommandPattern>,
+    mcp_env: Vec<String>,
     token: Option<String>,
 }
 
@@ -95,6 +105,13 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
     };
     let config = ExecutorConfig::from_env()?;
     let chain = CorrectionChain::from_env(&config)?;
+    let mcp_commands = args
+        .allow_mcp_commands
+        .iter()
+        .map(|p| CommandPattern::new(p))
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
+    guard::check_mcp_env(&args.mcp_env).map_err(anyhow::Error::msg)?;
     Ok(Gateway {
         transport: Arc::new(HttpTransport::builder().build()?),
         budget: Arc::new(RetryBudget::default()),
@@ -105,8 +122,9 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         )),
         chain: Arc::new(chain),
         metrics: Metrics::default(),
-        allow: Allowlist::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
-        mcp_programs: args.allow_mcp_commands.clone(),
+        targets: Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
+        mcp_commands,
+        mcp_env: args.mcp_env.clone(),
         token,
         config,
     })
@@ -152,12 +170,16 @@ async fn calls(
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
     let config = req.config(&g.config)?;
+    if let Some(template) = &req.reconcile {
+        g.targets.check_template(template)?;
+    }
     let (transport, call) = match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => mcp_call(&g, &req, mcp, config.request_timeout).await?,
         (None, Some(url)) => {
-            g.allow.check(url)?;
-            (Arc::clone(&g.transport), req.call(url)?)
+            let target = g.targets.check("url", url)?;
+            let call = req.call(target.as_str(), &g.targets.allowlist())?;
+            (Arc::clone(&g.transport), call)
         }
         (None, None) => {
             return Err(
@@ -168,9 +190,6 @@ async fn calls(
             );
         }
     };
-    if let Some(template) = &req.reconcile {
-        g.allow.check(template)?;
-    }
     let executor = Executor::builder_arc(transport)
         .with_config(config)
         .map_err(|e| ToolError::input_error("INVALID_CALL", e.to_string()))?
@@ -189,8 +208,9 @@ fn invalid_target(message: &str) -> ToolError {
 }
 
 /// `mcp: {command | url, tool}`: a session with the MCP server, its tool aimed at.
-/// URLs pass the same allowlist as HTTP targets; commands only when the
-/// gateway was started with `--allow-mcp-command` for that program.
+/// URLs pass the same allowlist as HTTP targets; commands only when an
+/// `--allow-mcp-command` pattern matches the whole command line, and they
+/// start with a cleared environment plus `--mcp-env` names.
 async fn mcp_call(
     g: &Gateway,
     req: &CallRequest,
@@ -205,24 +225,30 @@ async fn mcp_call(
         (Some(line), None) => {
             let target = recourse_mcp::McpTarget::command_line(line)
                 .map_err(|e| invalid_target(&e.to_string()))?;
-            if let recourse_mcp::McpTarget::Command { program, .. } = &target
-                && !g.mcp_programs.iter().any(|p| p == program)
+            if let recourse_mcp::McpTarget::Command { program, args, .. } = &target
+                && !g.mcp_commands.iter().any(|p| p.matches(program, args))
             {
                 return Err(ToolError::permission_denied(
                     "COMMAND_NOT_ALLOWED",
-                    format!("this gateway starts no MCP server {program:?}; start it with --allow-mcp-command {program:?}"),
+                    format!(
+                        "this gateway starts no MCP server {target}; start it with an --allow-mcp-command \
+                         pattern matching the whole command line (e.g. --allow-mcp-command '{program} **')"
+                    ),
                 )
                 .into());
             }
             target
+                .with_pass_env(g.mcp_env.iter().cloned())
+                .map_err(|e| invalid_target(&e.to_string()))?
         }
         (None, Some(url)) => {
-            g.allow.check(url)?;
-            recourse_mcp::McpTarget::url(url).map_err(|e| invalid_target(&e.to_string()))?
+            let target = g.targets.check("mcp", url)?;
+            recourse_mcp::McpTarget::url(target.as_str())
+                .map_err(|e| invalid_target(&e.to_string()))?
         }
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
-    let call = req.call(tool)?;
+    let call = req.call(tool, &g.targets.allowlist())?;
     crate::mcp::connect(target, call, timeout)
         .await
         .map_err(|e| {

@@ -1,8 +1,9 @@
 //! The body of `POST /v1/calls`, and how it becomes a [`Call`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Call, ExecutorConfig, validate_pointer};
+use recourse::{Call, ExecutorConfig, HttpReconciler, TargetAllowlist, validate_pointer};
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -56,8 +57,13 @@ impl CallRequest {
         Ok(config)
     }
 
-    /// The call to run against `target` (a URL, or an MCP tool's name).
-    pub(crate) fn call(&self, target: &str) -> Result<Call, ToolError> {
+    /// The call to run against `target` (a URL, or an MCP tool's name);
+    /// its reconcile lookups, if any, are sent only where `allowlist` allows.
+    pub(crate) fn call(
+        &self,
+        target: &str,
+        allowlist: &Arc<TargetAllowlist>,
+    ) -> Result<Call, ToolError> {
         if !self.payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
@@ -85,9 +91,11 @@ impl CallRequest {
             call = call.with_intent(intent);
         }
         if let Some(template) = &self.reconcile {
-            call = call
-                .with_reconcile_url(template.clone())
-                .map_err(|e| invalid("reconcile", e.to_string()))?;
+            let reconciler = HttpReconciler::new(template.clone())
+                .map_err(|e| invalid("reconcile", e.to_string()))?
+                .with_allowlist(Arc::clone(allowlist));
+            call = call.with_reconciler(Arc::new(reconciler));
+            call.reconcile_template = Some(template.clone());
         }
         call.traits.idempotent = self.idempotent.unwrap_or(true);
         call.traits.delegated = self.delegated;
