@@ -1,3 +1,5 @@
+use url::Url;
+
 use super::*;
 
 fn allow(patterns: &[&str]) -> TargetAllowlist {
