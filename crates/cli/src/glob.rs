@@ -1,5 +1,5 @@
 //! Shell-style globs: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`, `\\` to escape.
-//! Used by `recourse eval --scenario` and `recourse serve --allow-target`.
+//! Used by `recourse eval --scenario`.
 
 /// A parsed glob.
 #[derive(Debug, Clone, PartialEq, Eq)]

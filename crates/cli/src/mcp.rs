@@ -17,7 +17,7 @@ use recourse_tool::ServerLimits;
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     /// Call a tool of the MCP server started as this command, over stdio
-    /// (split like a shell splits words; no shell runs it).
+    /// (split like a shell splits words; no shell runs it), with a cleared environment.
     #[arg(
         long,
         value_name = "\"CMD ARGS\"",
@@ -25,6 +25,10 @@ pub(crate) struct McpArgs {
         requires = "tool"
     )]
     mcp_command: Option<String>,
+    /// Pass this environment variable to the --mcp-command process; it gets only PATH, HOME,
+    /// LANG, LANGUAGE, LC_*, TZ and these. Repeatable.
+    #[arg(long = "mcp-env", value_name = "NAME", requires = "mcp_command")]
+    mcp_env: Vec<String>,
     /// Call a tool of the MCP server at this streamable HTTP endpoint.
     #[arg(long, value_name = "URL", requires = "tool")]
     mcp_url: Option<String>,
@@ -37,7 +41,12 @@ impl McpArgs {
     /// The MCP server to call, when one was given.
     pub(crate) fn target(&self) -> Result<Option<McpTarget>> {
         Ok(match (&self.mcp_command, &self.mcp_url) {
-            (Some(line), _) => Some(McpTarget::command_line(line).context("--mcp-command")?),
+            (Some(line), _) => Some(
+                McpTarget::command_line(line)
+                    .context("--mcp-command")?
+                    .with_pass_env(self.mcp_env.iter().cloned())
+                    .context("--mcp-env")?,
+            ),
             (None, Some(url)) => Some(McpTarget::url(url).context("--mcp-url")?),
             (None, None) => None,
         })

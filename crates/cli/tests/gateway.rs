@@ -14,9 +14,14 @@ struct Gateway {
 
 impl Gateway {
     fn start(args: &[&str], token: Option<&str>) -> Self {
+        Self::start_with_env(args, token, &[])
+    }
+
+    fn start_with_env(args: &[&str], token: Option<&str>, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_recourse"));
         cmd.args(["serve", "--port", "0"])
             .args(args)
+            .envs(env.iter().copied())
             .env("RECOURSE_BACKOFF_MS", "0");
         match token {
             Some(t) => cmd.env("RECOURSE_GATEWAY_TOKEN", t),
@@ -334,11 +339,247 @@ async fn mcp_commands_run_only_when_allowed() {
             .contains("--allow-mcp-command")
     );
 
-    let open = Gateway::start(&["--allow-mcp-command", bin], None);
+    let bare = Gateway::start(&["--allow-mcp-command", bin], None);
+    let (status, refused) = post(&bare, body.clone(), None).await;
+    assert_eq!(
+        status, 403,
+        "a bare program allows it only without arguments"
+    );
+    assert_eq!(refused["error"]["code"], "COMMAND_NOT_ALLOWED");
+
+    let pattern = format!("'{bin}' tools serve --mcp --port *");
+    let open = Gateway::start(&["--allow-mcp-command", &pattern], None);
     let (status, report) = post(&open, body, None).await;
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["outcome"], "failed");
     assert_eq!(report["error"]["category"], "POLICY_REJECTION");
     assert_eq!(report["attempts"][0]["retry_permission"], "refused");
     assert_eq!(report["http_calls"], 1);
+}
+
+/// A loopback listener that counts the connections it is offered: proof that
+/// a refused request dialled nothing here.
+async fn canary() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((_conn, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (port, seen)
+}
+
+/// The gateway's own refusal: a 403 envelope, not a call report (which has
+/// `attempts`, and which a dispatched call would have produced).
+fn assert_refused(status: u16, body: &Value, what: &str) {
+    assert_eq!(status, 403, "{what}: {body}");
+    assert_eq!(body["success"], false, "{what}: {body}");
+    assert_eq!(
+        body["error"]["code"], "TARGET_NOT_ALLOWED",
+        "{what}: {body}"
+    );
+    assert_eq!(
+        body["error"]["category"], "PERMISSION_DENIED",
+        "{what}: {body}"
+    );
+    assert!(body.get("attempts").is_none(), "{what}: {body}");
+}
+
+// Every address below is a documentation address (192.0.2.0/24) or an
+// `.invalid` name: even with the allowlist broken, nothing leaves the host.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backslash_before_at_cannot_smuggle_a_host_past_the_loopback_check() {
+    let (port, seen) = canary().await;
+    let gw = Gateway::start(&[], None);
+    for url in [
+        format!(r"http://192.0.2.2:9101\@127.0.0.1:{port}/ok"),
+        format!(r"http://host.invalid\@127.0.0.1:{port}/ok"),
+        format!("http://192.0.2.2:9101\t\\@127.0.0.1:{port}/ok"),
+    ] {
+        let (status, body) = post(&gw, json!({"url": url, "payload": {}}), None).await;
+        assert_refused(status, &body, &url);
+        assert_eq!(body["error"]["details"]["field"], "url");
+    }
+    let mcp = json!({"mcp": {"url": format!(r"http://192.0.2.2:9101\@127.0.0.1:{port}/mcp"), "tool": "t"}, "payload": {}});
+    let (status, body) = post(&gw, mcp, None).await;
+    assert_refused(status, &body, "mcp.url");
+    let reconcile = json!({
+        "url": format!("http://127.0.0.1:{port}/tool"),
+        "reconcile": r"http://192.0.2.2:9101\@127.0.0.1:9101/exports/{key}",
+        "payload": {},
+    });
+    let (status, body) = post(&gw, reconcile, None).await;
+    assert_refused(status, &body, "reconcile");
+    assert_eq!(body["error"]["details"]["field"], "reconcile");
+    let (status, body) = post(
+        &gw,
+        json!({"url": "http://u:p@127.0.0.1:1/x", "payload": {}}),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("INVALID_TARGET"))
+    );
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing was dialled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_patterns_match_hosts_and_path_patterns_resolved_paths() {
+    let gw = Gateway::start(
+        &[
+            "--allow-target",
+            "*.example.invalid",
+            "--allow-target",
+            "https://api.other.invalid/v1/*",
+        ],
+        None,
+    );
+    for url in [
+        "http://192.0.2.2:9101/.example.invalid",
+        "http://192.0.2.2:9101/x?q=.example.invalid",
+        "http://192.0.2.2:9101/x#.example.invalid",
+        "http://evil.invalid/a.example.invalid",
+        "https://api.other.invalid/v1/../../admin",
+        "https://api.other.invalid/v1/%2e%2e/admin",
+        "https://api.other.invalid/v1/..%2fadmin",
+    ] {
+        let (status, body) = post(&gw, json!({"url": url, "payload": {}}), None).await;
+        assert_refused(status, &body, url);
+    }
+    let template = json!({
+        "url": "http://127.0.0.1:1/x",
+        "reconcile": "https://api.other.invalid/{key}",
+        "payload": {},
+    });
+    let (status, body) = post(&gw, template, None).await;
+    assert_refused(status, &body, "a placeholder outside the allowed prefix");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_allow_patterns_stop_the_gateway_at_startup() {
+    for (args, why) in [
+        (
+            &["--allow-target", "api.*.invalid"][..],
+            "`*` may stand only",
+        ),
+        (
+            &["--allow-target", "https://x.invalid/v1*"][..],
+            "last path segment",
+        ),
+        (&["--allow-mcp-command", "node ** x"][..], "last word"),
+        (&["--mcp-env", "RECOURSE_GATEWAY_TOKEN"][..], "never passed"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}
+
+/// A megabyte of URL is refused promptly, and the gateway keeps answering
+/// meanwhile (matching used to be quadratic in the URL's length). The time is
+/// printed, not asserted; the generous bound only stops a regression from
+/// hanging the suite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_url_is_refused_promptly() {
+    let gw = Gateway::start(
+        &[
+            "--allow-target",
+            "*.example.invalid",
+            "--allow-target",
+            "https://*.api.invalid/v1/*",
+        ],
+        None,
+    );
+    let url = format!(
+        "http://192.0.2.2/{}?{}",
+        "a.example.invalid/".repeat(30_000),
+        "*".repeat(400_000)
+    );
+    let started = std::time::Instant::now();
+    let refused = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        post(&gw, json!({"url": url, "payload": {}}), None),
+    );
+    let health = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        reqwest::get(format!("{}/healthz", gw.url)),
+    );
+    let (refused, health) = tokio::join!(refused, health);
+    let ((status, body), health) = (refused.expect("answered"), health.expect("answered"));
+    eprintln!(
+        "a {} byte URL was refused in {:?}",
+        url.len(),
+        started.elapsed()
+    );
+    assert_refused(status, &body, "the long URL");
+    assert_eq!(health.unwrap().status(), 200);
+}
+
+const ENV_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/env_mcp.sh");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_mcp_server_sees_only_the_base_and_named_environment() {
+    let pattern = format!("sh '{ENV_SERVER}'");
+    let gw = Gateway::start_with_env(
+        &[
+            "--allow-mcp-command",
+            &pattern,
+            "--mcp-env",
+            "RECOURSE_TEST_PASSED",
+        ],
+        Some("s3cret-token"),
+        &[
+            ("RECOURSE_TEST_SECRET", "sk-not-for-children"),
+            ("RECOURSE_TEST_PASSED", "yes"),
+        ],
+    );
+    let call = |command: String| json!({"mcp": {"command": command, "tool": "env"}, "payload": {}});
+    let (status, report) = post(
+        &gw,
+        call(format!("sh '{ENV_SERVER}'")),
+        Some("s3cret-token"),
+    )
+    .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["outcome"], "succeeded", "{report}");
+    let names: Vec<&str> = report["data"]["names"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the server lists its environment: {report}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(names.contains(&"PATH"), "{names:?}");
+    assert!(names.contains(&"RECOURSE_TEST_PASSED"), "{names:?}");
+    for secret in [
+        "RECOURSE_GATEWAY_TOKEN",
+        "RECOURSE_TEST_SECRET",
+        "RECOURSE_BACKOFF_MS",
+    ] {
+        assert!(!names.contains(&secret), "{secret} leaked: {names:?}");
+    }
+
+    for refused in [
+        format!("sh '{ENV_SERVER}' extra"),
+        "sh -c 'echo pwned > /dev/null'".to_owned(),
+        format!("/bin/sh '{ENV_SERVER}'"),
+    ] {
+        let (status, body) = post(&gw, call(refused.clone()), Some("s3cret-token")).await;
+        assert_eq!(status, 403, "{refused}: {body}");
+        assert_eq!(body["error"]["code"], "COMMAND_NOT_ALLOWED", "{refused}");
+    }
 }

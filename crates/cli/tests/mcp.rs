@@ -32,6 +32,7 @@ fn served(args: &[&str]) -> McpTarget {
     McpTarget::Command {
         program: BIN.to_owned(),
         args: all.into_iter().map(str::to_owned).collect(),
+        pass_env: Vec::new(),
     }
 }
 
@@ -156,6 +157,7 @@ async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fres
             pids.display().to_string(),
             log.display().to_string(),
         ],
+        pass_env: Vec::new(),
     };
     let transport = Arc::new(McpTransport::new(target));
     let info = transport.tool("weather_current").await.unwrap().unwrap();
@@ -294,5 +296,50 @@ async fn a_dropped_http_session_is_a_transient_failure() {
         first.action.name(),
         "retry_same",
         "a dropped session is transient"
+    );
+}
+
+const ENV_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/env_mcp.sh");
+
+/// The variable names `recourse call --mcp-command` showed the env server.
+fn child_env_names(extra: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new(BIN)
+        .args(["call", "--mcp-command", &format!("sh '{ENV_SERVER}'")])
+        .args(["--tool", "env", "--payload", "{}", "--json"])
+        .args(extra)
+        .env("RECOURSE_TEST_SECRET", "sk-not-for-children")
+        .env("RECOURSE_TEST_PASSED", "yes")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert_eq!(report["outcome"], "succeeded", "{report}");
+    report["data"]["names"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the server lists its environment: {report}"))
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn an_mcp_command_child_inherits_only_the_base_and_named_variables() {
+    let names = child_env_names(&[]);
+    assert!(names.iter().any(|n| n == "PATH"), "{names:?}");
+    for withheld in ["RECOURSE_TEST_SECRET", "RECOURSE_TEST_PASSED"] {
+        assert!(
+            !names.iter().any(|n| n == withheld),
+            "{withheld}: {names:?}"
+        );
+    }
+    let names = child_env_names(&["--mcp-env", "RECOURSE_TEST_PASSED"]);
+    assert!(
+        names.iter().any(|n| n == "RECOURSE_TEST_PASSED"),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n == "RECOURSE_TEST_SECRET"),
+        "{names:?}"
     );
 }

@@ -51,7 +51,7 @@ use std::time::Duration;
 
 pub use error::McpSetupError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
-pub use target::McpTarget;
+pub use target::{BASE_ENV, McpTarget};
 pub use tool::McpTool;
 pub use transport::McpTransport;
 

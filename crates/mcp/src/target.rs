@@ -1,9 +1,42 @@
 //! Where an MCP server lives: a child process speaking over stdio, or a
 //! streamable HTTP endpoint.
+//!
+//! # Why a child gets almost none of our environment
+//!
+//! The process that starts an MCP server often holds secrets in its
+//! environment: a gateway's bearer token, a model provider's API key, cloud
+//! credentials. A server is a program someone else wrote, and one that reads
+//! its environment, or is made to by its input, would hand them on. So a
+//! child starts with a cleared environment plus [`BASE_ENV`] (enough to find
+//! programs, a home directory and the locale), and any other variable only
+//! when the caller names it ([`McpTarget::with_pass_env`]).
 
+use std::ffi::OsString;
 use std::fmt;
 
 use crate::McpSetupError;
+
+/// The variables every MCP child process inherits (when set), besides those
+/// named with [`McpTarget::with_pass_env`]; every `LC_*` variable too.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    #[cfg(windows)]
+    "SYSTEMROOT",
+    #[cfg(windows)]
+    "WINDIR",
+    #[cfg(windows)]
+    "PATHEXT",
+    #[cfg(windows)]
+    "TEMP",
+    #[cfg(windows)]
+    "TMP",
+    #[cfg(windows)]
+    "USERPROFILE",
+];
 
 /// An MCP server to call.
 ///
@@ -13,8 +46,14 @@ use crate::McpSetupError;
 /// let target = McpTarget::command_line("uvx 'mcp-server-time' --local-timezone \"America/New_York\"").unwrap();
 /// assert_eq!(
 ///     target,
-///     McpTarget::Command { program: "uvx".into(), args: vec!["mcp-server-time".into(), "--local-timezone".into(), "America/New_York".into()] }
+///     McpTarget::Command {
+///         program: "uvx".into(),
+///         args: vec!["mcp-server-time".into(), "--local-timezone".into(), "America/New_York".into()],
+///         pass_env: vec![],
+///     }
 /// );
+/// let target = target.with_pass_env(["UV_CACHE_DIR"]).unwrap();
+/// assert!(McpTarget::command_line("uvx x").unwrap().with_pass_env(["A=B"]).is_err());
 /// assert!(McpTarget::command_line("echo 'unclosed").is_err());
 /// assert!(McpTarget::url("ftp://example.invalid/mcp").is_err());
 /// ```
@@ -26,8 +65,11 @@ pub enum McpTarget {
         program: String,
         /// Its arguments, passed as they are (no shell).
         args: Vec<String>,
+        /// Variables passed on from this process's environment besides
+        /// [`BASE_ENV`]; the child gets no others.
+        pass_env: Vec<String>,
     },
-    /// A streamable HTTP endpoint (`http://…/mcp`).
+    /// A streamable HTTP endpoint (`http://…/mcp`), as the URL parser normalised it.
     Url(String),
 }
 
@@ -46,32 +88,84 @@ impl McpTarget {
         Ok(Self::Command {
             program,
             args: words.collect(),
+            pass_env: Vec::new(),
         })
     }
 
-    /// A streamable HTTP endpoint.
+    /// A streamable HTTP endpoint, parsed by the WHATWG URL rules (see
+    /// [`TargetUrl`](recourse::TargetUrl)); the normalised URL is the one called.
     ///
     /// # Errors
-    /// A URL that is not `http://` (TLS endpoints are not supported yet).
+    /// A URL that does not parse, carries user info, or is not `http://`
+    /// (TLS endpoints are not supported yet).
     pub fn url(url: &str) -> Result<Self, McpSetupError> {
-        if url.starts_with("https://") {
+        let parsed = recourse::TargetUrl::parse(url)
+            .map_err(|e| McpSetupError::config(format!("the MCP URL: {e}")))?;
+        if parsed.url().scheme() == "https" {
             return Err(McpSetupError::config(format!(
                 "{url:?}: https MCP endpoints are not supported yet; use http:// (e.g. through a local TLS proxy) or --mcp-command"
             )));
         }
-        if !url.starts_with("http://") || url.len() <= "http://".len() {
+        Ok(Self::Url(parsed.as_str().to_owned()))
+    }
+
+    /// Passes these variables of this process's environment to the child
+    /// (when they are set), besides [`BASE_ENV`]. No effect on a URL target.
+    ///
+    /// # Errors
+    /// A name that is empty or holds `=` or NUL.
+    pub fn with_pass_env<I>(mut self, names: I) -> Result<Self, McpSetupError>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| n.is_empty() || n.contains(['=', '\0']))
+        {
             return Err(McpSetupError::config(format!(
-                "the MCP URL must start with http://, not {url:?}"
+                "{bad:?} is not an environment variable name"
             )));
         }
-        Ok(Self::Url(url.to_owned()))
+        if let Self::Command { pass_env, .. } = &mut self {
+            pass_env.extend(names);
+        }
+        Ok(self)
     }
+}
+
+/// The environment of a child started with `pass_env`: [`BASE_ENV`], every
+/// `LC_*` variable, and the named ones, from `parent`.
+pub(crate) fn child_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    pass_env: &[String],
+) -> Vec<(OsString, OsString)> {
+    let same = |a: &str, b: &str| {
+        if cfg!(windows) {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    };
+    let passes = |name: &str| {
+        name.starts_with("LC_")
+            || BASE_ENV
+                .iter()
+                .copied()
+                .chain(pass_env.iter().map(String::as_str))
+                .any(|n| same(n, name))
+    };
+    parent
+        .into_iter()
+        .filter(|(name, _)| name.to_str().is_some_and(passes))
+        .collect()
 }
 
 impl fmt::Display for McpTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Command { program, args } => {
+            Self::Command { program, args, .. } => {
                 write!(f, "{program}")?;
                 args.iter().try_for_each(|a| write!(f, " {a}"))
             }
@@ -168,7 +262,40 @@ mod tests {
     }
 
     #[test]
+    fn a_child_inherits_only_the_base_and_the_named_variables() {
+        let parent = [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/a"),
+            ("LC_ALL", "C.UTF-8"),
+            ("TZ", "UTC"),
+            ("RECOURSE_GATEWAY_TOKEN", "s3cret"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("MCP_ROOT", "/srv"),
+            ("PATHX", "no"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let names = |env: Vec<(OsString, OsString)>| -> Vec<String> {
+            env.into_iter()
+                .map(|(k, _)| k.into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            names(child_env(parent.clone(), &[])),
+            ["PATH", "HOME", "LC_ALL", "TZ"]
+        );
+        assert_eq!(
+            names(child_env(parent, &["MCP_ROOT".to_owned()])),
+            ["PATH", "HOME", "LC_ALL", "TZ", "MCP_ROOT"]
+        );
+    }
+
+    #[test]
     fn urls_must_be_http() {
+        assert_eq!(
+            McpTarget::url("HTTP://127.1:80/mcp").unwrap(),
+            McpTarget::Url("http://127.0.0.1/mcp".to_owned())
+        );
+        assert!(McpTarget::url("http://u:p@127.0.0.1/mcp").is_err());
         assert!(McpTarget::url("http://127.0.0.1:1/mcp").is_ok());
         assert!(McpTarget::url("http://").is_err());
         assert!(McpTarget::url("127.0.0.1/mcp").is_err());

@@ -29,7 +29,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::{McpSetupError, McpTarget, McpTool, reply};
+use crate::{McpSetupError, McpTarget, McpTool, reply, target};
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -157,9 +157,16 @@ impl McpTransport {
             McpSetupError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
         };
         let service = match &self.target {
-            McpTarget::Command { program, args } => {
+            McpTarget::Command {
+                program,
+                args,
+                pass_env,
+            } => {
                 let mut command = tokio::process::Command::new(program);
-                command.args(args);
+                command
+                    .args(args)
+                    .env_clear()
+                    .envs(target::child_env(std::env::vars_os(), pass_env));
                 let (child, _) = TokioChildProcess::builder(command)
                     .stderr(Stdio::inherit())
                     .spawn()

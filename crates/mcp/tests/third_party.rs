@@ -153,7 +153,11 @@ async fn time_an_unknown_tool_fails_clearly_without_retrying() {
 
 /// The filesystem server, allowed to touch only a fresh temporary directory.
 fn filesystem() -> Option<(McpTarget, std::path::PathBuf)> {
-    let McpTarget::Command { program, mut args } = server("RECOURSE_TEST_MCP_FILESYSTEM_CMD")?
+    let McpTarget::Command {
+        program,
+        mut args,
+        pass_env,
+    } = server("RECOURSE_TEST_MCP_FILESYSTEM_CMD")?
     else {
         panic!("RECOURSE_TEST_MCP_FILESYSTEM_CMD must be a command");
     };
@@ -161,7 +165,14 @@ fn filesystem() -> Option<(McpTarget, std::path::PathBuf)> {
     std::fs::create_dir_all(&dir).unwrap();
     let dir = dir.canonicalize().unwrap();
     args.push(dir.display().to_string());
-    Some((McpTarget::Command { program, args }, dir))
+    Some((
+        McpTarget::Command {
+            program,
+            args,
+            pass_env,
+        },
+        dir,
+    ))
 }
 
 fn uuid_like() -> String {

@@ -80,8 +80,18 @@ impl Call {
     /// for MCP and in-process transports): idempotent, not delegated, nothing
     /// protected.
     pub fn builder(target: impl Into<String>, payload: Value) -> CallBuilder {
+        Self::starting(Aim::Text(target.into()), payload)
+    }
+
+    /// Starts a call to a target parsed (and checked) already — say, by a
+    /// [`TargetAllowlist`](crate::TargetAllowlist): exactly that is sent.
+    pub fn to(target: Target, payload: Value) -> CallBuilder {
+        Self::starting(Aim::Parsed(target), payload)
+    }
+
+    fn starting(target: Aim, payload: Value) -> CallBuilder {
         CallBuilder {
-            target: target.into(),
+            target,
             call: CallParts {
                 payload,
                 headers: Vec::new(),
@@ -145,7 +155,7 @@ impl Call {
     /// Turns the call back into a builder, to change it and check it again.
     pub fn into_builder(self) -> CallBuilder {
         CallBuilder {
-            target: self.target.as_str().to_owned(),
+            target: Aim::Parsed(self.target),
             call: CallParts {
                 payload: self.payload,
                 headers: self.headers,
@@ -165,8 +175,15 @@ impl Call {
 /// Builds a [`Call`]; [`build`](Self::build) checks it.
 #[derive(Clone)]
 pub struct CallBuilder {
-    target: String,
+    target: Aim,
     call: CallParts,
+}
+
+/// A target as given: text to parse at `build`, or parsed already.
+#[derive(Clone)]
+enum Aim {
+    Text(String),
+    Parsed(Target),
 }
 
 #[derive(Clone)]
@@ -200,7 +217,7 @@ impl CallBuilder {
     /// Aims the call at another target (an MCP tool's name, say).
     #[must_use]
     pub fn retarget(mut self, target: impl Into<String>) -> Self {
-        self.target = target.into();
+        self.target = Aim::Text(target.into());
         self
     }
 
@@ -297,11 +314,17 @@ impl CallBuilder {
     ///
     /// # Errors
     /// When the template is not a usable URL template.
-    pub fn reconcile_url(mut self, template: impl Into<String>) -> Result<Self, ConfigError> {
-        let reconciler = crate::HttpReconciler::new(template)?;
+    pub fn reconcile_url(self, template: impl Into<String>) -> Result<Self, ConfigError> {
+        Ok(self.http_reconciler(crate::HttpReconciler::new(template)?))
+    }
+
+    /// Reconciles unknown outcomes through `reconciler`, journaling its
+    /// template with the call.
+    #[must_use]
+    pub fn http_reconciler(mut self, reconciler: crate::HttpReconciler) -> Self {
         self.call.reconcile_template = Some(reconciler.template().to_owned());
         self.call.reconciler = Some(Arc::new(reconciler));
-        Ok(self)
+        self
     }
 
     /// Names the capability (recorded in the journal).
@@ -341,7 +364,10 @@ impl CallBuilder {
     /// `schema` (not a usable JSON Schema), `deadline` (zero).
     pub fn build(self) -> Result<Call, ConfigError> {
         let c = self.call;
-        let target = Target::parse(&self.target)?;
+        let target = match self.target {
+            Aim::Text(text) => Target::parse(&text)?,
+            Aim::Parsed(target) => target,
+        };
         for pointer in &c.protected {
             validate_pointer(pointer).map_err(|e| ConfigError::new("protect", e.to_string()))?;
         }

@@ -54,6 +54,7 @@
 //! events, and nothing in recourse reads text back to decide anything.
 
 mod admit;
+mod allow;
 mod backoff;
 mod breaker;
 mod budget;
@@ -77,6 +78,7 @@ mod transport;
 mod workflow;
 
 pub use admit::{Admission, Admitted, AsIs};
+pub use allow::{TargetAllowlist, TargetError, TargetErrorKind, TargetPattern, TargetUrl};
 pub use backoff::Backoff;
 pub use breaker::{BreakerState, CircuitBreakers};
 pub use budget::RetryBudget;
@@ -114,6 +116,7 @@ pub use transport::{
     BoxFuture, DEFAULT_MAX_BODY_BYTES, Delivery, HttpTransport, HttpTransportBuilder,
     InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
 };
+pub use url::Url;
 pub use workflow::{
     Approval, ApprovalRequest, ApproveAll, Approver, CAPABILITIES_PATH, Catalogue, CatalogueEntry,
     DEFAULT_CONCURRENCY, Plan, PlanError, PlanStep, RejectAll, StepOutcome, StepReport, Workflow,

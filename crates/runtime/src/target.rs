@@ -1,8 +1,8 @@
 //! Where a call goes: an http(s) URL parsed once, or a tool's name.
 //!
 //! A target is parsed when the call is built, by the same WHATWG URL parser
-//! the HTTP client uses, and the parsed URL is what is sent. Checking one
-//! string and sending another is how allowlists are bypassed
+//! the HTTP client uses ([`TargetUrl`]), and the parsed URL is what is sent.
+//! Checking one string and sending another is how allowlists are bypassed
 //! (`http://a\@b/` is `a` to one reader and `b` to the other), so recourse
 //! never re-reads a target from text after it was checked.
 
@@ -10,7 +10,7 @@ use std::fmt;
 
 use url::Url;
 
-use crate::ConfigError;
+use crate::{ConfigError, TargetUrl};
 
 /// The longest tool name accepted.
 const MAX_NAME_CHARS: usize = 512;
@@ -20,10 +20,11 @@ const MAX_NAME_CHARS: usize = 512;
 /// ```
 /// use recourse::Target;
 ///
-/// let t = Target::parse("http://user:pw@127.0.0.1:8700/api/exports?api_key=S3CRET").unwrap();
+/// let t = Target::parse("http://127.0.0.1:8700/api/exports?api_key=S3CRET").unwrap();
 /// assert!(t.url().is_some());
 /// assert_eq!(t.endpoint(), "http://127.0.0.1:8700/api/exports");
 /// assert_eq!(t.to_string(), "http://127.0.0.1:8700/api/exports?api_key=[REDACTED]");
+/// assert!(Target::parse("http://user:pw@127.0.0.1/").is_err(), "credentials go in a header");
 /// assert_eq!(Target::parse("get_current_time").unwrap().endpoint(), "get_current_time");
 /// assert!(Target::parse("http://exa mple.com/").is_err());
 /// assert!(Target::parse("  ").is_err());
@@ -36,7 +37,7 @@ pub struct Target {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Kind {
-    Url(Url),
+    Url(TargetUrl),
     Tool(String),
 }
 
@@ -46,14 +47,14 @@ impl Target {
     ///
     /// # Errors
     /// An empty or over-long name, control characters, or an http(s) URL
-    /// that does not parse or has no host.
+    /// that does not parse, has no host, or carries a user name or password.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         let trimmed = text.trim();
         let lower = trimmed.get(..8).unwrap_or(trimmed).to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
-            let url = Url::parse(trimmed)
-                .map_err(|e| ConfigError::new("target", format!("not a usable URL: {e}")))?;
-            return Self::from_url(url);
+            let url =
+                TargetUrl::parse(trimmed).map_err(|e| ConfigError::new("target", e.to_string()))?;
+            return Ok(Self::from(url));
         }
         if trimmed.is_empty() {
             return Err(ConfigError::new("target", "empty"));
@@ -72,32 +73,10 @@ impl Target {
         })
     }
 
-    /// A target for an already parsed URL.
-    ///
-    /// # Errors
-    /// A scheme other than http/https, or no host.
-    pub fn from_url(url: Url) -> Result<Self, ConfigError> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ConfigError::new(
-                "target",
-                format!("scheme {:?} is not http or https", url.scheme()),
-            ));
-        }
-        let Some(host) = url.host_str() else {
-            return Err(ConfigError::new("target", "the URL has no host"));
-        };
-        let port = url.port().map_or(String::new(), |p| format!(":{p}"));
-        let endpoint = format!("{}://{host}{port}{}", url.scheme(), url.path());
-        Ok(Self {
-            endpoint,
-            kind: Kind::Url(url),
-        })
-    }
-
     /// The parsed URL, for HTTP targets: exactly what is sent.
     pub fn url(&self) -> Option<&Url> {
         match &self.kind {
-            Kind::Url(url) => Some(url),
+            Kind::Url(url) => Some(url.url()),
             Kind::Tool(_) => None,
         }
     }
@@ -110,8 +89,8 @@ impl Target {
         }
     }
 
-    /// The target as given to the transport: the full URL (credentials
-    /// included) or the tool name. Never print it; print the target itself.
+    /// The target as given to the transport: the full URL (query included)
+    /// or the tool name. Print the target itself, which redacts the query.
     pub fn as_str(&self) -> &str {
         match &self.kind {
             Kind::Url(url) => url.as_str(),
@@ -126,17 +105,24 @@ impl Target {
     }
 }
 
-/// The target without credentials: no `user:pass@`, secret query values redacted.
+impl From<TargetUrl> for Target {
+    /// A target for a URL parsed (and checked) already.
+    fn from(url: TargetUrl) -> Self {
+        let u = url.url();
+        let port = u.port().map_or(String::new(), |p| format!(":{p}"));
+        let endpoint = format!("{}://{}{port}{}", u.scheme(), url.host(), u.path());
+        Self {
+            endpoint,
+            kind: Kind::Url(url),
+        }
+    }
+}
+
+/// The target without credentials: secret query values redacted.
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            Kind::Url(url) => {
-                let mut shown = url.clone();
-                // Both only fail for URLs that cannot have credentials at all.
-                let _ = shown.set_username("");
-                let _ = shown.set_password(None);
-                f.write_str(&recourse_protocol::redact(shown.as_str()))
-            }
+            Kind::Url(url) => f.write_str(&recourse_protocol::redact(url.as_str())),
             Kind::Tool(name) => f.write_str(name),
         }
     }
@@ -148,14 +134,13 @@ mod tests {
 
     #[test]
     fn urls_are_normalised_once_and_printed_without_credentials() {
-        let t = Target::parse("HTTP://Admin:pa55word@127.1:80/a/../x?token=abc").unwrap();
+        let t = Target::parse("HTTP://127.1:80/a/../x?token=abc").unwrap();
         assert_eq!(t.url().unwrap().host_str(), Some("127.0.0.1"));
         assert_eq!(t.endpoint(), "http://127.0.0.1/x");
         let shown = t.to_string();
-        assert!(
-            !shown.contains("pa55word") && !shown.contains("abc"),
-            "{shown}"
-        );
+        assert!(!shown.contains("abc"), "{shown}");
+        let refused = Target::parse("http://admin:pa55word@127.0.0.1/x").unwrap_err();
+        assert!(!refused.to_string().contains("pa55word"), "{refused}");
     }
 
     #[test]

@@ -1,82 +1,157 @@
-//! The gateway's defences: a bearer token, and an allowlist of targets.
+//! The gateway's defences: a bearer token, an allowlist of targets, and an
+//! allowlist of MCP server command lines.
 //!
-//! Secure by default: with no `--allow-target`, only loopback targets
-//! (`127.0.0.0/8`, `::1`, `localhost`) may be called, so a gateway exposed by
-//! mistake cannot be used to reach the network behind it.
+//! Secure by default: with no `--allow-target`, only loopback targets may be
+//! called (see [`TargetAllowlist`] for the pattern grammar), so a gateway
+//! exposed by mistake cannot be used to reach the network behind it; with no
+//! `--allow-mcp-command`, no process is started.
 
-use std::net::IpAddr;
+use std::sync::Arc;
 
+use recourse::{TargetAllowlist, TargetUrl};
+use recourse_mcp::McpTarget;
 use recourse_tool::protocol::ToolError;
 
-use crate::glob::Glob;
-
-/// Target patterns allowed besides loopback: shell-style globs, matched
-/// case-insensitively against the whole URL and against its host.
+/// The targets this gateway may call: loopback, and `--allow-target` patterns.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Allowlist {
-    patterns: Vec<Glob>,
+pub(crate) struct Targets {
+    allow: Arc<TargetAllowlist>,
 }
 
-impl Allowlist {
-    /// Parses the patterns.
+impl Targets {
+    /// Parses the `--allow-target` patterns.
     ///
     /// # Errors
     /// A malformed pattern, named.
     pub(crate) fn new(patterns: &[String]) -> Result<Self, String> {
-        let patterns = patterns
+        let allow = TargetAllowlist::new(patterns).map_err(|e| format!("--allow-target: {e}"))?;
+        Ok(Self {
+            allow: Arc::new(allow),
+        })
+    }
+
+    /// The allowlist, for checks made later (reconcile lookups).
+    pub(crate) fn allowlist(&self) -> Arc<TargetAllowlist> {
+        Arc::clone(&self.allow)
+    }
+
+    /// Parses and checks the target in request field `field`; the parsed URL
+    /// is the one to call.
+    pub(crate) fn check(&self, field: &str, url: &str) -> Result<TargetUrl, ToolError> {
+        let target = TargetUrl::parse(url).map_err(|e| e.to_tool_error().detail("field", field))?;
+        self.allow.check_url(&target).map_err(|e| {
+            let host = target.host();
+            let hint = format!(
+                "; start the gateway with --allow-target PATTERN to allow it \
+                 (e.g. --allow-target '{host}' or --allow-target 'https://{host}/*')"
+            );
+            refusal(&e, &hint).detail("field", field)
+        })?;
+        Ok(target)
+    }
+
+    /// Checks a reconcile URL template: every lookup it can produce must be allowed.
+    pub(crate) fn check_template(&self, template: &str) -> Result<(), ToolError> {
+        self.allow.check_template(template).map_err(|e| {
+            let hint = "; a placeholder may stand only where an --allow-target pattern has `*`";
+            refusal(&e, hint).detail("field", "reconcile")
+        })
+    }
+}
+
+/// `error`'s envelope, its message extended with `hint` when the target was not allowed.
+fn refusal(error: &recourse::TargetError, hint: &str) -> ToolError {
+    let mut envelope = error.to_tool_error();
+    if error.kind() == recourse::TargetErrorKind::NotAllowed {
+        envelope.message.push_str(hint);
+    }
+    envelope
+}
+
+/// One `--allow-mcp-command` pattern: a program, named exactly, and argument
+/// patterns: a literal argument, `*` for exactly one argument, and a trailing
+/// `**` for any remaining ones. Words split as a POSIX shell splits them
+/// (quotes, backslashes), so `'*'` is a wildcard too: an argument that is
+/// literally `*` cannot be allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CommandPattern {
+    program: String,
+    args: Vec<ArgPattern>,
+    /// A trailing `**`: any further arguments.
+    rest: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ArgPattern {
+    Exact(String),
+    One,
+}
+
+impl CommandPattern {
+    /// Parses a pattern.
+    ///
+    /// # Errors
+    /// An empty or unclosed command line, a program with `*`, `**` before
+    /// the end, or `*` inside an argument.
+    pub(crate) fn new(pattern: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("--allow-mcp-command {pattern:?}: {why}");
+        let McpTarget::Command { program, args, .. } =
+            McpTarget::command_line(pattern).map_err(|e| bad(&e.to_string()))?
+        else {
+            return Err(bad("not a command line"));
+        };
+        if program.contains('*') {
+            return Err(bad("the program must be named exactly"));
+        }
+        let rest = args.last().is_some_and(|a| a == "**");
+        let fixed = &args[..args.len() - usize::from(rest)];
+        let args = fixed
             .iter()
-            .map(|p| {
-                Glob::new(&p.to_ascii_lowercase()).map_err(|e| format!("--allow-target {p:?}: {e}"))
+            .map(|a| match a.as_str() {
+                "*" => Ok(ArgPattern::One),
+                "**" => Err(bad("`**` may only be the last word")),
+                a if a.contains('*') => Err(bad(&format!(
+                    "`*` stands for a whole argument, so {a:?} cannot be matched"
+                ))),
+                a => Ok(ArgPattern::Exact(a.to_owned())),
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { patterns })
+        Ok(Self {
+            program,
+            args,
+            rest,
+        })
     }
 
-    /// Checks a target URL.
-    pub(crate) fn check(&self, url: &str) -> Result<(), ToolError> {
-        let Some(host) = host_of(url) else {
-            return Err(ToolError::input_error(
-                "INVALID_TARGET",
-                format!("{url:?} is not an http(s) URL"),
-            )
-            .detail("field", "url"));
+    /// Whether a command line of `program` and `args` matches.
+    pub(crate) fn matches(&self, program: &str, args: &[String]) -> bool {
+        let count_ok = if self.rest {
+            args.len() >= self.args.len()
+        } else {
+            args.len() == self.args.len()
         };
-        let url = url.to_ascii_lowercase();
-        if is_loopback(&host)
-            || self
-                .patterns
-                .iter()
-                .any(|p| p.matches(&url) || p.matches(&host))
-        {
-            return Ok(());
-        }
-        Err(ToolError::permission_denied(
-            "TARGET_NOT_ALLOWED",
-            format!(
-                "target host {host:?} is not allowed: this gateway calls only loopback targets unless started \
-                 with --allow-target PATTERN (e.g. --allow-target '{host}' or --allow-target 'https://{host}/*')"
-            ),
-        ))
+        program == self.program
+            && count_ok
+            && self.args.iter().zip(args).all(|(p, a)| match p {
+                ArgPattern::One => true,
+                ArgPattern::Exact(e) => e == a,
+            })
     }
 }
 
-/// The host of an http(s) URL, lower-cased, without brackets or port.
-fn host_of(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        authority.split(':').next()?
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
-fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+/// Checks the `--mcp-env` names: real variable names, and never the
+/// gateway's own token.
+pub(crate) fn check_mcp_env(names: &[String]) -> Result<(), String> {
+    if names.iter().any(|n| n == "RECOURSE_GATEWAY_TOKEN") {
+        return Err(
+            "--mcp-env RECOURSE_GATEWAY_TOKEN: the gateway's token is never passed to MCP servers"
+                .to_owned(),
+        );
+    }
+    McpTarget::command_line("x")
+        .and_then(|t| t.with_pass_env(names.iter().cloned()))
+        .map(|_| ())
+        .map_err(|e| format!("--mcp-env: {e}"))
 }
 
 /// Compares a presented bearer token with the expected one in constant time.
@@ -92,40 +167,92 @@ pub(crate) fn token_matches(presented: Option<&str>, expected: &str) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn loopback_is_allowed_by_default() {
-        let a = Allowlist::default();
-        for url in [
-            "http://127.0.0.1:8700/x",
-            "http://localhost/x",
-            "http://[::1]:80/x",
-            "http://127.9.9.9/",
-        ] {
-            assert!(a.check(url).is_ok(), "{url}");
+    fn words(line: &str) -> (String, Vec<String>) {
+        match McpTarget::command_line(line).unwrap() {
+            McpTarget::Command { program, args, .. } => (program, args),
+            McpTarget::Url(_) => unreachable!(),
         }
-        for url in [
-            "http://example.com/x",
-            "http://10.0.0.1/",
-            "http://127.0.0.1.evil.com/",
-            "http://u:p@evil.com/",
-        ] {
-            assert!(a.check(url).is_err(), "{url}");
-        }
-        assert_eq!(a.check("ftp://x").unwrap_err().code, "INVALID_TARGET");
+    }
+
+    fn allows(pattern: &str, line: &str) -> bool {
+        let (program, args) = words(line);
+        CommandPattern::new(pattern)
+            .unwrap()
+            .matches(&program, &args)
     }
 
     #[test]
-    fn patterns_match_url_or_host() {
-        let a =
-            Allowlist::new(&["*.example.com".into(), "https://API.other.io/v1/*".into()]).unwrap();
-        assert!(a.check("https://tools.example.com/api").is_ok());
-        assert!(a.check("https://api.other.io/v1/quote").is_ok());
-        assert!(a.check("https://api.other.io/v2/quote").is_err());
-        assert!(
-            Allowlist::new(&["[oops".into()]).is_err(),
-            "a malformed pattern is refused"
+    fn command_patterns_match_whole_command_lines() {
+        let fs = "node /opt/servers/fs.js *";
+        assert!(allows(fs, "node /opt/servers/fs.js /srv/data"));
+        assert!(!allows(fs, "node /opt/servers/fs.js"));
+        assert!(!allows(fs, "node /opt/servers/fs.js /srv /etc"));
+        assert!(!allows(
+            fs,
+            "node -e 'require(\"fs\").writeFileSync(\"x\", \"\")'"
+        ));
+        assert!(!allows(fs, "/usr/bin/node /opt/servers/fs.js /srv"));
+        let rest = "uvx mcp-server-time **";
+        assert!(allows(rest, "uvx mcp-server-time"));
+        assert!(allows(rest, "uvx mcp-server-time --local-timezone UTC"));
+        assert!(!allows(rest, "uvx other"));
+        assert!(allows(
+            "'/opt/my server' * --ro **",
+            "'/opt/my server' a --ro"
+        ));
+        assert!(!allows(
+            "'/opt/my server' * --ro **",
+            "'/opt/my server' a --rw"
+        ));
+    }
+
+    #[test]
+    fn a_bare_program_allows_it_only_without_arguments() {
+        assert!(allows("mcp-server-time", "mcp-server-time"));
+        assert!(!allows(
+            "mcp-server-time",
+            "mcp-server-time --local-timezone UTC"
+        ));
+        assert!(!allows("node", "node -e 'process.exit(0)'"));
+    }
+
+    #[test]
+    fn ambiguous_command_patterns_are_refused() {
+        for (bad, why) in [
+            ("", "empty"),
+            ("node 'x", "unclosed"),
+            ("no*de x", "named exactly"),
+            ("node ** x", "last word"),
+            ("node --root=*", "whole argument"),
+        ] {
+            let err = CommandPattern::new(bad).unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn mcp_env_names_are_checked() {
+        assert!(check_mcp_env(&["MCP_ROOT".into()]).is_ok());
+        assert!(check_mcp_env(&["A=B".into()]).is_err());
+        assert!(check_mcp_env(&["RECOURSE_GATEWAY_TOKEN".into()]).is_err());
+    }
+
+    #[test]
+    fn refusals_name_the_field_and_the_flag() {
+        let targets = Targets::new(&["*.example.invalid".into()]).unwrap();
+        let err = targets
+            .check("url", r"http://192.0.2.2:9101\@127.0.0.1:9101/ok")
+            .unwrap_err();
+        assert_eq!(err.code, "TARGET_NOT_ALLOWED");
+        assert!(err.message.contains("--allow-target"), "{}", err.message);
+        assert_eq!(err.detail_str("field"), Some("url"));
+        let err = targets.check("mcp", "gopher://x").unwrap_err();
+        assert_eq!(
+            (err.code.as_str(), err.http_status()),
+            ("INVALID_TARGET", 400)
         );
-        assert!(a.check("https://example.org/").is_err());
+        assert!(Targets::new(&["api.*.invalid".into()]).is_err());
+        assert!(targets.check("url", "http://a.example.invalid/x").is_ok());
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! One retry budget, one set of circuit breakers, one corrector and one
 //! metrics registry are shared by every request. Secure by default: it binds
 //! 127.0.0.1, calls only loopback targets unless `--allow-target` says
-//! otherwise, requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set
-//! (and refuses to bind beyond loopback without one, unless told
-//! `--insecure-no-auth`), caps request bodies, and serves with
+//! otherwise, starts MCP server processes only for command lines an
+//! `--allow-mcp-command` pattern matches (with a cleared environment),
+//! requires `RECOURSE_GATEWAY_TOKEN` as a bearer token when set (and refuses
+//! to bind beyond loopback without one, unless told `--insecure-no-auth`),
+//! caps request bodies, and serves with
 //! [`ServerLimits`](recourse_tool::ServerLimits) on time, connections and
 //! requests in flight. SIGTERM or Ctrl-C stops accepting and lets in-flight
 //! calls finish, for at most the shutdown grace.
@@ -25,12 +27,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
-use recourse::{CallBuilder, Executor, HttpTransport, Metrics, Transport};
+use recourse::{CallBuilder, Executor, HttpTransport, Metrics, Target, Transport};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
 use crate::server_limits::LimitArgs;
-use guard::{Allowlist, token_matches};
+use guard::{CommandPattern, Targets, token_matches};
 use request::CallRequest;
 
 /// The largest request body the gateway reads.
@@ -50,14 +52,21 @@ pub(crate) struct ServeArgs {
     /// reach the port can make the gateway call its targets.
     #[arg(long)]
     insecure_no_auth: bool,
-    /// Allow targets matching PATTERN besides loopback (a glob, `*` `?` `[…]`, matched against
-    /// the URL or its host, ignoring case). Repeatable.
+    /// Allow targets matching PATTERN besides loopback: `[http[s]://]HOST[:PORT][/PATH]`, where
+    /// HOST is exact, `*.DOMAIN` or `*`, PORT a number or `*`, and PATH exact or ending in `/*`
+    /// (e.g. `*.example.com`, `https://api.example.com/v1/*`, `http://127.0.0.1:*`). Repeatable.
     #[arg(long = "allow-target", value_name = "PATTERN")]
     allow_targets: Vec<String>,
-    /// Allow `mcp.command` requests that start this program (exact name or path). Repeatable;
-    /// without it the gateway starts no processes.
-    #[arg(long = "allow-mcp-command", value_name = "PROGRAM")]
+    /// Allow `mcp.command` requests whose whole command line matches PATTERN: the program,
+    /// named exactly, then its arguments, where `*` matches one argument and a trailing `**`
+    /// any remaining ones (e.g. 'node /opt/servers/fs.js *'). Repeatable; without it the
+    /// gateway starts no processes.
+    #[arg(long = "allow-mcp-command", value_name = "PATTERN")]
     allow_mcp_commands: Vec<String>,
+    /// Pass this environment variable to MCP server processes; they get only PATH, HOME,
+    /// LANG, LANGUAGE, LC_*, TZ and these. Repeatable.
+    #[arg(long = "mcp-env", value_name = "NAME")]
+    mcp_env: Vec<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -68,8 +77,9 @@ struct Gateway {
     /// through [`Executor::with_transport`]).
     executor: Executor,
     metrics: Metrics,
-    allow: Allowlist,
-    mcp_programs: Vec<String>,
+    targets: Targets,
+    mcp_commands: Vec<CommandPattern>,
+    mcp_env: Vec<String>,
     token: Option<String>,
 }
 
@@ -118,11 +128,19 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         Err(_) => None,
     };
     let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?.build();
+    let mcp_commands = args
+        .allow_mcp_commands
+        .iter()
+        .map(|p| CommandPattern::new(p))
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
+    guard::check_mcp_env(&args.mcp_env).map_err(anyhow::Error::msg)?;
     Ok(Gateway {
         executor,
         metrics: Metrics::default(),
-        allow: Allowlist::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
-        mcp_programs: args.allow_mcp_commands.clone(),
+        targets: Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
+        mcp_commands,
+        mcp_env: args.mcp_env.clone(),
         token,
     })
 }
@@ -167,6 +185,9 @@ async fn calls(
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
     let timeout = g.executor.config().request_timeout;
+    if let Some(template) = &req.reconcile {
+        g.targets.check_template(template)?;
+    }
     let (executor, call) = match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
@@ -174,8 +195,9 @@ async fn calls(
             (g.executor.with_transport(transport), call)
         }
         (None, Some(url)) => {
-            g.allow.check(url)?;
-            (g.executor.clone(), req.call(url)?)
+            let target = g.targets.check("url", url)?;
+            let call = req.call(Target::from(target), &g.targets.allowlist())?;
+            (g.executor.clone(), call)
         }
         (None, None) => {
             return Err(
@@ -186,9 +208,6 @@ async fn calls(
             );
         }
     };
-    if let Some(template) = &req.reconcile {
-        g.allow.check(template)?;
-    }
     let report = executor.execute(request::build(call)?).await;
     g.metrics.observe(&report);
     Ok(Json(report).into_response())
@@ -199,8 +218,9 @@ fn invalid_target(message: &str) -> ToolError {
 }
 
 /// `mcp: {command | url, tool}`: a session with the MCP server, its tool aimed at.
-/// URLs pass the same allowlist as HTTP targets; commands only when the
-/// gateway was started with `--allow-mcp-command` for that program.
+/// URLs pass the same allowlist as HTTP targets; commands only when an
+/// `--allow-mcp-command` pattern matches the whole command line, and they
+/// start with a cleared environment plus `--mcp-env` names.
 async fn mcp_call(
     g: &Gateway,
     req: &CallRequest,
@@ -215,24 +235,31 @@ async fn mcp_call(
         (Some(line), None) => {
             let target = recourse_mcp::McpTarget::command_line(line)
                 .map_err(|e| invalid_target(&e.to_string()))?;
-            if let recourse_mcp::McpTarget::Command { program, .. } = &target
-                && !g.mcp_programs.iter().any(|p| p == program)
+            if let recourse_mcp::McpTarget::Command { program, args, .. } = &target
+                && !g.mcp_commands.iter().any(|p| p.matches(program, args))
             {
                 return Err(ToolError::permission_denied(
                     "COMMAND_NOT_ALLOWED",
-                    format!("this gateway starts no MCP server {program:?}; start it with --allow-mcp-command {program:?}"),
+                    format!(
+                        "this gateway starts no MCP server {target}; start it with an --allow-mcp-command \
+                         pattern matching the whole command line (e.g. --allow-mcp-command '{program} **')"
+                    ),
                 )
                 .into());
             }
             target
+                .with_pass_env(g.mcp_env.iter().cloned())
+                .map_err(|e| invalid_target(&e.to_string()))?
         }
         (None, Some(url)) => {
-            g.allow.check(url)?;
-            recourse_mcp::McpTarget::url(url).map_err(|e| invalid_target(&e.to_string()))?
+            let target = g.targets.check("mcp", url)?;
+            recourse_mcp::McpTarget::url(target.as_str())
+                .map_err(|e| invalid_target(&e.to_string()))?
         }
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
-    let call = req.call(tool)?;
+    let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
+    let call = req.call(name, &g.targets.allowlist())?;
     crate::mcp::connect(target, tool, call, timeout)
         .await
         .map_err(|e| {

@@ -21,7 +21,7 @@ pub(crate) fn document() -> Value {
                     "200": {"description": "The call ran; its outcome (succeeded, failed or unknown) is in the report", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallReport"}}}},
                     "400": error("The request is malformed"),
                     "401": error("A bearer token is required (RECOURSE_GATEWAY_TOKEN is set)"),
-                    "403": error("The target is not allowed (loopback only unless --allow-target)"),
+                    "403": error("The target is not allowed (loopback only unless --allow-target), or no --allow-mcp-command pattern matches the MCP command"),
                     "413": error("The request body is over the size cap"),
                     "415": error("The request is not JSON")
                 }

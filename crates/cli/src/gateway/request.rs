@@ -1,8 +1,9 @@
 //! The body of `POST /v1/calls`, and how it becomes a [`Call`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Call, CallBuilder};
+use recourse::{Call, CallBuilder, HttpReconciler, Target, TargetAllowlist};
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -34,14 +35,19 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
 }
 
 impl CallRequest {
-    /// The call to run against `target` (a URL, or an MCP tool's name), not
-    /// yet checked: an MCP tool's description may still be added.
-    pub(crate) fn call(&self, target: &str) -> Result<CallBuilder, ToolError> {
+    /// The call to run against `target` (an allowed URL, or an MCP tool's
+    /// name), not yet checked: an MCP tool's description may still be added.
+    /// Its reconcile lookups, if any, are sent only where `allowlist` allows.
+    pub(crate) fn call(
+        &self,
+        target: Target,
+        allowlist: &Arc<TargetAllowlist>,
+    ) -> Result<CallBuilder, ToolError> {
         if !self.payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
         let mut call =
-            Call::builder(target, self.payload.clone()).idempotent(self.idempotent.unwrap_or(true));
+            Call::to(target, self.payload.clone()).idempotent(self.idempotent.unwrap_or(true));
         for (name, value) in &self.headers {
             call = call.header(name, value);
         }
@@ -58,9 +64,10 @@ impl CallRequest {
             call = call.intent(intent.clone());
         }
         if let Some(template) = &self.reconcile {
-            call = call
-                .reconcile_url(template.clone())
-                .map_err(|e| invalid("reconcile", e.to_string()))?;
+            let reconciler = HttpReconciler::new(template.clone())
+                .map_err(|e| invalid("reconcile", e.to_string()))?
+                .with_allowlist(Arc::clone(allowlist));
+            call = call.http_reconciler(reconciler);
         }
         if let Some(n) = self.max_retries {
             call = call.max_retries(n);
