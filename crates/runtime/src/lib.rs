@@ -66,6 +66,7 @@ mod correction;
 mod executor;
 mod http_reconciler;
 mod journal;
+#[cfg(feature = "llm")]
 mod llm;
 mod metrics;
 mod policy;
@@ -75,6 +76,7 @@ mod record;
 mod run;
 mod target;
 mod transport;
+#[cfg(feature = "workflow")]
 mod workflow;
 
 pub use admit::{Admission, Admitted, AsIs};
@@ -87,16 +89,22 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig, parse_bool, parse_header_name};
 pub use correct::{Correction, CorrectionRequest, Corrector, LayerVerdict};
 pub use correction::{
-    ChainInContext, CoercionChange, CoercionRule, ContextualReresolution, CorrectionChain,
-    DeterministicRepair, FailedAttempt, LlmCorrector, LlmDebugStore, LlmExchange, NO_MODEL, Schema,
-    SchemaCoercion, SchemaViolation, Trajectory,
+    ChainInContext, CoercionChange, CoercionRule, CorrectionChain, DeterministicRepair,
+    FailedAttempt, NO_MODEL, Schema, SchemaCoercion, SchemaViolation, Trajectory,
 };
+#[cfg(feature = "llm")]
+pub use correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, LlmExchange};
 pub use executor::{Executor, ExecutorBuilder};
 pub use http_reconciler::HttpReconciler;
+#[cfg(feature = "postgres")]
+pub use journal::PostgresJournal;
+#[cfg(feature = "sqlite")]
+pub use journal::SqliteJournal;
 pub use journal::{
     AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, NewCall,
-    PostgresJournal, SqliteJournal, open_journal, rfc3339,
+    open_journal, rfc3339,
 };
+#[cfg(feature = "llm")]
 pub use llm::{
     ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
@@ -117,6 +125,7 @@ pub use transport::{
     InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
 };
 pub use url::Url;
+#[cfg(feature = "workflow")]
 pub use workflow::{
     Approval, ApprovalRequest, ApproveAll, Approver, CAPABILITIES_PATH, Catalogue, CatalogueEntry,
     DEFAULT_CONCURRENCY, Plan, PlanError, PlanStep, RejectAll, StepOutcome, StepReport, Workflow,

@@ -7,51 +7,62 @@
 //! (the chain keeps no per-call state, so the correction number bounds L4).
 //! A trajectory without earlier steps (a single `recourse call --intent`)
 //! counts as a step without dependencies: `semantic_independent_steps` off
-//! skips L4 for it. Every
-//! candidate passes the gate; one that fails it is recorded and the next layer
-//! is tried. When no layer succeeds the answer is "cannot fix", saying what
-//! each layer did.
+//! skips L4 for it. Every candidate passes the gate; one that fails it is
+//! recorded and the next layer is tried. When no layer succeeds the answer is
+//! "cannot fix", saying what each layer did. Built without the `llm` feature,
+//! the chain is repair only.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::debug::LlmDebugStore;
 use super::tally::Tally;
-use crate::llm::{LanguageModel, LlmConfig, OpenAiCompatible};
 use crate::transport::BoxFuture;
 use crate::{
-    ConfigError, ContextualReresolution, Correction, CorrectionLayer, CorrectionRequest, Corrector,
-    DeterministicRepair, ExecutorConfig, LlmCorrector, Trajectory,
+    ConfigError, Correction, CorrectionLayer, CorrectionRequest, Corrector, DeterministicRepair,
+    ExecutorConfig, Trajectory,
 };
+#[cfg(feature = "llm")]
+use crate::{LlmCorrector, LlmDebugStore};
 
 /// What the trace says when layers 3 and 4 are off for want of a model.
+#[cfg(feature = "llm")]
 pub const NO_MODEL: &str = "no model configured: set RECOURSE_LLM_BASE_URL (or OPENAI_BASE_URL / OPENAI_API_KEY) to enable LLM correction";
+
+/// What the trace says when layers 3 and 4 are off for want of a model.
+#[cfg(not(feature = "llm"))]
+pub const NO_MODEL: &str =
+    "this build has no model support (the `llm` cargo feature of `recourse` is off)";
 
 /// Repair, then L3, then L4, each candidate gated.
 ///
 /// ```
-/// use recourse::{CorrectionChain, Executor, ExecutorConfig, InProcessTransport, SchemaCoercion};
+/// use recourse::{CorrectionChain, Executor, ExecutorConfig, InProcessTransport};
 /// use std::sync::Arc;
 ///
 /// # fn demo(tool: InProcessTransport) -> Result<(), recourse::ConfigError> {
 /// let config = ExecutorConfig::from_env()?;
 /// let chain = CorrectionChain::from_env(&config)?; // a model only if RECOURSE_LLM_* / OPENAI_* say so
-/// let executor = Executor::builder(tool)
-///     .with_config(config)?
-///     .with_admission(Arc::new(SchemaCoercion))
-///     .with_corrector(Arc::new(chain))
-///     .build();
+/// let executor = Executor::standard(Arc::new(tool), config, Arc::new(chain))?.build();
 /// # let _ = executor; Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct CorrectionChain {
-    llm: Option<LlmCorrector>,
-    ai_correction: bool,
-    semantic_retry: bool,
-    semantic_independent_steps: bool,
-    max_semantic: u32,
-    debug: Option<Arc<LlmDebugStore>>,
+    #[cfg(feature = "llm")]
+    pub(super) llm: Option<LlmCorrector>,
+    #[cfg(feature = "llm")]
+    pub(super) settings: ModelSettings,
+    #[cfg(feature = "llm")]
+    pub(super) debug: Option<Arc<LlmDebugStore>>,
+}
+
+/// The switches of layers 3 and 4.
+#[cfg(feature = "llm")]
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ModelSettings {
+    pub(super) ai_correction: bool,
+    pub(super) semantic_retry: bool,
+    pub(super) semantic_independent_steps: bool,
+    pub(super) max_semantic: u32,
 }
 
 /// A [`CorrectionChain`] bound to one workflow step's [`Trajectory`].
@@ -63,18 +74,25 @@ pub struct ChainInContext {
 
 impl CorrectionChain {
     /// A chain with `config`'s switches and no model (repair only).
+    #[cfg_attr(not(feature = "llm"), allow(unused_variables))]
     pub fn new(config: &ExecutorConfig) -> Self {
         Self {
+            #[cfg(feature = "llm")]
             llm: None,
-            ai_correction: config.ai_correction,
-            semantic_retry: config.semantic_retry,
-            semantic_independent_steps: config.semantic_independent_steps,
-            max_semantic: config.max_semantic,
+            #[cfg(feature = "llm")]
+            settings: ModelSettings {
+                ai_correction: config.ai_correction,
+                semantic_retry: config.semantic_retry,
+                semantic_independent_steps: config.semantic_independent_steps,
+                max_semantic: config.max_semantic,
+            },
+            #[cfg(feature = "llm")]
             debug: config.llm_debug.then(|| Arc::new(LlmDebugStore::default())),
         }
     }
 
-    /// A chain with the model the environment configures ([`LlmConfig::from_env`]).
+    /// A chain with the model the environment configures (`RECOURSE_LLM_*`,
+    /// falling back to `OPENAI_*`); repair only when none is.
     ///
     /// # Errors
     /// An unusable `RECOURSE_LLM_*` / `OPENAI_*` setting.
@@ -82,67 +100,28 @@ impl CorrectionChain {
         Self::from_vars(config, &std::env::vars().collect())
     }
 
-    /// Like [`from_env`](Self::from_env), from an explicit map.
+    /// Like [`from_env`](Self::from_env), from an explicit map. Built without
+    /// the `llm` feature, the model variables are not read.
     ///
     /// # Errors
     /// As [`from_env`](Self::from_env).
+    #[cfg_attr(not(feature = "llm"), allow(unused_variables))]
     pub fn from_vars(
         config: &ExecutorConfig,
         vars: &HashMap<String, String>,
     ) -> Result<Self, ConfigError> {
         let chain = Self::new(config);
-        let Some(llm) = LlmConfig::from_vars(vars)? else {
-            return Ok(chain);
-        };
-        let (temperature, max_tokens, timeout) = (llm.temperature, llm.max_tokens, llm.timeout);
-        let model = OpenAiCompatible::new(llm)?;
-        Ok(chain
-            .with_model(Arc::new(model))
-            .with_sampling(temperature, max_tokens)
-            .with_model_timeout(timeout + Duration::from_secs(1)))
-    }
-
-    /// Uses `model` for layers 3 and 4.
-    #[must_use]
-    pub fn with_model(mut self, model: Arc<dyn LanguageModel>) -> Self {
-        let mut llm = LlmCorrector::new(model);
-        if let Some(store) = &self.debug {
-            llm = llm.with_debug_store(Arc::clone(store));
-        }
-        self.llm = Some(llm);
-        self
-    }
-
-    /// Sets the model's temperature and reply token limit (defaults 0.1 and 300).
-    #[must_use]
-    pub fn with_sampling(mut self, temperature: f32, max_tokens: u32) -> Self {
-        self.llm = self.llm.map(|l| l.with_sampling(temperature, max_tokens));
-        self
-    }
-
-    /// Gives up on the model after `timeout`.
-    #[must_use]
-    pub fn with_model_timeout(mut self, timeout: Duration) -> Self {
-        self.llm = self.llm.map(|l| l.with_timeout(timeout));
-        self
-    }
-
-    /// Keeps every prompt and reply (redacted) in `store`.
-    #[must_use]
-    pub fn with_debug_store(mut self, store: Arc<LlmDebugStore>) -> Self {
-        self.llm = self.llm.map(|l| l.with_debug_store(Arc::clone(&store)));
-        self.debug = Some(store);
-        self
+        #[cfg(feature = "llm")]
+        let chain = chain.with_configured_model(vars)?;
+        Ok(chain)
     }
 
     /// Whether layers 3 and 4 have a model.
     pub fn has_model(&self) -> bool {
-        self.llm.is_some()
-    }
-
-    /// The LLM debug store, when `llm_debug` is on or one was given.
-    pub fn debug_store(&self) -> Option<&Arc<LlmDebugStore>> {
-        self.debug.as_ref()
+        #[cfg(feature = "llm")]
+        return self.llm.is_some();
+        #[cfg(not(feature = "llm"))]
+        false
     }
 
     /// Binds the chain to a workflow step's context, for its executor.
@@ -165,39 +144,13 @@ impl CorrectionChain {
         if let Some(done) = tally.consider(repaired, &request) {
             return done;
         }
-        let Some(llm) = &self.llm else {
-            tally.skip(CorrectionLayer::Llm, NO_MODEL);
-            return tally.cannot_fix();
-        };
-        if self.ai_correction {
-            let proposed = llm.propose(&request).await;
-            if let Some(done) = tally.consider(proposed, &request) {
-                return done;
-            }
-        } else {
-            tally.skip(CorrectionLayer::Llm, "off (RECOURSE_AI_CORRECTION)");
+        #[cfg(feature = "llm")]
+        if let Some(llm) = &self.llm {
+            return self.model_layers(llm, &request, trajectory, tally).await;
         }
-        let from_intent = request.intent.map(Trajectory::new);
-        let skip = match trajectory.or(from_intent.as_ref()) {
-            _ if !self.semantic_retry => "off (RECOURSE_SEMANTIC_RETRY)".to_owned(),
-            None => "no original request (--intent)".to_owned(),
-            Some(t) if t.steps.is_empty() && !self.semantic_independent_steps => {
-                "off for steps without dependencies".to_owned()
-            }
-            Some(_) if request.attempt > self.max_semantic => {
-                format!("limit of {} reached", self.max_semantic)
-            }
-            Some(t) => {
-                let proposed = ContextualReresolution::new(llm.clone())
-                    .propose(&request, t)
-                    .await;
-                if let Some(done) = tally.consider(proposed, &request) {
-                    return done;
-                }
-                return tally.cannot_fix();
-            }
-        };
-        tally.skip(CorrectionLayer::Semantic, skip);
+        #[cfg(not(feature = "llm"))]
+        let _ = trajectory;
+        tally.skip(CorrectionLayer::Llm, NO_MODEL);
         tally.cannot_fix()
     }
 }

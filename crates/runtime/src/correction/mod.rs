@@ -18,18 +18,26 @@
 //! asked for. The gate is the only part of correction that does not have to be
 //! trusted.
 
+#[cfg(feature = "llm")]
 mod ask;
 mod chain;
 mod coerce;
+#[cfg(feature = "llm")]
 mod debug;
 mod diff;
 mod gate;
+#[cfg(feature = "llm")]
 mod llm_fix;
+#[cfg(feature = "llm")]
+mod models;
 mod near_miss;
 mod paths;
+#[cfg(feature = "llm")]
 mod prompt;
 mod repair;
+#[cfg(feature = "llm")]
 mod reply;
+#[cfg(feature = "llm")]
 mod reresolve;
 mod schema;
 mod tally;
@@ -37,10 +45,13 @@ mod trajectory;
 
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
 pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
+#[cfg(feature = "llm")]
 pub use debug::{LlmDebugStore, LlmExchange};
 pub(crate) use gate::{Rejection, gate};
+#[cfg(feature = "llm")]
 pub use llm_fix::LlmCorrector;
 pub use repair::DeterministicRepair;
+#[cfg(feature = "llm")]
 pub use reresolve::ContextualReresolution;
 pub use schema::{Schema, SchemaViolation};
 pub use trajectory::{FailedAttempt, Trajectory};

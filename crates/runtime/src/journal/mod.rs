@@ -13,7 +13,9 @@
 //! Two implementations share one trait and one test suite: [`SqliteJournal`]
 //! (embedded, the default) and [`PostgresJournal`] (for replicas sharing one record).
 
+#[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod timestamp;
 
@@ -23,7 +25,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+#[cfg(feature = "postgres")]
 pub use postgres::PostgresJournal;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteJournal;
 pub use timestamp::rfc3339;
 
@@ -127,6 +131,7 @@ pub struct AttemptResult {
     pub action: crate::Action,
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl AttemptResult {
     /// The transport failure as stored: `kind: message`.
     pub(crate) fn transport_error_text(&self) -> Option<String> {
@@ -196,17 +201,34 @@ pub trait Journal: Send + Sync {
 /// # Errors
 /// When the database cannot be opened or migrated.
 pub async fn open_journal(location: &str) -> JournalResult<Arc<dyn Journal>> {
-    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresJournal::connect(location).await?))
-    } else if location == ":memory:" {
-        Ok(Arc::new(SqliteJournal::in_memory()?))
-    } else {
-        Ok(Arc::new(SqliteJournal::open(location)?))
+    if location.trim().is_empty() {
+        return Err(JournalError::new("journal location", "it is empty"));
     }
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        #[cfg(feature = "postgres")]
+        return Ok(Arc::new(PostgresJournal::connect(location).await?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(JournalError::new(
+            "opening the journal",
+            "this build has no PostgreSQL journal (the `postgres` cargo feature of `recourse` is off)",
+        ));
+    }
+    #[cfg(feature = "sqlite")]
+    if location == ":memory:" {
+        return Ok(Arc::new(SqliteJournal::in_memory()?));
+    } else {
+        return Ok(Arc::new(SqliteJournal::open(location)?));
+    }
+    #[cfg(not(feature = "sqlite"))]
+    Err(JournalError::new(
+        "opening the journal",
+        "this build has no SQLite journal (the `sqlite` cargo feature of `recourse` is off)",
+    ))
 }
 
 /// The schema, as versioned migrations shared by both backends (plain SQL
 /// that SQLite and PostgreSQL both accept).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const MIGRATIONS: &[(i64, &str)] = &[(
     1,
     "CREATE TABLE recourse_calls (

@@ -36,6 +36,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Now, as RFC 3339.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn now() -> String {
     rfc3339(SystemTime::now())
 }
