@@ -224,4 +224,63 @@ mod tests {
             assert!(text.contains(name), "{name}");
         }
     }
+
+    #[test]
+    fn corrections_are_counted_from_events_whatever_their_words() {
+        use crate::{
+            Action, AttemptRecord, CorrectionLayer, Event, GateRule, PayloadSource, Verdict,
+        };
+        let correction = |verdict, reason: &str| Event::Correction {
+            layer: CorrectionLayer::Llm,
+            verdict,
+            reason: reason.to_owned(),
+        };
+        let report = |reason: &str| CallReport {
+            call_id: "c".into(),
+            outcome: crate::Outcome::Succeeded {
+                data: serde_json::Value::Null,
+            },
+            attempts: vec![AttemptRecord {
+                n: 1,
+                payload: serde_json::Value::Null,
+                status: Some(400),
+                transport_error: None,
+                category: None,
+                code: None,
+                retry_permission: recourse_protocol::RetryPermission::Unspecified,
+                action: Action::Correct,
+                timeout_ms: 1000,
+                source: PayloadSource::Caller,
+                events: vec![
+                    correction(
+                        Verdict::RejectedByGate {
+                            rule: GateRule::Unchanged,
+                        },
+                        reason,
+                    ),
+                    correction(Verdict::Fixed, reason),
+                ],
+            }],
+            http_calls: 2,
+            llm_calls: 1,
+            tokens: crate::TokenUsage::default(),
+            llm_time: std::time::Duration::ZERO,
+            idempotency_key: None,
+            operation_id: None,
+            elapsed: std::time::Duration::ZERO,
+        };
+        let render = |r: &CallReport| {
+            let m = Metrics::default();
+            m.observe(r);
+            m.render(None, None)
+        };
+        let text = render(&report("unchanged from the failed payload"));
+        assert_eq!(text, render(&report("entirely different words")));
+        assert!(
+            text.contains(
+                "recourse_corrections_total{source=\"llm\",result=\"rejected_by_gate\"} 1"
+            )
+        );
+        assert!(text.contains("recourse_corrections_total{source=\"llm\",result=\"fixed\"} 1"));
+    }
 }

@@ -384,4 +384,81 @@ mod tests {
         );
         assert!(judge(&s, &r).passed);
     }
+
+    /// Every human-readable text in the record, reworded: only types may decide.
+    fn reword(run: &mut RunRecord) {
+        for a in &mut run.report.attempts {
+            for e in &mut a.events {
+                match e {
+                    Event::Correction { reason, .. } => *reason = "reworded".to_owned(),
+                    Event::Lookup { detail, .. } => *detail = Some("reworded".to_owned()),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rewording_every_note_changes_no_verdict() {
+        use recourse::{CorrectionLayer, GateRule, Verdict};
+        let write = scenario(json!({"states": ["succeeded"]}));
+        let mut looked_up = attempt(1, Some("UNKNOWN_OUTCOME"), Action::reconcile());
+        looked_up.events = vec![Event::Lookup {
+            result: LookupResult::NotCommitted,
+            detail: None,
+        }];
+        let mut rejected = attempt(1, Some("INPUT_ERROR"), Action::Correct);
+        rejected.events = vec![
+            Event::Correction {
+                layer: CorrectionLayer::Repair,
+                verdict: Verdict::CannotFix,
+                reason: "no enum near-miss, expected type or usable suggestion".into(),
+            },
+            Event::Correction {
+                layer: CorrectionLayer::Llm,
+                verdict: Verdict::RejectedByGate {
+                    rule: GateRule::UnknownField,
+                },
+                reason: "adds /admin, a field the schema does not define".into(),
+            },
+        ];
+        let stop = Outcome::Failed {
+            error: None,
+            reason: StopReason::CannotFix,
+        };
+        let cases = [
+            (
+                write,
+                run(
+                    vec![looked_up, attempt(2, None, Action::Succeed)],
+                    vec![json!({"amount": 5}), json!({"amount": 5})],
+                    Outcome::Succeeded { data: Value::Null },
+                ),
+            ),
+            (
+                scenario(json!({"states": ["failed"]})),
+                run(vec![rejected], vec![json!({"amount": 5})], stop),
+            ),
+        ];
+        for (s, mut r) in cases {
+            let before = judge(&s, &r);
+            reword(&mut r);
+            let after = judge(&s, &r);
+            assert_eq!(
+                (
+                    before.passed,
+                    before.unnecessary_stop,
+                    &before.false_recoveries,
+                    &before.problems
+                ),
+                (
+                    after.passed,
+                    after.unnecessary_stop,
+                    &after.false_recoveries,
+                    &after.problems
+                )
+            );
+            assert!(before.passed, "{before:?}");
+        }
+    }
 }

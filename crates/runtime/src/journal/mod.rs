@@ -213,13 +213,20 @@ pub async fn open_journal(location: &str) -> JournalResult<Arc<dyn Journal>> {
             "this build has no PostgreSQL journal (the `postgres` cargo feature of `recourse` is off)",
         ));
     }
-    #[cfg(feature = "sqlite")]
+    open_sqlite(location)
+}
+
+#[cfg(feature = "sqlite")]
+fn open_sqlite(location: &str) -> JournalResult<Arc<dyn Journal>> {
     if location == ":memory:" {
-        return Ok(Arc::new(SqliteJournal::in_memory()?));
+        Ok(Arc::new(SqliteJournal::in_memory()?))
     } else {
-        return Ok(Arc::new(SqliteJournal::open(location)?));
+        Ok(Arc::new(SqliteJournal::open(location)?))
     }
-    #[cfg(not(feature = "sqlite"))]
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn open_sqlite(_location: &str) -> JournalResult<Arc<dyn Journal>> {
     Err(JournalError::new(
         "opening the journal",
         "this build has no SQLite journal (the `sqlite` cargo feature of `recourse` is off)",
