@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::Args;
 use recourse::{
-    Action, Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig,
+    Action, Call, CallBuilder, CallReport, CorrectionChain, Evidence, Executor, ExecutorConfig,
     HttpTransport, Outcome, Schema, Transport,
 };
 use serde_json::Value;
@@ -31,9 +31,21 @@ pub(crate) struct CallArgs {
     /// A request header, 'Name: value' (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
-    /// The capability is not idempotent: send an Idempotency-Key, never resend blindly.
-    #[arg(long)]
+    /// The capability is not idempotent: send an Idempotency-Key, never resend after an
+    /// uncertain outcome. Without --idempotent or --non-idempotent, the tool's manifest, then
+    /// the method decide; otherwise the call is not idempotent.
+    #[arg(long, conflicts_with = "idempotent")]
     non_idempotent: bool,
+    /// The capability is idempotent: resending it is harmless.
+    #[arg(long)]
+    idempotent: bool,
+    /// Use this idempotency key (1–255 visible ASCII characters) on every attempt.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+    /// The HTTP method: POST (default), PUT, PATCH with the payload as a JSON body; GET, HEAD,
+    /// OPTIONS, DELETE with it as query parameters.
+    #[arg(long, value_name = "METHOD")]
+    method: Option<String>,
     /// The capability is a delegated orchestrator: dispatch exactly once.
     #[arg(long)]
     delegated: bool,
@@ -113,13 +125,23 @@ impl CallArgs {
 
     /// The call as the flags describe it, not yet checked (an MCP server's
     /// tool description is added before it is built).
-    fn call(&self) -> Result<CallBuilder> {
+    fn call(&self, config: &ExecutorConfig) -> Result<CallBuilder> {
         let target = self.target()?;
         let payload = input::json_or_file("--payload", &self.payload)?;
         if !payload.is_object() {
             bail!("--payload must be a JSON object");
         }
-        let mut call = Call::builder(target, payload).idempotent(!self.non_idempotent);
+        let mut call =
+            Call::builder(target, payload).idempotency_header(config.idempotency_header.clone());
+        if self.idempotent || self.non_idempotent {
+            call = call.idempotent(self.idempotent);
+        }
+        if let Some(method) = &self.method {
+            call = call.method(method.parse()?);
+        }
+        if let Some(key) = &self.idempotency_key {
+            call = call.idempotency_key(key.clone());
+        }
         for (name, value) in input::headers(&self.headers)? {
             call = call.header(name, value);
         }
@@ -154,7 +176,7 @@ fn read_schema(path: &std::path::Path) -> Result<Schema> {
 pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let config = args.config()?;
     let chain = CorrectionChain::from_env(&config)?;
-    let call = args.call()?;
+    let call = args.call(&config)?;
     let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
         Some(target) => {
             let tool = args.mcp.tool()?;
@@ -234,8 +256,22 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
     if let Some(error) = report.outcome.error() {
         out.push_str(&format!("error: {}\n", error.redacted()));
     }
-    if let Some(key) = &report.idempotency_key {
-        out.push_str(&format!("idempotency key: {key}\n"));
+    let idempotency = &report.idempotency;
+    let said = match idempotency.from {
+        Evidence::Caller => "as the caller said",
+        Evidence::Manifest => "as the tool's manifest says",
+        Evidence::McpAnnotation => "as the tool's MCP annotations say",
+        Evidence::Method => "by its HTTP method",
+        Evidence::Default => "nothing said otherwise",
+    };
+    let treated = if idempotency.idempotent {
+        "idempotent"
+    } else {
+        "not idempotent"
+    };
+    match &report.idempotency_key {
+        Some(key) => out.push_str(&format!("{treated} ({said}); idempotency key: {key}\n")),
+        None => out.push_str(&format!("{treated} ({said})\n")),
     }
     if let Some(op) = &report.operation_id {
         out.push_str(&format!("operation id: {op}\n"));

@@ -28,9 +28,12 @@ pub(crate) struct ExplainArgs {
     /// A transport failure instead of a status.
     #[arg(long, value_enum, conflicts_with_all = ["status", "body"])]
     transport: Option<TransportArg>,
-    /// Explain for a non-idempotent capability.
-    #[arg(long)]
+    /// Explain for a non-idempotent capability (the default, as for `call` without evidence).
+    #[arg(long, conflicts_with = "idempotent")]
     non_idempotent: bool,
+    /// Explain for an idempotent capability.
+    #[arg(long)]
+    idempotent: bool,
     /// Explain for a delegated orchestrator.
     #[arg(long)]
     delegated: bool,
@@ -58,7 +61,7 @@ enum TransportArg {
 pub(crate) fn run(args: &ExplainArgs) -> Result<i32> {
     let config = ExecutorConfig::from_env()?;
     let traits = Traits {
-        idempotent: !args.non_idempotent,
+        idempotent: args.idempotent,
         delegated: args.delegated,
     };
     let parsed = match args.status {

@@ -194,3 +194,67 @@ fn usage_errors_exit_2() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_flag_the_tools_manifest_decides_and_a_lost_export_stays_unknown() {
+    let t = tools(&["exports:crash_after_commit:1.0"]).await;
+    let url = format!("{}/api/exports", t.base_url());
+    let out = call(
+        &url,
+        r#"{"source_id":"sales-2024","format":"pdf"}"#,
+        &["--json"],
+    );
+    let r = report(&out);
+    assert_eq!(out.status.code(), Some(3), "{r:#}");
+    assert_eq!(r["outcome"], "unknown");
+    assert_eq!(
+        r["idempotency"],
+        serde_json::json!({"idempotent": false, "from": "manifest"})
+    );
+    assert_eq!(t.exports_committed(), 1, "never resent");
+    // A read the manifest declares idempotent; the caller's word outranks it.
+    let quote = format!("{}/api/stock/quote", t.base_url());
+    let r = report(&call(&quote, r#"{"symbol":"TSLA"}"#, &["--json"]));
+    assert_eq!(r["idempotency"]["from"], "manifest");
+    assert_eq!(r["idempotency"]["idempotent"], true);
+    let r = report(&call(
+        &quote,
+        r#"{"symbol":"TSLA"}"#,
+        &["--json", "--non-idempotent"],
+    ));
+    assert_eq!(
+        r["idempotency"],
+        serde_json::json!({"idempotent": false, "from": "caller"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_key_is_the_one_key_sent() {
+    let t = tools(&[]).await;
+    let url = format!("{}/api/exports", t.base_url());
+    let out = call(
+        &url,
+        r#"{"source_id":"sales-2024","format":"pdf"}"#,
+        &[
+            "--json",
+            "--idempotency-key",
+            "agent-run-7",
+            "--header",
+            "Idempotency-Key: agent-run-7",
+        ],
+    );
+    let r = report(&out);
+    assert_eq!(out.status.code(), Some(0), "{r:#}");
+    assert_eq!(r["idempotency_key"], "agent-run-7");
+    let clash = call(
+        &url,
+        "{}",
+        &["--idempotency-key", "a", "--header", "Idempotency-Key: b"],
+    );
+    assert_eq!(clash.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&clash.stderr).contains("idempotency_key"));
+    for bad in ["", "with space"] {
+        let out = call(&url, "{}", &["--idempotency-key", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -75,8 +75,13 @@ fn transport_failures_depend_on_idempotency() {
         "reconcile"
     );
     assert_eq!(
-        explain_json(&["--transport", "sent-timeout"])["action"],
+        explain_json(&["--transport", "sent-timeout", "--idempotent"])["action"],
         "retry_same"
+    );
+    // Without --idempotent, as `call` without evidence: not idempotent.
+    assert_eq!(
+        explain_json(&["--transport", "sent-timeout"])["action"],
+        "reconcile"
     );
     assert_eq!(
         explain_json(&["--transport", "connect", "--non-idempotent"])["action"],

@@ -284,7 +284,9 @@ async fn a_dropped_http_session_is_a_transient_failure() {
         .with_clock(Arc::new(ManualClock::new()))
         .build()
         .execute(
+            // A read the caller declares idempotent (no tools/list here to say so).
             Call::builder("stock_quote", json!({"symbol": "TSLA"}))
+                .idempotent(true)
                 .build()
                 .unwrap(),
         )

@@ -1,18 +1,18 @@
 //! What `tools/list` says about one tool, and how much of it a call may trust.
 //!
-//! # Why hints can only make a call more careful
+//! # What the annotations are evidence of
 //!
 //! MCP tool annotations (`readOnlyHint`, `idempotentHint`, `destructiveHint`)
-//! are written by the server, and the specification itself calls them
-//! untrusted. Treating a call as idempotent lets the executor resend it after a
-//! dropped connection, so a server that wrongly claimed `idempotentHint: true`
-//! could make recourse repeat a write. The caller's declaration is therefore the
-//! ceiling: a hint may downgrade an idempotent call to non-idempotent (a server
-//! that says its tool is not idempotent, or destructive without being
-//! idempotent, is believed), but nothing a server says can upgrade a call the
-//! caller declared non-idempotent. Absent hints change nothing.
+//! are the tool's own declaration of whether a call may be repeated. They
+//! rank below the caller's word and above the default (see
+//! [`recourse::Idempotency`]): `readOnlyHint: true` or `idempotentHint: true`
+//! declare a call idempotent; `idempotentHint: false`, or `destructiveHint:
+//! true` without `idempotentHint: true`, declare it not; a tool without these
+//! hints declares nothing, and an undeclared MCP call is not idempotent — as
+//! the specification's own defaults say. A caller who knows better says so,
+//! and wins either way.
 
-use recourse::{CallBuilder, Schema, Traits};
+use recourse::{CallBuilder, Evidence, Schema};
 use serde_json::Value;
 
 /// One MCP tool, as the server's `tools/list` described it.
@@ -45,48 +45,44 @@ impl McpTool {
         }
     }
 
-    /// Whether the server's hints say repeating a call may not be harmless.
-    ///
-    /// Read-only tools never are; otherwise an explicit `idempotentHint: false`,
-    /// or `destructiveHint: true` without `idempotentHint: true`, says so.
-    pub fn hints_not_idempotent(&self) -> bool {
-        if self.read_only_hint == Some(true) {
-            return false;
-        }
-        self.idempotent_hint == Some(false)
-            || (self.destructive_hint == Some(true) && self.idempotent_hint != Some(true))
-    }
-
-    /// `traits`, made more careful where the hints say so, never less.
+    /// What the tool's hints declare about repeating a call: `Some(true)`
+    /// for `readOnlyHint: true` or `idempotentHint: true`, `Some(false)` for
+    /// `idempotentHint: false` or `destructiveHint: true` without
+    /// `idempotentHint: true`, `None` without hints.
     ///
     /// ```
-    /// use recourse::Traits;
     /// use recourse_mcp::McpTool;
     /// use serde_json::json;
     ///
     /// let mut tool = McpTool { name: "write".into(), description: None, input_schema: json!({"type": "object"}),
-    ///     idempotent_hint: Some(true), destructive_hint: None, read_only_hint: None };
-    /// let declared_non_idempotent = Traits { idempotent: false, ..Traits::default() };
-    /// assert!(!tool.tighten(declared_non_idempotent).idempotent); // a hint never loosens
-    /// tool.idempotent_hint = Some(false);
-    /// assert!(!tool.tighten(Traits::default()).idempotent); // but it may tighten
+    ///     idempotent_hint: None, destructive_hint: None, read_only_hint: None };
+    /// assert_eq!(tool.declared_idempotent(), None);
+    /// tool.destructive_hint = Some(true);
+    /// assert_eq!(tool.declared_idempotent(), Some(false));
+    /// tool.read_only_hint = Some(true);
+    /// assert_eq!(tool.declared_idempotent(), Some(true));
     /// ```
-    #[must_use]
-    pub fn tighten(&self, mut traits: Traits) -> Traits {
-        if self.hints_not_idempotent() {
-            traits.idempotent = false;
+    pub fn declared_idempotent(&self) -> Option<bool> {
+        if self.read_only_hint == Some(true) || self.idempotent_hint == Some(true) {
+            return Some(true);
         }
-        traits
+        if self.idempotent_hint == Some(false) || self.destructive_hint == Some(true) {
+            return Some(false);
+        }
+        None
     }
 
     /// `call` aimed at this tool: its name as the target, its input schema
     /// (unless the caller gave one; a schema the server sent that is not
     /// usable JSON Schema is left out, so the call runs without coercion or
-    /// repair rather than not at all), and traits tightened by its hints.
+    /// repair rather than not at all), and what its hints declare about
+    /// repeating it.
     #[must_use]
     pub fn prepare(&self, call: CallBuilder) -> CallBuilder {
-        let traits = self.tighten(call.declared_traits());
-        let mut call = call.retarget(self.name.clone()).traits(traits);
+        let mut call = call.retarget(self.name.clone());
+        if let Some(idempotent) = self.declared_idempotent() {
+            call = call.declared_by_tool(idempotent, Evidence::McpAnnotation);
+        }
         if !call.has_schema() {
             match Schema::compile(&self.input_schema) {
                 Ok(schema) => call = call.compiled_schema(schema),
@@ -119,33 +115,47 @@ mod tests {
     }
 
     #[test]
-    fn hints_never_loosen_and_only_explicit_ones_tighten() {
-        let careful = Traits {
-            idempotent: false,
-            ..Traits::default()
-        };
-        let hints = [None, Some(false), Some(true)];
-        for i in hints {
-            for d in hints {
-                for r in hints {
-                    let t = tool(i, d, r);
-                    assert!(
-                        !t.tighten(careful).idempotent,
-                        "{t:?} loosened a declaration"
-                    );
-                }
-            }
-        }
-        let trusting = Traits::default();
-        assert!(tool(None, None, None).tighten(trusting).idempotent);
-        assert!(
-            tool(Some(true), Some(true), None)
-                .tighten(trusting)
-                .idempotent
+    fn hints_declare_only_when_given_and_the_caller_outranks_them() {
+        assert_eq!(tool(None, None, None).declared_idempotent(), None);
+        assert_eq!(tool(None, Some(false), None).declared_idempotent(), None);
+        assert_eq!(
+            tool(Some(true), Some(true), None).declared_idempotent(),
+            Some(true)
         );
-        assert!(tool(None, None, Some(true)).tighten(trusting).idempotent);
-        assert!(!tool(Some(false), None, None).tighten(trusting).idempotent);
-        assert!(!tool(None, Some(true), None).tighten(trusting).idempotent);
+        assert_eq!(
+            tool(None, None, Some(true)).declared_idempotent(),
+            Some(true)
+        );
+        assert_eq!(
+            tool(Some(false), None, None).declared_idempotent(),
+            Some(false)
+        );
+        assert_eq!(
+            tool(None, Some(true), None).declared_idempotent(),
+            Some(false)
+        );
+        let unannotated = tool(None, None, None)
+            .prepare(recourse::Call::builder("x", json!({})))
+            .build()
+            .unwrap();
+        assert_eq!(
+            unannotated.idempotency(),
+            recourse::Idempotency {
+                idempotent: false,
+                from: Evidence::Default
+            }
+        );
+        let annotated = tool(None, None, Some(true))
+            .prepare(recourse::Call::builder("x", json!({})))
+            .build()
+            .unwrap();
+        assert_eq!(annotated.idempotency().from, Evidence::McpAnnotation);
+        let caller = tool(None, None, Some(true))
+            .prepare(recourse::Call::builder("x", json!({})).non_idempotent())
+            .build()
+            .unwrap();
+        assert_eq!(caller.idempotency().from, Evidence::Caller);
+        assert!(!caller.traits().idempotent);
     }
 
     #[test]

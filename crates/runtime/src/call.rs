@@ -5,7 +5,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::{ConfigError, Reconciler, Schema, Target, Traits, validate_pointer};
+use crate::{
+    ConfigError, Evidence, Idempotency, Method, Reconciler, Schema, Target, Traits,
+    validate_pointer,
+};
+
+/// The header a caller's own idempotency key arrives in, unless told otherwise.
+const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
+/// The longest idempotency key accepted.
+const MAX_KEY_LEN: usize = 255;
 
 /// Headers a caller may not set: they frame the request or belong to one hop.
 const RESERVED_HEADERS: [&str; 9] = [
@@ -34,10 +42,13 @@ const RESERVED_HEADERS: [&str; 9] = [
 ///     .non_idempotent()
 ///     .protect("/source_id")
 ///     .header("X-Tenant", "acme")
+///     .idempotency_key("order-7-export")
 ///     .build()
 ///     .unwrap();
 /// assert!(!call.traits().idempotent);
+/// assert_eq!(call.idempotency().from, recourse::Evidence::Caller);
 /// assert_eq!(call.target().endpoint(), "http://127.0.0.1:8700/api/exports");
+/// assert_eq!(call.idempotency_key(), Some("order-7-export"));
 ///
 /// let err = Call::builder("http://127.0.0.1:8700/x", json!({})).header("Host", "evil").build().unwrap_err();
 /// assert_eq!(err.setting(), "headers");
@@ -48,7 +59,14 @@ pub struct Call {
     pub(crate) payload: Value,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) protected: Vec<String>,
-    pub(crate) traits: Traits,
+    pub(crate) delegated: bool,
+    pub(crate) method: Method,
+    /// Decided from the caller, the tool and the method; the executor may
+    /// still ask the tool's manifest when `ask_manifest` is set.
+    pub(crate) idempotency: Idempotency,
+    pub(crate) ask_manifest: bool,
+    pub(crate) caller_key: Option<String>,
+    pub(crate) call_id: Option<String>,
     pub(crate) schema: Option<Schema>,
     pub(crate) intent: Option<String>,
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
@@ -70,7 +88,7 @@ impl std::fmt::Debug for Call {
         f.debug_struct("Call")
             .field("target", &self.target.to_string())
             .field("protected", &self.protected)
-            .field("traits", &self.traits)
+            .field("idempotency", &self.idempotency)
             .finish_non_exhaustive()
     }
 }
@@ -96,7 +114,13 @@ impl Call {
                 payload,
                 headers: Vec::new(),
                 protected: Vec::new(),
-                traits: Traits::default(),
+                caller_idempotent: None,
+                tool_idempotent: None,
+                delegated: false,
+                method: Method::Post,
+                caller_key: None,
+                key_header: None,
+                call_id: None,
                 schema: None,
                 intent: None,
                 reconciler: None,
@@ -127,9 +151,29 @@ impl Call {
         &self.protected
     }
 
-    /// The capability's traits.
+    /// The capability's traits (idempotency as decided so far: the executor
+    /// may still learn it from the tool's manifest).
     pub fn traits(&self) -> Traits {
-        self.traits
+        Traits {
+            idempotent: self.idempotency.idempotent,
+            delegated: self.delegated,
+        }
+    }
+
+    /// Whether the call is idempotent, and which evidence said so (before any
+    /// manifest lookup).
+    pub fn idempotency(&self) -> Idempotency {
+        self.idempotency
+    }
+
+    /// The HTTP method the call is sent with.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The caller's own idempotency key, if it gave one.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.caller_key.as_deref()
     }
 
     /// The capability's compiled input schema, if known.
@@ -150,25 +194,6 @@ impl Call {
     /// The reconcile URL template, when the call has one.
     pub fn reconcile_template(&self) -> Option<&str> {
         self.reconcile_template.as_deref()
-    }
-
-    /// Turns the call back into a builder, to change it and check it again.
-    pub fn into_builder(self) -> CallBuilder {
-        CallBuilder {
-            target: Aim::Parsed(self.target),
-            call: CallParts {
-                payload: self.payload,
-                headers: self.headers,
-                protected: self.protected,
-                traits: self.traits,
-                schema: self.schema.map(Pending::Compiled),
-                intent: self.intent,
-                reconciler: self.reconciler,
-                reconcile_template: self.reconcile_template,
-                capability: self.capability,
-                limits: self.limits,
-            },
-        }
     }
 }
 
@@ -191,7 +216,13 @@ struct CallParts {
     payload: Value,
     headers: Vec<(String, String)>,
     protected: Vec<String>,
-    traits: Traits,
+    caller_idempotent: Option<bool>,
+    tool_idempotent: Option<(bool, Evidence)>,
+    delegated: bool,
+    method: Method,
+    caller_key: Option<String>,
+    key_header: Option<String>,
+    call_id: Option<String>,
     schema: Option<Pending>,
     intent: Option<String>,
     reconciler: Option<Arc<dyn Reconciler>>,
@@ -221,11 +252,6 @@ impl CallBuilder {
         self
     }
 
-    /// The traits declared so far.
-    pub fn declared_traits(&self) -> Traits {
-        self.call.traits
-    }
-
     /// Whether a schema has been given.
     pub fn has_schema(&self) -> bool {
         self.call.schema.is_some()
@@ -236,32 +262,68 @@ impl CallBuilder {
         self.call.capability.is_some()
     }
 
-    /// Marks the capability non-idempotent: an idempotency key is sent, and a
-    /// failure after sending is an unknown outcome.
+    /// The caller says the capability is not idempotent: an idempotency key
+    /// is sent, and a failure after sending is an unknown outcome.
     #[must_use]
-    pub fn non_idempotent(mut self) -> Self {
-        self.call.traits.idempotent = false;
+    pub fn non_idempotent(self) -> Self {
+        self.idempotent(false)
+    }
+
+    /// The caller says whether the capability is idempotent; this outranks
+    /// every other evidence. Without it the tool's declaration, then the
+    /// method, decide (see [`Idempotency`]).
+    #[must_use]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.call.caller_idempotent = Some(idempotent);
         self
     }
 
-    /// Sets whether the capability is idempotent.
+    /// The tool declares whether the capability is idempotent (its MCP
+    /// annotations, a catalogue entry from its manifest): used when the
+    /// caller said nothing.
     #[must_use]
-    pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.call.traits.idempotent = idempotent;
+    pub fn declared_by_tool(mut self, idempotent: bool, from: Evidence) -> Self {
+        self.call.tool_idempotent = Some((idempotent, from));
+        self
+    }
+
+    /// Sends the call with `method` (default `POST`); `GET`, `HEAD`,
+    /// `OPTIONS` and `DELETE` carry the payload as query parameters.
+    #[must_use]
+    pub fn method(mut self, method: Method) -> Self {
+        self.call.method = method;
+        self
+    }
+
+    /// Uses the caller's own idempotency key (1–255 visible ASCII
+    /// characters) for every attempt, instead of a generated one.
+    #[must_use]
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.call.caller_key = Some(key.into());
+        self
+    }
+
+    /// The header name a caller's key may arrive in among [`header`](Self::header)s
+    /// (default `Idempotency-Key`; set it to the executor's
+    /// `idempotency_header`). Such a header is taken as the caller's key,
+    /// never forwarded as written.
+    #[must_use]
+    pub fn idempotency_header(mut self, name: impl Into<String>) -> Self {
+        self.call.key_header = Some(name.into());
+        self
+    }
+
+    /// Gives the call its id (the journal's key) instead of a generated one.
+    #[must_use]
+    pub fn call_id(mut self, id: impl Into<String>) -> Self {
+        self.call.call_id = Some(id.into());
         self
     }
 
     /// Marks the capability a delegated orchestrator: one dispatch, never corrected.
     #[must_use]
     pub fn delegated(mut self) -> Self {
-        self.call.traits.delegated = true;
-        self
-    }
-
-    /// Sets all of the capability's traits.
-    #[must_use]
-    pub fn traits(mut self, traits: Traits) -> Self {
-        self.call.traits = traits;
+        self.call.delegated = true;
         self
     }
 
@@ -361,9 +423,11 @@ impl CallBuilder {
     /// Named by setting: `target` (empty, or a URL that does not parse),
     /// `protect` (not a JSON Pointer), `headers` (an invalid name or value,
     /// or a hop-by-hop or framing header such as `Host` or `Content-Length`),
-    /// `schema` (not a usable JSON Schema), `deadline` (zero).
+    /// `idempotency_key` (not 1–255 visible ASCII characters, or a key header
+    /// that disagrees with it), `method` (not `POST` for a tool that is not
+    /// an HTTP URL), `schema` (not a usable JSON Schema), `deadline` (zero).
     pub fn build(self) -> Result<Call, ConfigError> {
-        let c = self.call;
+        let mut c = self.call;
         let target = match self.target {
             Aim::Text(text) => Target::parse(&text)?,
             Aim::Parsed(target) => target,
@@ -374,9 +438,20 @@ impl CallBuilder {
         for (name, value) in &c.headers {
             check_header(name, value)?;
         }
+        let caller_key = caller_key(&mut c)?;
         if c.limits.deadline.is_some_and(|d| d.is_zero()) {
             return Err(ConfigError::new("deadline", "must be greater than zero"));
         }
+        if target.url().is_none() && c.method != Method::Post {
+            return Err(ConfigError::new(
+                "method",
+                "only HTTP targets are sent with a method",
+            ));
+        }
+        let http_method = target.url().map(|_| c.method);
+        let idempotency = Idempotency::decide(c.caller_idempotent, c.tool_idempotent, http_method);
+        let ask_manifest =
+            c.caller_idempotent.is_none() && c.tool_idempotent.is_none() && http_method.is_some();
         let schema = match c.schema {
             Some(Pending::Raw(raw)) => Some(Schema::compile(&raw)?),
             Some(Pending::Compiled(schema)) => Some(schema),
@@ -387,7 +462,12 @@ impl CallBuilder {
             payload: c.payload,
             headers: c.headers,
             protected: c.protected,
-            traits: c.traits,
+            delegated: c.delegated,
+            method: c.method,
+            idempotency,
+            ask_manifest,
+            caller_key,
+            call_id: c.call_id,
             schema,
             intent: c.intent,
             reconciler: c.reconciler,
@@ -396,6 +476,51 @@ impl CallBuilder {
             limits: c.limits,
         })
     }
+}
+
+/// The caller's key: given, or taken from its key header (which is then not
+/// forwarded); the two must agree.
+fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
+    let header = c
+        .key_header
+        .as_deref()
+        .unwrap_or(DEFAULT_KEY_HEADER)
+        .to_owned();
+    let mut from_header: Option<String> = None;
+    let mut kept = Vec::with_capacity(c.headers.len());
+    for (name, value) in std::mem::take(&mut c.headers) {
+        if name.eq_ignore_ascii_case(&header) || name.eq_ignore_ascii_case(DEFAULT_KEY_HEADER) {
+            if from_header.as_ref().is_some_and(|k| *k != value) {
+                return Err(ConfigError::new(
+                    "idempotency_key",
+                    format!("two different {name} headers"),
+                ));
+            }
+            from_header = Some(value);
+        } else {
+            kept.push((name, value));
+        }
+    }
+    c.headers = kept;
+    let key = match (c.caller_key.take(), from_header) {
+        (Some(given), Some(header_key)) if given != header_key => {
+            return Err(ConfigError::new(
+                "idempotency_key",
+                format!("the {header} header disagrees with the idempotency key given"),
+            ));
+        }
+        (Some(key), _) | (None, Some(key)) => Some(key),
+        (None, None) => None,
+    };
+    if let Some(key) = &key
+        && (key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        return Err(ConfigError::new(
+            "idempotency_key",
+            format!("a key is 1–{MAX_KEY_LEN} visible ASCII characters (no spaces)"),
+        ));
+    }
+    Ok(key)
 }
 
 /// Checks a caller's header: a valid name, a value without control
@@ -477,15 +602,69 @@ mod tests {
     }
 
     #[test]
-    fn a_built_call_round_trips_through_its_builder() {
+    fn a_callers_key_header_is_taken_as_its_key_never_forwarded() {
         let call = build("http://h/x")
-            .non_idempotent()
-            .protect("/a")
+            .header("idempotency-key", "k-1")
+            .header("X-Tenant", "acme")
             .build()
             .unwrap();
-        let again = call.clone().into_builder().build().unwrap();
-        assert_eq!(again.target(), call.target());
-        assert_eq!(again.protected(), call.protected());
-        assert!(!again.traits().idempotent);
+        assert_eq!(call.idempotency_key(), Some("k-1"));
+        assert_eq!(call.headers(), [("X-Tenant".to_owned(), "acme".to_owned())]);
+        let custom = build("http://h/x")
+            .idempotency_header("X-Op-Key")
+            .header("X-Op-Key", "k-2")
+            .build()
+            .unwrap();
+        assert_eq!(custom.idempotency_key(), Some("k-2"));
+        assert!(custom.headers().is_empty());
+        let setting = |b: CallBuilder| b.build().unwrap_err().setting().to_owned();
+        assert_eq!(
+            setting(
+                build("http://h/x")
+                    .idempotency_key("a")
+                    .header("Idempotency-Key", "b")
+            ),
+            "idempotency_key"
+        );
+        let long = "k".repeat(256);
+        for bad in ["", "has space", "é", long.as_str()] {
+            assert_eq!(
+                setting(build("http://h/x").idempotency_key(bad)),
+                "idempotency_key",
+                "{bad:?}"
+            );
+        }
+        assert!(
+            build("http://h/x")
+                .idempotency_key("a")
+                .header("Idempotency-Key", "a")
+                .build()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn idempotency_follows_the_evidence_order() {
+        let post = build("http://h/x").build().unwrap();
+        assert_eq!(post.idempotency().from, Evidence::Default);
+        assert!(!post.idempotency().idempotent && post.ask_manifest);
+        let get = build("http://h/x").method(Method::Get).build().unwrap();
+        assert_eq!(get.idempotency().from, Evidence::Method);
+        assert!(get.ask_manifest, "the manifest outranks the method");
+        let tool = build("read_file")
+            .declared_by_tool(true, Evidence::McpAnnotation)
+            .build()
+            .unwrap();
+        assert!(tool.idempotency().idempotent && !tool.ask_manifest);
+        let caller = build("http://h/x").idempotent(true).build().unwrap();
+        assert!(!caller.ask_manifest);
+        assert_eq!(
+            build("tool")
+                .method(Method::Get)
+                .build()
+                .unwrap_err()
+                .setting(),
+            "method"
+        );
     }
 }

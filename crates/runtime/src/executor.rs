@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Admission, AsIs, Call, CallReport, CircuitBreakers, Clock, ConfigError, CorrectionChain,
-    Corrector, ExecutorConfig, Journal, Reconciler, RetryBudget, SchemaCoercion, SystemClock,
-    Transport,
+    Admission, AsIs, Call, CallReport, CapabilityManifests, CircuitBreakers, Clock, ConfigError,
+    CorrectionChain, Corrector, ExecutorConfig, Journal, Reconciler, RetryBudget, SchemaCoercion,
+    SystemClock, Transport,
 };
 
 /// Runs calls: admits, dispatches, parses, asks the [`Policy`], and carries out its action.
@@ -45,6 +45,7 @@ pub struct Executor {
     pub(crate) jitter_seed: u64,
     pub(crate) calls: Arc<AtomicU64>,
     pub(crate) journal: Option<Arc<dyn Journal>>,
+    pub(crate) manifests: Option<Arc<CapabilityManifests>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -86,6 +87,7 @@ impl Executor {
                 jitter_seed: random_seed(),
                 calls: Arc::new(AtomicU64::new(0)),
                 journal: None,
+                manifests: None,
             },
             default_budget: true,
             default_breakers: true,
@@ -119,7 +121,8 @@ impl Executor {
     /// The standard wiring around a configuration and a correction chain you
     /// made yourself (to share the chain with a workflow runner, or to give it
     /// a model of your own): schema coercion, the chain as corrector, the
-    /// default retry budget and circuit breakers.
+    /// tools' capability manifests as evidence of idempotency, the default
+    /// retry budget and circuit breakers.
     ///
     /// # Errors
     /// An unusable configuration (a zero request timeout).
@@ -130,7 +133,8 @@ impl Executor {
     ) -> Result<ExecutorBuilder, ConfigError> {
         Ok(Self::builder_arc(transport)
             .with_config(config)?
-            .with_corrector(chain))
+            .with_corrector(chain)
+            .with_manifests(Arc::new(CapabilityManifests::new())))
     }
 
     /// This executor with another transport, sharing everything else — the
@@ -259,6 +263,14 @@ impl ExecutorBuilder {
     #[must_use]
     pub fn without_coercion(self) -> Self {
         self.with_admission(Arc::new(AsIs))
+    }
+
+    /// Asks `manifests` whether an HTTP tool declares a call idempotent, when
+    /// the caller did not say (see [`Idempotency`](crate::Idempotency)).
+    #[must_use]
+    pub fn with_manifests(mut self, manifests: Arc<CapabilityManifests>) -> Self {
+        self.executor.manifests = Some(manifests);
+        self
     }
 
     /// Records every call and attempt in `journal`, before dispatch.

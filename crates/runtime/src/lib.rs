@@ -65,9 +65,12 @@ mod correct;
 mod correction;
 mod executor;
 mod http_reconciler;
+mod idempotency;
 mod journal;
 #[cfg(feature = "llm")]
 mod llm;
+mod manifest;
+mod method;
 mod metrics;
 mod policy;
 mod protect;
@@ -96,6 +99,7 @@ pub use correction::{
 pub use correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, LlmExchange};
 pub use executor::{Executor, ExecutorBuilder};
 pub use http_reconciler::HttpReconciler;
+pub use idempotency::{Evidence, Idempotency};
 #[cfg(feature = "postgres")]
 pub use journal::PostgresJournal;
 #[cfg(feature = "sqlite")]
@@ -109,6 +113,8 @@ pub use llm::{
     ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
+pub use manifest::{CapabilityManifests, MANIFEST_PATH};
+pub use method::Method;
 pub use metrics::Metrics;
 pub use policy::{
     Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,

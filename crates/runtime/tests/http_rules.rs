@@ -113,8 +113,10 @@ async fn rule5_auth_permission_and_method_stop_at_once() {
 #[tokio::test]
 async fn rule6_transient_statuses_resend_the_same_bytes() {
     for status in [408, 429, 500, 502, 503, 504] {
-        let (report, server, _) =
-            call(vec![Step::text(status, "later"), Step::ok("1")], |c| c).await;
+        let (report, server, _) = call(vec![Step::text(status, "later"), Step::ok("1")], |c| {
+            c.idempotent(true)
+        })
+        .await;
         assert_eq!(report.outcome.name(), "succeeded", "{status}");
         let received = server.received();
         assert_eq!(received.len(), 2);
@@ -263,7 +265,7 @@ async fn a_huge_body_is_an_error_outcome() {
 
 #[tokio::test]
 async fn a_dropped_connection_is_resent_when_idempotent() {
-    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| c).await;
+    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| c.idempotent(true)).await;
     assert_eq!(report.outcome.name(), "succeeded");
     assert_eq!(server.hits(), 2);
     assert!(
@@ -274,6 +276,26 @@ async fn a_dropped_connection_is_resent_when_idempotent() {
             .to_string()
             .starts_with("failed_after_send")
     );
+}
+
+#[tokio::test]
+async fn without_evidence_a_post_is_not_idempotent_and_a_lost_reply_stays_unknown() {
+    // No caller word, no manifest (the executor has none), POST: not idempotent.
+    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| c).await;
+    assert_eq!(report.outcome.name(), "unknown");
+    assert_eq!(server.hits(), 1);
+    assert_eq!(
+        report.to_json()["idempotency"],
+        json!({"idempotent": false, "from": "default"})
+    );
+    // The method is evidence: a GET resends.
+    let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| {
+        c.method(recourse::Method::Get)
+    })
+    .await;
+    assert_eq!(report.outcome.name(), "succeeded");
+    assert_eq!(server.hits(), 2);
+    assert_eq!(report.to_json()["idempotency"]["from"], "method");
 }
 
 #[tokio::test]
@@ -356,5 +378,25 @@ async fn every_attempt_of_a_write_carries_the_same_idempotency_key() {
     assert!(
         keys.iter()
             .all(|k| Some(k.as_str()) == report.idempotency_key.as_deref())
+    );
+}
+
+#[tokio::test]
+async fn methods_that_send_no_body_carry_the_payload_as_query_parameters() {
+    let script = vec![Step::ok("1"), Step::ok("1")];
+    let (_, server, _) = call(script, |c| c.method(recourse::Method::Get)).await;
+    let got = &server.received()[0];
+    assert!(
+        got.line.starts_with("GET /") && got.line.contains("?qty=3&symbol=TSLA "),
+        "{}",
+        got.line
+    );
+    assert!(got.body.is_empty());
+    let (_, server, _) = call(vec![Step::ok("1")], |c| c.method(recourse::Method::Put)).await;
+    let got = &server.received()[0];
+    assert!(got.line.starts_with("PUT /"), "{}", got.line);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&got.body).unwrap(),
+        json!({"symbol": "TSLA", "qty": 3})
     );
 }

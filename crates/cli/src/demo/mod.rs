@@ -128,7 +128,8 @@ async fn play(
     tools.set_faults(faults);
     let writes_before = tools.exports_committed();
     let url = format!("{}{}", tools.base_url(), scene.route);
-    let mut call = Call::builder(url.clone(), (scene.payload)()).idempotent(!scene.non_idempotent);
+    // No idempotency flag: the reference tools' manifest says which calls are writes.
+    let mut call = Call::builder(url.clone(), (scene.payload)());
     if let Some(schema) = schemas.get(scene.route) {
         call = call.schema(schema.clone());
     }

@@ -17,7 +17,6 @@ pub(crate) struct Scene {
     /// The route called.
     pub(crate) route: &'static str,
     pub(crate) payload: fn() -> Value,
-    pub(crate) non_idempotent: bool,
     /// Whether to reconcile through the export lookup.
     pub(crate) reconcile: bool,
     /// Checks the report; `Ok(lesson)` or `Err(what went wrong)`.
@@ -40,7 +39,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/weather/current",
         payload: || json!({"location": "Flower Mound, TX"}),
-        non_idempotent: false,
         reconcile: false,
         check: |r, _| {
             let repaired = r.attempts.iter().any(|a| a.source == PayloadSource::Repair);
@@ -58,7 +56,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: Some(1),
         route: "/api/weather/current",
         payload: || json!({"location": "Paris, Ile-de-France, FR"}),
-        non_idempotent: false,
         reconcile: false,
         check: |r, _| {
             let waited = r.attempts.first().and_then(AttemptRecord::wait_ms);
@@ -85,7 +82,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/stock/quote",
         payload: || json!({"symbol": "TSLA"}),
-        non_idempotent: false,
         reconcile: false,
         check: |r, _| {
             expect(
@@ -102,7 +98,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: Some(2),
         route: "/api/stock/quote",
         payload: || json!({"symbol": "TSLA"}),
-        non_idempotent: false,
         reconcile: false,
         check: |r, _| {
             let same = r.attempts.windows(2).all(|w| w[0].payload == w[1].payload);
@@ -120,7 +115,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/exports",
         payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
-        non_idempotent: true,
         reconcile: true,
         check: |r, writes| {
             expect(
@@ -137,7 +131,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/exports",
         payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
-        non_idempotent: true,
         reconcile: false,
         check: |r, writes| {
             let stopped = r.outcome.reason() == Some(&StopReason::PermissionDenied);
@@ -155,7 +148,6 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/orders/refund",
         payload: || json!({"order_id": "ORD-2002"}),
-        non_idempotent: false,
         reconcile: false,
         check: |r, _| {
             let explained = r

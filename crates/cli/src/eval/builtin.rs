@@ -161,6 +161,10 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../scenarios/timeout_idempotent_read.json"),
     ),
     (
+        "timeout_undeclared_call.json",
+        include_str!("../../../../scenarios/timeout_undeclared_call.json"),
+    ),
+    (
         "timeout_write_no_lookup.json",
         include_str!("../../../../scenarios/timeout_write_no_lookup.json"),
     ),

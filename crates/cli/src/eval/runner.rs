@@ -115,7 +115,7 @@ async fn start_tool(
     String,
     Option<Arc<dyn Reconciler>>,
 )> {
-    let wants_lookup = scenario.task.reconcile.unwrap_or(!scenario.task.idempotent);
+    let wants_lookup = scenario.task.reconcile.unwrap_or_else(|| scenario.writes());
     match &scenario.tool {
         ToolBehaviour::Reference(reference) => {
             let mut config = ToolsConfig::default().with_seed(u64::from(run));
@@ -182,7 +182,10 @@ fn config(scenario: &Scenario) -> ExecutorConfig {
 
 fn call(scenario: &Scenario, target: String) -> Result<Call> {
     let task = &scenario.task;
-    let mut call = Call::builder(target, task.payload.clone()).idempotent(task.idempotent);
+    let mut call = Call::builder(target, task.payload.clone());
+    if let Some(idempotent) = task.idempotent {
+        call = call.idempotent(idempotent);
+    }
     for pointer in &task.protect {
         call = call.protect(pointer.clone());
     }

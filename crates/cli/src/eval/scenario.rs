@@ -56,9 +56,10 @@ pub(crate) struct Task {
     pub(crate) route: String,
     /// The payload.
     pub(crate) payload: Value,
-    /// Whether resending is harmless (default true).
-    #[serde(default = "yes")]
-    pub(crate) idempotent: bool,
+    /// Whether the caller says resending is harmless. Absent, the evidence
+    /// order decides: a reference tool's manifest, else not idempotent.
+    #[serde(default)]
+    pub(crate) idempotent: Option<bool>,
     /// Whether the tool is a delegated orchestrator (default false).
     #[serde(default)]
     pub(crate) delegated: bool,
@@ -91,8 +92,20 @@ pub(crate) struct Task {
     pub(crate) backoff_ms: Option<u64>,
 }
 
-fn yes() -> bool {
-    true
+impl Scenario {
+    /// Whether the call writes: as the task says, else as the tool is — the
+    /// reference export tool writes, the others read; a script writes when
+    /// any of its answers commits. The scorer's ground truth, not recourse's
+    /// belief.
+    pub(crate) fn writes(&self) -> bool {
+        if let Some(idempotent) = self.task.idempotent {
+            return !idempotent;
+        }
+        match &self.tool {
+            ToolBehaviour::Reference(_) => self.task.route == "/api/exports",
+            ToolBehaviour::Script(script) => script.responses.iter().any(|r| r.commits),
+        }
+    }
 }
 
 /// Where the tool's answers come from.

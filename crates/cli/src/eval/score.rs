@@ -122,7 +122,7 @@ fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<St
     let attempts = &run.report.attempts;
     for pair in attempts.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
-        let write = !scenario.task.idempotent;
+        let write = scenario.writes();
         let unknown = before.category == Some(ErrorCategory::UnknownOutcome)
             || (write
                 && before
@@ -284,6 +284,7 @@ mod tests {
                 llm_calls: 0,
                 tokens: TokenUsage::default(),
                 llm_time: std::time::Duration::ZERO,
+                idempotency: recourse::Idempotency::decide(Some(false), None, None),
                 idempotency_key: Some("k".into()),
                 operation_id: None,
                 elapsed: std::time::Duration::ZERO,

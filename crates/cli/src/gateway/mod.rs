@@ -27,7 +27,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
-use recourse::{CallBuilder, Executor, HttpTransport, Metrics, Target, Transport};
+use recourse::{
+    CallBuilder, CapabilityManifests, Executor, HttpTransport, Metrics, Target, Transport,
+};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
@@ -127,7 +129,12 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
         Ok(t) => Some(t),
         Err(_) => None,
     };
-    let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?.build();
+    let targets = Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?;
+    // Manifests are read only where targets may be called.
+    let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
+    let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?
+        .with_manifests(Arc::new(manifests))
+        .build();
     let mcp_commands = args
         .allow_mcp_commands
         .iter()
@@ -138,7 +145,7 @@ fn gateway(args: &ServeArgs) -> Result<Gateway> {
     Ok(Gateway {
         executor,
         metrics: Metrics::default(),
-        targets: Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?,
+        targets,
         mcp_commands,
         mcp_env: args.mcp_env.clone(),
         token,
@@ -196,7 +203,8 @@ async fn calls(
         }
         (None, Some(url)) => {
             let target = g.targets.check("url", url)?;
-            let call = req.call(Target::from(target), &g.targets.allowlist())?;
+            let header = &g.executor.config().idempotency_header;
+            let call = req.call(Target::from(target), &g.targets.allowlist(), header)?;
             (g.executor.clone(), call)
         }
         (None, None) => {
@@ -259,7 +267,8 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
-    let call = req.call(name, &g.targets.allowlist())?;
+    let header = &g.executor.config().idempotency_header;
+    let call = req.call(name, &g.targets.allowlist(), header)?;
     crate::mcp::connect(target, tool, call, timeout)
         .await
         .map_err(|e| {

@@ -21,6 +21,8 @@ pub(crate) struct CallRequest {
     #[serde(default)]
     pub(crate) protect: Vec<String>,
     pub(crate) idempotent: Option<bool>,
+    pub(crate) idempotency_key: Option<String>,
+    pub(crate) method: Option<String>,
     #[serde(default)]
     pub(crate) delegated: bool,
     pub(crate) reconcile: Option<String>,
@@ -42,12 +44,24 @@ impl CallRequest {
         &self,
         target: Target,
         allowlist: &Arc<TargetAllowlist>,
+        key_header: &str,
     ) -> Result<CallBuilder, ToolError> {
         if !self.payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
-        let mut call =
-            Call::to(target, self.payload.clone()).idempotent(self.idempotent.unwrap_or(true));
+        let mut call = Call::to(target, self.payload.clone()).idempotency_header(key_header);
+        if let Some(idempotent) = self.idempotent {
+            call = call.idempotent(idempotent);
+        }
+        if let Some(method) = &self.method {
+            let method = method
+                .parse()
+                .map_err(|e: recourse::ConfigError| invalid("method", e.to_string()))?;
+            call = call.method(method);
+        }
+        if let Some(key) = &self.idempotency_key {
+            call = call.idempotency_key(key.clone());
+        }
         for (name, value) in &self.headers {
             call = call.header(name, value);
         }
@@ -92,7 +106,7 @@ impl CallRequest {
 pub(crate) fn build(call: CallBuilder) -> Result<Call, ToolError> {
     call.build().map_err(|e| {
         let field = match e.setting() {
-            "protect" | "headers" | "schema" => e.setting(),
+            "protect" | "headers" | "schema" | "idempotency_key" | "method" => e.setting(),
             "deadline" => "deadline_secs",
             _ => "url",
         };

@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::attempt::millis;
-use crate::{AttemptRecord, Outcome, TokenUsage};
+use crate::{AttemptRecord, Idempotency, Outcome, TokenUsage};
 
 /// The `record_version` of the JSON record: bumped only by an incompatible change.
 pub const RECORD_VERSION: u32 = 1;
@@ -18,7 +18,7 @@ pub const RECORD_VERSION: u32 = 1;
 /// redacted.
 ///
 /// ```
-/// use recourse::{CallReport, Outcome, TokenUsage};
+/// use recourse::{CallReport, Evidence, Idempotency, Outcome, TokenUsage};
 /// use std::time::Duration;
 ///
 /// let report = CallReport {
@@ -29,6 +29,7 @@ pub const RECORD_VERSION: u32 = 1;
 ///     llm_calls: 0,
 ///     tokens: TokenUsage::default(),
 ///     llm_time: Duration::ZERO,
+///     idempotency: Idempotency { idempotent: true, from: Evidence::Caller },
 ///     idempotency_key: None,
 ///     operation_id: None,
 ///     elapsed: Duration::from_millis(12),
@@ -55,6 +56,8 @@ pub struct CallReport {
     pub tokens: TokenUsage,
     /// Time spent in corrections that called a model (clock time).
     pub llm_time: Duration,
+    /// Whether the call was treated as idempotent, and which evidence said so.
+    pub idempotency: Idempotency,
     /// The idempotency key sent with every attempt, for non-idempotent calls.
     pub idempotency_key: Option<String>,
     /// The tool's operation id, if it reported one (for reconciliation by a person).
@@ -81,6 +84,7 @@ struct Wire<'a> {
     llm_calls: u32,
     tokens: TokenUsage,
     llm_ms: u64,
+    idempotency: Idempotency,
     idempotency_key: Option<&'a str>,
     operation_id: Option<&'a str>,
     elapsed_ms: u64,
@@ -97,6 +101,7 @@ impl Serialize for CallReport {
             llm_calls: self.llm_calls,
             tokens: self.tokens,
             llm_ms: millis(self.llm_time),
+            idempotency: self.idempotency,
             idempotency_key: self.idempotency_key.as_deref(),
             operation_id: self.operation_id.as_deref(),
             elapsed_ms: millis(self.elapsed),

@@ -22,9 +22,9 @@ mod reconcile;
 use crate::record::millis;
 use crate::transport::{Delivery, Request, TransportFailure};
 use crate::{
-    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, Event, Executor, Observation,
-    Outcome, PayloadSource, Policy, Protected, Situation, StopReason, TokenUsage, WaitCause,
-    is_unknown_outcome,
+    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, Event, Evidence, Executor,
+    Idempotency, Observation, Outcome, PayloadSource, Policy, Protected, Situation, StopReason,
+    TokenUsage, Traits, WaitCause, is_unknown_outcome,
 };
 
 pub(crate) struct Run<'e> {
@@ -35,6 +35,7 @@ pub(crate) struct Run<'e> {
     call: Call,
     cancel: CancellationToken,
     protected: Protected,
+    idempotency: Idempotency,
     key: Option<String>,
     backoff: Backoff,
     started: Instant,
@@ -73,17 +74,20 @@ impl<'e> Run<'e> {
         }
         let backoff = Backoff::full_jitter(config.backoff_base, limits.max_backoff)
             .with_seed(exec.next_jitter_seed());
-        let key = (!call.traits.idempotent).then(|| uuid::Uuid::now_v7().to_string());
         Self {
             exec,
             policy: Policy::new(limits),
             deadline: call.limits.deadline.or(config.deadline),
-            call_id: uuid::Uuid::now_v7().to_string(),
+            call_id: call
+                .call_id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            idempotency: call.idempotency,
             protected: Protected::snapshot(&call.protected, &call.payload),
             payload: call.payload.clone(),
             call,
             cancel,
-            key,
+            key: None,
             backoff,
             started: exec.clock.now(),
             source: PayloadSource::Caller,
@@ -104,7 +108,7 @@ impl<'e> Run<'e> {
     }
 
     pub(crate) async fn run(mut self) -> CallReport {
-        let span = tracing::info_span!("call", target = %self.call.target, idempotent = self.call.traits.idempotent);
+        let span = tracing::info_span!("call", target = %self.call.target);
         let outcome = self.drive().instrument(span).await;
         tracing::info!(
             outcome = outcome.name(),
@@ -120,6 +124,7 @@ impl<'e> Run<'e> {
             llm_calls: self.llm_calls,
             tokens: self.tokens,
             llm_time: self.llm_time,
+            idempotency: self.idempotency,
             idempotency_key: self.key,
             operation_id: self.operation_id,
             elapsed: self
@@ -131,6 +136,7 @@ impl<'e> Run<'e> {
     }
 
     async fn drive(&mut self) -> Outcome {
+        self.resolve_idempotency().await;
         if let Err(e) = self.journal_call().await {
             self.last_error = Some(ToolError::service_error(
                 "JOURNAL_UNAVAILABLE",
@@ -159,6 +165,37 @@ impl<'e> Run<'e> {
                 Flow::Next => {}
                 Flow::Done(outcome) => return outcome,
             }
+        }
+    }
+
+    /// Asks the tool's manifest when neither the caller nor the tool said
+    /// whether the call is idempotent, then settles the key every attempt
+    /// carries: the caller's, or a fresh one for a non-idempotent call.
+    async fn resolve_idempotency(&mut self) {
+        if self.call.ask_manifest
+            && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
+            && let Some(idempotent) = manifests.declares(url, self.call.method).await
+        {
+            self.idempotency = Idempotency {
+                idempotent,
+                from: Evidence::Manifest,
+            };
+        }
+        tracing::debug!(
+            idempotent = self.idempotency.idempotent,
+            from = self.idempotency.from.as_str(),
+            "idempotency decided"
+        );
+        self.key =
+            self.call.caller_key.clone().or_else(|| {
+                (!self.idempotency.idempotent).then(|| uuid::Uuid::now_v7().to_string())
+            });
+    }
+
+    fn traits(&self) -> Traits {
+        Traits {
+            idempotent: self.idempotency.idempotent,
+            delegated: self.call.delegated,
         }
     }
 
@@ -224,6 +261,7 @@ impl<'e> Run<'e> {
         }
         let request = Request {
             target: self.call.target.clone(),
+            method: self.call.method,
             headers,
             idempotency_key: self.key.clone(),
             payload: self.payload.clone(),
@@ -245,7 +283,7 @@ impl<'e> Run<'e> {
 
     /// Remembers what the attempt said, and tells the breaker how the endpoint is.
     fn observe(&mut self, observation: Observation<'_>) {
-        let unknown = is_unknown_outcome(observation, self.call.traits);
+        let unknown = is_unknown_outcome(observation, self.traits());
         let transient = match observation {
             Observation::Response(r) => {
                 self.remember_response(r, unknown);
@@ -301,7 +339,7 @@ impl<'e> Run<'e> {
 
     fn situation(&mut self) -> Situation {
         Situation {
-            traits: self.call.traits,
+            traits: self.traits(),
             retries_used: self.retries,
             corrections_used: self.corrections,
             lookups_used: self.lookups,

@@ -9,7 +9,9 @@ use super::{
 /// The default cap on a response body: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Sends requests as HTTP POSTs with a JSON body.
+/// Sends requests over HTTP: `POST`, `PUT` and `PATCH` with a JSON body;
+/// `GET`, `HEAD`, `OPTIONS` and `DELETE` with the payload's fields as query
+/// parameters.
 ///
 /// Redirects are not followed: a tool that answers 3xx is reporting something
 /// the policy should see, and following it would let a response steer the call.
@@ -81,11 +83,16 @@ impl HttpTransport {
                 format!("{} is not an http(s) URL", request.target),
             ));
         };
-        let mut builder = self
-            .client
-            .post(url.clone())
-            .timeout(request.timeout)
-            .json(&request.payload);
+        let mut builder = if request.method.sends_query() {
+            let mut url = url.clone();
+            append_query(&mut url, &request.payload);
+            self.client.request(method(request.method), url)
+        } else {
+            self.client
+                .request(method(request.method), url.clone())
+                .json(&request.payload)
+        }
+        .timeout(request.timeout);
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
@@ -114,6 +121,48 @@ impl HttpTransport {
             headers,
             body,
         })
+    }
+}
+
+fn method(m: crate::Method) -> reqwest::Method {
+    match m {
+        crate::Method::Get => reqwest::Method::GET,
+        crate::Method::Head => reqwest::Method::HEAD,
+        crate::Method::Options => reqwest::Method::OPTIONS,
+        crate::Method::Put => reqwest::Method::PUT,
+        crate::Method::Delete => reqwest::Method::DELETE,
+        crate::Method::Patch => reqwest::Method::PATCH,
+        crate::Method::Post => reqwest::Method::POST,
+    }
+}
+
+/// The payload's top-level fields as query parameters: strings as they are,
+/// other scalars as JSON text, arrays as one parameter per item, objects as
+/// JSON text; `null` fields are left out.
+fn append_query(url: &mut url::Url, payload: &serde_json::Value) {
+    let serde_json::Value::Object(fields) = payload else {
+        return;
+    };
+    if fields.is_empty() {
+        return;
+    }
+    let mut query = url.query_pairs_mut();
+    for (name, value) in fields {
+        let items = match value {
+            serde_json::Value::Array(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        for item in items {
+            match item {
+                serde_json::Value::Null => {}
+                serde_json::Value::String(s) => {
+                    query.append_pair(name, s);
+                }
+                other => {
+                    query.append_pair(name, &other.to_string());
+                }
+            }
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpTransport, HttpTransportBuilder};
 
-use crate::Target;
+use crate::{Method, Target};
 pub use in_process::InProcessTransport;
 
 /// A boxed, sendable future, as transports and other extension traits return.
@@ -26,6 +26,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct Request {
     /// Where to send it: a parsed URL for HTTP, a tool name for others.
     pub target: Target,
+    /// The HTTP method (HTTP transports; others ignore it).
+    pub method: Method,
     /// Extra headers, checked when the call was built. For non-idempotent
     /// calls the executor adds the idempotency key under the configured
     /// header name (`Idempotency-Key`).

@@ -60,9 +60,14 @@ pub struct PlanStep {
     /// JSON Pointers to parameters the caller bound exactly (protected).
     #[serde(default)]
     pub exact: Vec<String>,
-    /// Overrides the capability's `idempotent` (URL steps default to idempotent).
+    /// Whether the step may be resent: outranks the catalogue's declaration.
+    /// Without either, the tool's manifest, then the method decide, else it
+    /// is not idempotent.
     #[serde(default)]
     pub idempotent: Option<bool>,
+    /// The HTTP method (default `POST`; a capability's is the catalogue's).
+    #[serde(default)]
+    pub method: Option<crate::Method>,
     /// A reconcile URL template (`{key}`, `{operation_id}`); a leading `/` is
     /// relative to the tool's base URL. Overrides the capability's.
     #[serde(default)]

@@ -12,8 +12,8 @@ use super::reference::resolve;
 use super::{Approval, ApprovalRequest, Approver, StepOutcome, StepReport, Workflow};
 use crate::transport::BoxFuture;
 use crate::{
-    Call, CallReport, Correction, CorrectionChain, CorrectionRequest, Corrector, Executor,
-    FailedAttempt, Outcome, Trajectory,
+    Call, CallReport, Correction, CorrectionChain, CorrectionRequest, Corrector, Evidence,
+    Executor, FailedAttempt, Outcome, Trajectory,
 };
 
 /// What every step of one run shares.
@@ -71,7 +71,12 @@ pub(crate) async fn run_step(
     }
     protected.sort();
     protected.dedup();
-    let mut call = Call::builder(target.url.clone(), payload).idempotent(target.idempotent);
+    let mut call = Call::builder(target.url.clone(), payload).method(target.method);
+    if let Some(idempotent) = target.idempotent {
+        call = call.idempotent(idempotent);
+    } else if let Some(declared) = target.declared {
+        call = call.declared_by_tool(declared, Evidence::Manifest);
+    }
     for pointer in protected {
         call = call.protect(pointer);
     }

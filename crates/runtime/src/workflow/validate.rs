@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::catalogue::join;
 use super::reference::references_in;
 use super::{Catalogue, Plan, PlanError, PlanStep};
-use crate::validate_pointer;
+use crate::{Method, validate_pointer};
 
 /// A validated plan, each step bound to its tool: ready to run.
 ///
@@ -60,7 +60,11 @@ impl Workflow {
 pub(crate) struct StepTarget {
     pub(crate) url: String,
     pub(crate) schema: Option<Value>,
-    pub(crate) idempotent: bool,
+    pub(crate) method: Method,
+    /// What the plan says of the step's idempotency (the caller's word).
+    pub(crate) idempotent: Option<bool>,
+    /// What the catalogue (the tool's manifest) declares.
+    pub(crate) declared: Option<bool>,
     pub(crate) reconcile: Option<String>,
     pub(crate) capability: Option<String>,
 }
@@ -121,7 +125,9 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
             StepTarget {
                 url: url.clone(),
                 schema: None,
-                idempotent: true,
+                method: step.method.unwrap_or_default(),
+                idempotent: None,
+                declared: None,
                 reconcile: None,
                 capability: None,
             }
@@ -137,27 +143,36 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
                     },
                 });
             };
-            if entry.method != "POST" {
+            let listed: Method = entry.method.parse().map_err(|_| {
+                PlanError::step(
+                    id,
+                    format!(
+                        "capability {name:?} has method {:?}, which recourse does not send",
+                        entry.method
+                    ),
+                )
+            })?;
+            if step.method.is_some_and(|m| m != listed) {
                 return Err(PlanError::step(
                     id,
                     format!(
-                        "capability {name:?} is {}; workflows call tools with POST",
-                        entry.method
+                        "capability {name:?} is called with {listed}, not {}",
+                        step.method.unwrap_or_default()
                     ),
                 ));
             }
             StepTarget {
                 url: entry.url.clone(),
                 schema: entry.input_schema.clone(),
-                idempotent: entry.idempotent,
+                method: listed,
+                idempotent: None,
+                declared: Some(entry.idempotent),
                 reconcile: entry.reconcile.clone(),
                 capability: Some(name.clone()),
             }
         }
     };
-    if let Some(idempotent) = step.idempotent {
-        target.idempotent = idempotent;
-    }
+    target.idempotent = step.idempotent;
     if let Some(template) = &step.reconcile {
         let full = join(origin(&target.url), template);
         crate::HttpReconciler::new(full.clone())
@@ -355,6 +370,6 @@ mod tests {
         let t = check(json!([{"step_id": "a", "url": "http://t:9/api/x", "idempotent": false, "reconcile": "/api/x/{key}"}]))
             .unwrap();
         assert_eq!(t[0].reconcile.as_deref(), Some("http://t:9/api/x/{key}"));
-        assert!(!t[0].idempotent);
+        assert_eq!(t[0].idempotent, Some(false));
     }
 }

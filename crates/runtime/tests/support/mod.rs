@@ -79,6 +79,8 @@ impl Step {
 /// A request as received.
 #[derive(Debug, Clone)]
 pub struct Received {
+    /// The request line, e.g. `GET /tool?symbol=TSLA HTTP/1.1`.
+    pub line: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
@@ -196,6 +198,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<Received> {
         buf.extend_from_slice(&chunk[..n]);
     }
     Some(Received {
+        line: head.lines().next().unwrap_or_default().to_owned(),
         headers,
         body: buf[head_end..].to_vec(),
     })

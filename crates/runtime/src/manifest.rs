@@ -1,0 +1,292 @@
+//! What HTTP tools declare about themselves: the capability manifest
+//! (`GET /api/capabilities`), read for each origin once and cached.
+//!
+//! The executor asks the manifest one question — does the tool declare this
+//! endpoint and method idempotent? — when the caller did not say. A manifest
+//! that is missing, unreadable or silent about the endpoint is remembered as
+//! such for the same time as a good one, so a tool without a manifest costs
+//! one lookup per minute, not one per call.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use recourse_protocol::parse_response;
+use serde_json::Value;
+use url::Url;
+
+use crate::{Clock, Method, SystemClock, TargetAllowlist};
+
+/// Where tool servers list their capabilities.
+pub const MANIFEST_PATH: &str = "/api/capabilities";
+
+/// How long a manifest (or its absence) is remembered.
+const DEFAULT_TTL: Duration = Duration::from_secs(60);
+/// The most origins remembered at once.
+const MAX_ORIGINS: usize = 256;
+/// The largest manifest read.
+const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
+
+/// Capability manifests by origin, cached.
+///
+/// ```
+/// use recourse::{CapabilityManifests, Method};
+/// use serde_json::json;
+///
+/// let manifests = CapabilityManifests::new();
+/// let manifest = json!({"success": true, "data": {"capabilities": [
+///     {"endpoint": "/api/exports", "method": "POST", "idempotent": false},
+///     {"endpoint": "/api/exports/{operation_id}", "method": "GET", "idempotent": true}
+/// ]}});
+/// let url = "http://127.0.0.1:8700/api/exports/op-1".parse().unwrap();
+/// manifests.remember(&url, &manifest);
+/// assert_eq!(manifests.cached(&url, Method::Get), Some(Some(true)));
+/// let write = "http://127.0.0.1:8700/api/exports".parse().unwrap();
+/// assert_eq!(manifests.cached(&write, Method::Post), Some(Some(false)));
+/// assert_eq!(manifests.cached(&write, Method::Put), Some(None), "silent about PUT");
+/// ```
+pub struct CapabilityManifests {
+    client: reqwest::Client,
+    ttl: Duration,
+    clock: Arc<dyn Clock>,
+    allowlist: Option<Arc<TargetAllowlist>>,
+    origins: Mutex<HashMap<String, Cached>>,
+}
+
+impl std::fmt::Debug for CapabilityManifests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CapabilityManifests")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Cached {
+    at: Instant,
+    /// The declarations, or `None` when the origin has no usable manifest.
+    declared: Option<Vec<Declared>>,
+}
+
+/// One manifest entry that says whether it is idempotent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Declared {
+    method: Method,
+    endpoint: String,
+    idempotent: bool,
+}
+
+impl Default for CapabilityManifests {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CapabilityManifests {
+    /// Manifests remembered for 60 s, fetched with a 5 s timeout and no redirects.
+    pub fn new() -> Self {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("recourse/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Self {
+            client,
+            ttl: DEFAULT_TTL,
+            clock: Arc::new(SystemClock),
+            allowlist: None,
+            origins: Mutex::default(),
+        }
+    }
+
+    /// Remembers manifests for `ttl`.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Measures the time to live on `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Fetches manifests only from URLs `allowlist` allows (a gateway whose
+    /// targets are limited to a path must not read outside it).
+    #[must_use]
+    pub fn with_allowlist(mut self, allowlist: Arc<TargetAllowlist>) -> Self {
+        self.allowlist = Some(allowlist);
+        self
+    }
+
+    /// Whether the tool at `url` declares `method` there idempotent: fetched
+    /// (or remembered) from the URL's origin; `None` when it says nothing.
+    pub async fn declares(&self, url: &Url, method: Method) -> Option<bool> {
+        if let Some(known) = self.cached(url, method) {
+            return known;
+        }
+        let manifest = self.fetch(url).await;
+        self.store(url, manifest.as_ref().map(declarations));
+        self.cached(url, method).flatten()
+    }
+
+    /// What is remembered for `url` and `method`: `None` when nothing (fresh)
+    /// is; `Some(None)` when the manifest is missing or silent about it.
+    pub fn cached(&self, url: &Url, method: Method) -> Option<Option<bool>> {
+        let now = self.clock.now();
+        let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
+        let cached = origins.get(&origin(url))?;
+        if now.saturating_duration_since(cached.at) >= self.ttl {
+            return None;
+        }
+        Some(cached.declared.as_ref().and_then(|declared| {
+            declared
+                .iter()
+                .find(|d| d.method == method && path_matches(&d.endpoint, url.path()))
+                .map(|d| d.idempotent)
+        }))
+    }
+
+    /// Remembers `manifest` as the manifest of `url`'s origin.
+    pub fn remember(&self, url: &Url, manifest: &Value) {
+        self.store(url, Some(declarations(manifest)));
+    }
+
+    fn store(&self, url: &Url, declared: Option<Vec<Declared>>) {
+        let now = self.clock.now();
+        let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
+        if origins.len() >= MAX_ORIGINS {
+            let ttl = self.ttl;
+            origins.retain(|_, c| now.saturating_duration_since(c.at) < ttl);
+            if origins.len() >= MAX_ORIGINS
+                && let Some(oldest) = origins
+                    .iter()
+                    .min_by_key(|(_, c)| c.at)
+                    .map(|(k, _)| k.clone())
+            {
+                origins.remove(&oldest);
+            }
+        }
+        origins.insert(origin(url), Cached { at: now, declared });
+    }
+
+    async fn fetch(&self, url: &Url) -> Option<Value> {
+        let mut manifest_url = url.clone();
+        manifest_url.set_path(MANIFEST_PATH);
+        manifest_url.set_query(None);
+        manifest_url.set_fragment(None);
+        if let Some(allowlist) = &self.allowlist
+            && allowlist.check(manifest_url.as_str()).is_err()
+        {
+            return None;
+        }
+        let mut response = self.client.get(manifest_url).send().await.ok()?;
+        let status = response.status().as_u16();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            if body.len() + chunk.len() > MAX_MANIFEST_BYTES {
+                return None;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let parsed = parse_response(status, [("content-type", "application/json")], &body);
+        parsed.success.then_some(parsed.data).flatten()
+    }
+}
+
+/// `scheme://host:port`, the key manifests are remembered by.
+fn origin(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// The entries of a manifest (an envelope's `data.capabilities`, or a bare
+/// `{"capabilities": […]}`) that declare their idempotency.
+fn declarations(manifest: &Value) -> Vec<Declared> {
+    let list = manifest
+        .pointer("/data/capabilities")
+        .or_else(|| manifest.get("capabilities"))
+        .and_then(Value::as_array);
+    list.into_iter()
+        .flatten()
+        .filter_map(|item| {
+            let endpoint = item.get("endpoint")?.as_str()?;
+            let idempotent = item.get("idempotent")?.as_bool()?;
+            let method = match item.get("method").and_then(Value::as_str) {
+                Some(m) => m.parse().ok()?,
+                None => Method::Post,
+            };
+            Some(Declared {
+                method,
+                endpoint: endpoint.to_owned(),
+                idempotent,
+            })
+        })
+        .collect()
+}
+
+/// Whether a manifest endpoint (`/api/exports/{operation_id}`) names `path`:
+/// the same segments, a `{placeholder}` standing for any one segment.
+fn path_matches(endpoint: &str, path: &str) -> bool {
+    let (mut e, mut p) = (endpoint.split('/'), path.split('/'));
+    loop {
+        match (e.next(), p.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) if a.starts_with('{') && a.ends_with('}') && !b.is_empty() => {}
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use serde_json::json;
+
+    #[test]
+    fn endpoints_match_whole_segments_and_placeholders_one_segment() {
+        assert!(path_matches("/api/exports", "/api/exports"));
+        assert!(path_matches("/api/exports/{id}", "/api/exports/op-1"));
+        assert!(!path_matches("/api/exports/{id}", "/api/exports/op-1/x"));
+        assert!(!path_matches("/api/exports/{id}", "/api/exports/"));
+        assert!(!path_matches("/api/exports", "/api/exports/x"));
+        assert!(!path_matches("/api/export", "/api/exports"));
+    }
+
+    #[test]
+    fn a_remembered_manifest_expires_with_its_ttl() {
+        let clock = ManualClock::new();
+        let manifests = CapabilityManifests::new()
+            .with_clock(Arc::new(clock.clone()))
+            .with_ttl(Duration::from_secs(60));
+        let url: Url = "http://h:1/x".parse().unwrap();
+        manifests.remember(
+            &url,
+            &json!({"capabilities": [{"endpoint": "/x", "idempotent": true}]}),
+        );
+        assert_eq!(manifests.cached(&url, Method::Post), Some(Some(true)));
+        clock.advance(Duration::from_secs(61));
+        assert_eq!(manifests.cached(&url, Method::Post), None);
+    }
+
+    #[test]
+    fn entries_without_a_declaration_or_with_an_unknown_method_say_nothing() {
+        let declared = declarations(&json!({"capabilities": [
+            {"endpoint": "/a"},
+            {"endpoint": "/b", "idempotent": "yes"},
+            {"endpoint": "/c", "method": "TRACE", "idempotent": true},
+            {"endpoint": "/d", "method": "get", "idempotent": true},
+        ]}));
+        assert_eq!(
+            declared,
+            [Declared {
+                method: Method::Get,
+                endpoint: "/d".into(),
+                idempotent: true
+            }]
+        );
+    }
+}
