@@ -59,6 +59,9 @@ pub struct ExecutorConfig {
     pub llm_debug: bool,
     /// The header carrying the idempotency key of non-idempotent calls.
     pub idempotency_header: String,
+    /// How long a journaled call's lease lasts unless its process renews it
+    /// (every third of it): until then no other process settles the call.
+    pub lease: Duration,
 }
 
 impl Default for ExecutorConfig {
@@ -74,6 +77,7 @@ impl Default for ExecutorConfig {
             semantic_independent_steps: true,
             llm_debug: false,
             idempotency_header: "Idempotency-Key".to_owned(),
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -124,6 +128,15 @@ impl ExecutorConfig {
         }
         if let Some(b) = env.bool("RECOURSE_LLM_DEBUG")? {
             c.llm_debug = b;
+        }
+        if let Some(ms) = env.u32("RECOURSE_JOURNAL_LEASE_MS")? {
+            if ms == 0 {
+                return Err(ConfigError::new(
+                    "RECOURSE_JOURNAL_LEASE_MS",
+                    "must be greater than zero",
+                ));
+            }
+            c.lease = Duration::from_millis(u64::from(ms));
         }
         if let Some(h) = env.get("RECOURSE_IDEMPOTENCY_HEADER") {
             c.idempotency_header = idempotency_header(h)?;

@@ -67,6 +67,7 @@ mod executor;
 mod http_reconciler;
 mod idempotency;
 mod journal;
+mod keyed;
 #[cfg(feature = "llm")]
 mod llm;
 mod manifest;
@@ -105,14 +106,15 @@ pub use journal::PostgresJournal;
 #[cfg(feature = "sqlite")]
 pub use journal::SqliteJournal;
 pub use journal::{
-    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, NewCall,
-    open_journal, rfc3339,
+    AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalResult,
+    KeyClaim, ListQuery, MAX_LIST, NewCall, open_journal, process_owner, rfc3339,
 };
 #[cfg(feature = "llm")]
 pub use llm::{
     ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
+pub use keyed::{Keyed, request_hash};
 pub use manifest::{CapabilityManifests, MANIFEST_PATH};
 pub use method::Method;
 pub use metrics::Metrics;

@@ -21,6 +21,7 @@ mod timestamp;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -30,6 +31,8 @@ pub use postgres::PostgresJournal;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteJournal;
 pub use timestamp::rfc3339;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use timestamp::lease_until;
 
 use crate::transport::BoxFuture;
 
@@ -101,6 +104,53 @@ pub struct JournalEntry {
     pub started_at: String,
     /// When the record last changed (RFC 3339, UTC).
     pub updated_at: String,
+    /// The key the caller chose, when it chose one (a second call with it is a replay).
+    pub caller_key: Option<String>,
+    /// A digest of the caller's request, to tell a replay from a reused key.
+    pub request_hash: Option<String>,
+    /// The process that runs (or ran) the call.
+    pub owner: Option<String>,
+    /// Until when `owner` holds the call (RFC 3339, UTC): while it does, no
+    /// other process settles it. `None` once the call finished.
+    pub lease_until: Option<String>,
+    /// The call's record (its JSON), once it finished.
+    #[serde(skip)]
+    pub record: Option<Value>,
+}
+
+impl JournalEntry {
+    /// Whether another process holds the call now (an unexpired lease).
+    pub fn is_leased(&self) -> bool {
+        self.lease_until
+            .as_deref()
+            .is_some_and(|until| until > rfc3339(std::time::SystemTime::now()).as_str())
+    }
+
+    /// The call's record: the stored one, or — for a call that never
+    /// finished (its process died) — a summary saying only what the journal
+    /// knows.
+    pub fn record_or_summary(&self) -> Value {
+        if let Some(record) = &self.record {
+            return record.clone();
+        }
+        let (outcome, reason) = match self.state {
+            CallState::Succeeded => ("succeeded", None),
+            CallState::Failed => ("failed", None),
+            CallState::Unknown | CallState::InFlight => ("unknown", Some("outcome_unknown")),
+        };
+        serde_json::json!({
+            "record_version": crate::RECORD_VERSION,
+            "call_id": self.call_id,
+            "outcome": outcome,
+            "data": null,
+            "error": null,
+            "reason": reason,
+            "reason_text": reason.map(|_| "the call did not finish in its process; check before writing again"),
+            "idempotency_key": self.idempotency_key,
+            "operation_id": self.operation_id,
+            "attempts": [],
+        })
+    }
 }
 
 /// What the journal needs when a call starts.
@@ -118,6 +168,55 @@ pub struct NewCall {
     pub reconcile: Option<String>,
     /// The caller's payload (redacted by the executor before it gets here).
     pub payload: Value,
+    /// The process running the call.
+    pub owner: String,
+    /// How long its lease lasts unless renewed.
+    pub lease: Duration,
+}
+
+/// A caller's key, claimed for a call before it runs: exactly one call per
+/// key, whichever process asks first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyClaim {
+    /// The call that will run under the key.
+    pub call_id: String,
+    /// The caller's key.
+    pub caller_key: String,
+    /// A digest of the request (see [`request_hash`](crate::request_hash)).
+    pub request_hash: String,
+    /// The target, for people reading the journal.
+    pub target: String,
+    /// The process claiming it.
+    pub owner: String,
+    /// How long its lease lasts unless renewed.
+    pub lease: Duration,
+}
+
+/// What claiming a key found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claimed {
+    /// The key is this call's now.
+    New,
+    /// Another call holds the key: here is its entry.
+    Exists(Box<JournalEntry>),
+}
+
+/// Which calls to list: newest first, at most `limit`, older than `before`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Only calls in this state.
+    pub state: Option<CallState>,
+    /// At most this many.
+    pub limit: Option<u32>,
+    /// Only calls whose id sorts before this one (call ids are time-ordered).
+    pub before: Option<String>,
+}
+
+/// An id for this process, as the owner of the calls it runs (stable for the
+/// process's life, distinct across restarts).
+pub fn process_owner() -> &'static str {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER.get_or_init(|| format!("recourse-{}-{}", std::process::id(), uuid::Uuid::now_v7()))
 }
 
 /// The result of an attempt, recorded after it.
@@ -167,7 +266,11 @@ pub type JournalResult<T> = Result<T, JournalError>;
 
 /// A durable record of calls and attempts.
 pub trait Journal: Send + Sync {
-    /// Records a new call as in flight. Called before the first dispatch.
+    /// Claims `claim.caller_key` for a new call, atomically: the first claim
+    /// wins, a later one finds the existing entry.
+    fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>>;
+    /// Records a call as in flight, held by its owner's lease. Called before
+    /// the first dispatch; completes the entry of a claimed key.
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>>;
     /// Records attempt `n` with the payload about to be sent. Called before dispatch.
     fn begin_attempt<'a>(
@@ -183,15 +286,34 @@ pub trait Journal: Send + Sync {
         n: u32,
         result: &'a AttemptResult,
     ) -> BoxFuture<'a, JournalResult<()>>;
-    /// Sets a call's state (and operation id, when known).
-    fn set_state<'a>(
+    /// Sets a call's state (and operation id and record, when known) and
+    /// releases its lease.
+    fn finish_call<'a>(
         &'a self,
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
+        record: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>>;
-    /// Lists calls, newest first, optionally only those in `state`.
-    fn list(&self, state: Option<CallState>) -> BoxFuture<'_, JournalResult<Vec<JournalEntry>>>;
+    /// Extends `owner`'s lease on a call; `false` when it no longer holds it.
+    fn renew_lease<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>>;
+    /// Takes a call over for `owner` (to settle it), only if no lease holds
+    /// it: `false` when another process still does.
+    fn take_over<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>>;
+    /// The call `call_id`, if recorded.
+    fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>>;
+    /// Lists calls, newest first.
+    fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>>;
 }
 
 /// Opens a journal from a location: `postgres://…` / `postgresql://…` for
@@ -236,7 +358,8 @@ fn open_sqlite(_location: &str) -> JournalResult<Arc<dyn Journal>> {
 /// The schema, as versioned migrations shared by both backends (plain SQL
 /// that SQLite and PostgreSQL both accept).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const MIGRATIONS: &[(i64, &str)] = &[(
+pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
+    (
     1,
     "CREATE TABLE recourse_calls (
         call_id TEXT PRIMARY KEY,
@@ -263,4 +386,21 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[(
         finished_at TEXT,
         PRIMARY KEY (call_id, n)
     );",
-)];
+    ),
+    (
+        2,
+        "ALTER TABLE recourse_calls ADD COLUMN caller_key TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN request_hash TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN record TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN owner TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN lease_until TEXT;
+        CREATE UNIQUE INDEX recourse_calls_caller_key ON recourse_calls (caller_key);",
+    ),
+];
+
+/// The columns every entry query selects, in [`JournalEntry`]'s order.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record";
+
+/// The most calls one list returns.
+pub const MAX_LIST: u32 = 1000;

@@ -1,11 +1,13 @@
 //! The PostgreSQL journal: one record shared by several replicas.
 
+use std::time::Duration;
+
 use serde_json::Value;
 use tokio_postgres::{Client, NoTls, Row};
 
 use super::{
-    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, MIGRATIONS,
-    NewCall, timestamp,
+    AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
 };
 use crate::transport::BoxFuture;
 
@@ -75,6 +77,7 @@ fn entry(row: &Row) -> JournalEntry {
     let payload: String = row.get(6);
     let state: String = row.get(7);
     let attempts: i32 = row.get(8);
+    let record: Option<String> = row.get(15);
     JournalEntry {
         call_id: row.get(0),
         target: row.get(1),
@@ -87,6 +90,11 @@ fn entry(row: &Row) -> JournalEntry {
         attempts: u32::try_from(attempts).unwrap_or(0),
         started_at: row.get(9),
         updated_at: row.get(10),
+        caller_key: row.get(11),
+        request_hash: row.get(12),
+        owner: row.get(13),
+        lease_until: row.get(14),
+        record: record.and_then(|r| serde_json::from_str(&r).ok()),
     }
 }
 
@@ -94,15 +102,54 @@ fn n_i32(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
+impl PostgresJournal {
+    async fn get_by(&self, column: &str, value: &str) -> JournalResult<Option<JournalEntry>> {
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = $1");
+        let row = self
+            .client
+            .query_opt(&sql, &[&value])
+            .await
+            .map_err(|e| JournalError::new("reading a call", e))?;
+        Ok(row.as_ref().map(entry))
+    }
+}
+
 impl Journal for PostgresJournal {
+    fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
+        Box::pin(async move {
+            let now = timestamp::now();
+            let inserted = self
+                .client
+                .query_opt(
+                    "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
+                     VALUES ($1, $2, $3, 'null', 'in_flight', 0, $4, $4, $3, $5, $6, $7)
+                     ON CONFLICT (caller_key) DO NOTHING RETURNING call_id",
+                    &[&claim.call_id, &claim.target, &claim.caller_key, &now, &claim.request_hash, &claim.owner, &lease_until(claim.lease)],
+                )
+                .await
+                .map_err(|e| JournalError::new("claiming the idempotency key", e))?;
+            if inserted.is_some() {
+                return Ok(Claimed::New);
+            }
+            let existing = self
+                .get_by("caller_key", &claim.caller_key)
+                .await?
+                .ok_or_else(|| JournalError::new("claiming the idempotency key", "the key's call vanished"))?;
+            Ok(Claimed::Exists(Box::new(existing)))
+        })
+    }
+
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let now = timestamp::now();
             self.client
                 .execute(
-                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7)",
-                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now],
+                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9)
+                     ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
+                       idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
+                       updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until",
+                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease)],
                 )
                 .await
                 .map(drop)
@@ -157,17 +204,20 @@ impl Journal for PostgresJournal {
         })
     }
 
-    fn set_state<'a>(
+    fn finish_call<'a>(
         &'a self,
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
+        record: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
+            let record = record.map(Value::to_string);
             self.client
                 .execute(
-                    "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id), updated_at = $4 WHERE call_id = $1",
-                    &[&call_id, &state.as_str(), &operation_id, &timestamp::now()],
+                    "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id),
+                       record = COALESCE($4, record), lease_until = NULL, updated_at = $5 WHERE call_id = $1",
+                    &[&call_id, &state.as_str(), &operation_id, &record, &timestamp::now()],
                 )
                 .await
                 .map(drop)
@@ -175,16 +225,62 @@ impl Journal for PostgresJournal {
         })
     }
 
-    fn list(&self, state: Option<CallState>) -> BoxFuture<'_, JournalResult<Vec<JournalEntry>>> {
+    fn renew_lease<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
         Box::pin(async move {
-            let state = state.map(CallState::as_str);
+            let n = self
+                .client
+                .execute(
+                    "UPDATE recourse_calls SET lease_until = $3 WHERE call_id = $1 AND owner = $2 AND lease_until IS NOT NULL",
+                    &[&call_id, &owner, &lease_until(lease)],
+                )
+                .await
+                .map_err(|e| JournalError::new("renewing a lease", e))?;
+            Ok(n == 1)
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        Box::pin(async move {
+            let now = timestamp::now();
+            let n = self
+                .client
+                .execute(
+                    "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
+                     WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4)",
+                    &[&call_id, &owner, &lease_until(lease), &now],
+                )
+                .await
+                .map_err(|e| JournalError::new("taking a call over", e))?;
+            Ok(n == 1)
+        })
+    }
+
+    fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        Box::pin(self.get_by("call_id", call_id))
+    }
+
+    fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
+        Box::pin(async move {
+            let state = query.state.map(CallState::as_str);
+            let limit = i64::from(query.limit.unwrap_or(MAX_LIST).min(MAX_LIST));
+            let sql = format!(
+                "SELECT {ENTRY_COLUMNS} FROM recourse_calls
+                 WHERE ($1::TEXT IS NULL OR state = $1) AND ($2::TEXT IS NULL OR call_id < $2)
+                 ORDER BY call_id DESC LIMIT $3"
+            );
             let rows = self
                 .client
-                .query(
-                    "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
-                     FROM recourse_calls WHERE ($1::TEXT IS NULL OR state = $1) ORDER BY started_at DESC, call_id DESC",
-                    &[&state],
-                )
+                .query(&sql, &[&state, &query.before, &limit])
                 .await
                 .map_err(|e| JournalError::new("listing calls", e))?;
             Ok(rows.iter().map(entry).collect())

@@ -2,13 +2,14 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{
-    AttemptResult, CallState, Journal, JournalEntry, JournalError, JournalResult, MIGRATIONS,
-    NewCall, timestamp,
+    AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
 };
 use crate::transport::BoxFuture;
 
@@ -93,6 +94,7 @@ impl SqliteJournal {
 fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     let payload: String = row.get(6)?;
     let state: String = row.get(7)?;
+    let record: Option<String> = row.get(15)?;
     Ok(JournalEntry {
         call_id: row.get(0)?,
         target: row.get(1)?,
@@ -105,23 +107,54 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         attempts: row.get(8)?,
         started_at: row.get(9)?,
         updated_at: row.get(10)?,
+        caller_key: row.get(11)?,
+        request_hash: row.get(12)?,
+        owner: row.get(13)?,
+        lease_until: row.get(14)?,
+        record: record.and_then(|r| serde_json::from_str(&r).ok()),
     })
 }
 
+fn get(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<JournalEntry>> {
+    let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = ?1");
+    c.query_row(&sql, params![value], entry).optional()
+}
+
 impl Journal for SqliteJournal {
+    fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
+        let claim = claim.clone();
+        Box::pin(self.with("claiming the idempotency key", move |c| {
+            let now = timestamp::now();
+            let inserted = c.execute(
+                "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
+                 VALUES (?1, ?2, ?3, 'null', 'in_flight', 0, ?4, ?4, ?3, ?5, ?6, ?7)
+                 ON CONFLICT (caller_key) DO NOTHING",
+                params![claim.call_id, claim.target, claim.caller_key, now, claim.request_hash, claim.owner, lease_until(claim.lease)],
+            )?;
+            if inserted == 1 {
+                return Ok(Claimed::New);
+            }
+            let existing = get(c, "caller_key", &claim.caller_key)?
+                .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+            Ok(Claimed::Exists(Box::new(existing)))
+        }))
+    }
+
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         let call = call.clone();
         Box::pin(self.with("recording call", move |c| {
             let now = timestamp::now();
             c.execute(
-                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7)",
-                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now],
+                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9)
+                 ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
+                   idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
+                   updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until",
+                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease)],
             )
             .map(drop)
         }))
     }
-
     fn begin_attempt<'a>(
         &'a self,
         call_id: &'a str,
@@ -164,29 +197,78 @@ impl Journal for SqliteJournal {
         }))
     }
 
-    fn set_state<'a>(
+    fn finish_call<'a>(
         &'a self,
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
+        record: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>> {
         let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
+        let record = record.map(Value::to_string);
         Box::pin(self.with("updating call", move |c| {
             c.execute(
-                "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id), updated_at = ?4 WHERE call_id = ?1",
-                params![id, state.as_str(), op, timestamp::now()],
+                "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
+                   record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1",
+                params![id, state.as_str(), op, record, timestamp::now()],
             )
             .map(drop)
         }))
     }
 
-    fn list(&self, state: Option<CallState>) -> BoxFuture<'_, JournalResult<Vec<JournalEntry>>> {
-        Box::pin(self.with("listing calls", move |c| {
-            let mut stmt = c.prepare(
-                "SELECT call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at
-                 FROM recourse_calls WHERE (?1 IS NULL OR state = ?1) ORDER BY started_at DESC, call_id DESC",
+    fn renew_lease<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        let (id, owner) = (call_id.to_owned(), owner.to_owned());
+        Box::pin(self.with("renewing a lease", move |c| {
+            let n = c.execute(
+                "UPDATE recourse_calls SET lease_until = ?3 WHERE call_id = ?1 AND owner = ?2 AND lease_until IS NOT NULL",
+                params![id, owner, lease_until(lease)],
             )?;
-            let rows = stmt.query_map(params![state.map(CallState::as_str)], entry)?;
+            Ok(n == 1)
+        }))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        let (id, owner) = (call_id.to_owned(), owner.to_owned());
+        Box::pin(self.with("taking a call over", move |c| {
+            let now = timestamp::now();
+            let n = c.execute(
+                "UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
+                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)",
+                params![id, owner, lease_until(lease), now],
+            )?;
+            Ok(n == 1)
+        }))
+    }
+
+    fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        let id = call_id.to_owned();
+        Box::pin(self.with("reading a call", move |c| get(c, "call_id", &id)))
+    }
+
+    fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
+        let query = query.clone();
+        Box::pin(self.with("listing calls", move |c| {
+            let sql = format!(
+                "SELECT {ENTRY_COLUMNS} FROM recourse_calls
+                 WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR call_id < ?2)
+                 ORDER BY call_id DESC LIMIT ?3"
+            );
+            let mut stmt = c.prepare(&sql)?;
+            let limit = query.limit.unwrap_or(MAX_LIST).min(MAX_LIST);
+            let rows = stmt.query_map(
+                params![query.state.map(CallState::as_str), query.before, limit],
+                entry,
+            )?;
             rows.collect()
         }))
     }

@@ -41,6 +41,12 @@ pub(crate) fn now() -> String {
     rfc3339(SystemTime::now())
 }
 
+/// `lease` from now, as RFC 3339 (which sorts as text in time order).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn lease_until(lease: std::time::Duration) -> String {
+    rfc3339(SystemTime::now() + lease)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

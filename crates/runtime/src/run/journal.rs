@@ -1,15 +1,25 @@
 //! Write-ahead journaling of the call and each attempt.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use recourse_protocol::redact_value;
 
 use super::Run;
-use crate::{AttemptResult, CallState, Event, NewCall, Outcome, StopReason};
+use crate::{AttemptResult, CallReport, CallState, Event, Journal, NewCall, Outcome, process_owner};
 
 impl Run<'_> {
+    /// Records the call before its first dispatch — when it has something to
+    /// settle: a write (not idempotent) or a caller's key. An idempotent call
+    /// without a key can never be left in doubt, so the read path writes nothing.
     pub(super) async fn journal_call(&mut self) -> Result<(), crate::JournalError> {
-        let Some(journal) = &self.exec.journal else {
+        let Some(journal) = self.exec.journal.clone() else {
             return Ok(());
         };
+        if self.idempotency.idempotent && self.call.caller_key.is_none() {
+            return Ok(());
+        }
+        let lease = self.exec.config.lease;
         let call = NewCall {
             call_id: self.call_id.clone(),
             target: self.call.target.to_string(),
@@ -17,8 +27,11 @@ impl Run<'_> {
             idempotency_key: self.key.clone(),
             reconcile: self.call.reconcile_template.clone(),
             payload: redact_value(&self.call.payload),
+            owner: process_owner().to_owned(),
+            lease,
         };
         journal.begin_call(&call).await?;
+        self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
         self.upcoming.push(Event::Journal {
             state: CallState::InFlight,
         });
@@ -26,7 +39,7 @@ impl Run<'_> {
     }
 
     pub(super) async fn journal_attempt_start(&self, n: u32) -> Result<(), crate::JournalError> {
-        match &self.exec.journal {
+        match self.journaled() {
             Some(journal) => {
                 let payload = redact_value(&self.payload);
                 journal.begin_attempt(&self.call_id, n, &payload).await
@@ -36,7 +49,7 @@ impl Run<'_> {
     }
 
     pub(super) async fn journal_attempt_end(&self, n: u32) {
-        let (Some(journal), Some(last)) = (&self.exec.journal, self.attempts.last()) else {
+        let (Some(journal), Some(last)) = (self.journaled(), self.attempts.last()) else {
             return;
         };
         let result = AttemptResult {
@@ -49,22 +62,68 @@ impl Run<'_> {
         }
     }
 
-    pub(super) async fn journal_outcome(&mut self, outcome: &Outcome) {
-        let Some(journal) = &self.exec.journal else {
-            return;
+    /// The journal, when this call is recorded in it.
+    pub(super) fn journaled(&self) -> Option<&Arc<dyn Journal>> {
+        self.lease.as_ref().and(self.exec.journal.as_ref())
+    }
+
+    /// Records how the call ended, with its record, and releases its lease.
+    /// The report says `journal: STATE` only if the write succeeded.
+    pub(super) async fn journal_outcome(&mut self, mut report: CallReport) -> CallReport {
+        let Some(lease) = self.lease.take() else {
+            return report;
         };
-        if matches!(outcome.reason(), Some(StopReason::JournalUnavailable)) {
-            return;
-        }
-        let state = match outcome {
+        drop(lease);
+        let Some(journal) = self.exec.journal.clone() else {
+            return report;
+        };
+        let state = match &report.outcome {
             Outcome::Succeeded { .. } => CallState::Succeeded,
             Outcome::Failed { .. } => CallState::Failed,
             Outcome::Unknown { .. } => CallState::Unknown,
         };
-        let op = self.operation_id.as_deref();
-        match journal.set_state(&self.call_id, state, op).await {
-            Ok(()) => self.event(Event::Journal { state }),
-            Err(e) => tracing::warn!(error = %e, "could not complete the call in the journal"),
+        let event = Event::Journal { state };
+        if let Some(last) = report.attempts.last_mut() {
+            last.events.push(event.clone());
         }
+        let record = serde_json::to_value(&report).unwrap_or(serde_json::Value::Null);
+        let op = report.operation_id.as_deref();
+        if let Err(e) = journal
+            .finish_call(&report.call_id, state, op, Some(&record))
+            .await
+        {
+            tracing::warn!(error = %e, "could not complete the call in the journal");
+            if let Some(last) = report.attempts.last_mut()
+                && last.events.last() == Some(&event)
+            {
+                last.events.pop();
+            }
+        }
+        report
+    }
+}
+
+/// Renews a journaled call's lease every third of it, until dropped.
+pub(super) struct LeaseRenewal(tokio::task::JoinHandle<()>);
+
+impl LeaseRenewal {
+    fn start(journal: Arc<dyn Journal>, call_id: String, lease: Duration) -> Self {
+        let every = (lease / 3).max(Duration::from_millis(10));
+        Self(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                match journal.renew_lease(&call_id, process_owner(), lease).await {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(e) => tracing::warn!(error = %e, "could not renew a journal lease"),
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for LeaseRenewal {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

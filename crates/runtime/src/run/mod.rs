@@ -55,6 +55,8 @@ pub(crate) struct Run<'e> {
     llm_calls: u32,
     tokens: TokenUsage,
     llm_time: Duration,
+    /// Held while the call is journaled: its lease, renewed.
+    lease: Option<journal::LeaseRenewal>,
 }
 
 enum Flow {
@@ -104,6 +106,7 @@ impl<'e> Run<'e> {
             llm_calls: 0,
             tokens: TokenUsage::default(),
             llm_time: Duration::ZERO,
+            lease: None,
         }
     }
 
@@ -115,24 +118,24 @@ impl<'e> Run<'e> {
             attempts = self.attempts.len(),
             "call finished"
         );
-        self.journal_outcome(&outcome).await;
-        CallReport {
-            call_id: self.call_id,
+        let report = CallReport {
+            call_id: self.call_id.clone(),
             outcome,
-            attempts: self.attempts,
+            attempts: std::mem::take(&mut self.attempts),
             http_calls: self.http_calls,
             llm_calls: self.llm_calls,
             tokens: self.tokens,
             llm_time: self.llm_time,
             idempotency: self.idempotency,
-            idempotency_key: self.key,
-            operation_id: self.operation_id,
+            idempotency_key: self.key.clone(),
+            operation_id: self.operation_id.clone(),
             elapsed: self
                 .exec
                 .clock
                 .now()
                 .saturating_duration_since(self.started),
-        }
+        };
+        self.journal_outcome(report).await
     }
 
     async fn drive(&mut self) -> Outcome {

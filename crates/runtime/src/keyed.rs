@@ -1,0 +1,148 @@
+//! Calls under a caller's idempotency key: the same key and the same request
+//! run once, however often they arrive, in whichever process.
+//!
+//! # Why the journal decides
+//!
+//! An agent that timed out waiting for an answer sends its request again.
+//! If the first is still running, or already wrote, running the second
+//! would write twice. So a keyed call first claims its key in the journal —
+//! an atomic insert: whoever comes second finds the first — and the second
+//! request gets the first call's record instead of a second dispatch
+//! (`replayed`), waits while it runs (`in progress`), or is refused when it
+//! asks for something else under the same key (`key reused`). These are the
+//! semantics of Stripe's API and of the IETF `Idempotency-Key` draft.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::{Call, CallReport, CallState, Claimed, Executor, JournalError, KeyClaim, process_owner};
+
+/// What a call under a caller's key came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Keyed {
+    /// It ran: the first request with this key (or a call without a key or journal).
+    Ran(Box<CallReport>),
+    /// The key's call ran before (or its process died running it): where it
+    /// stands now, and its record. Nothing was dispatched.
+    Replayed {
+        /// The journal's state of the call.
+        state: CallState,
+        /// The first call's record (or, for a call that never finished, a summary).
+        record: Box<Value>,
+    },
+    /// The key's call is still running in some process.
+    InProgress {
+        /// The running call.
+        call_id: String,
+    },
+    /// The key belongs to a different request.
+    KeyReused {
+        /// The call that holds the key.
+        call_id: String,
+    },
+}
+
+impl Executor {
+    /// Runs `call` once per caller key: with a journal and
+    /// [`idempotency_key`](crate::CallBuilder::idempotency_key), the key is
+    /// claimed first, and a second request with it is answered from the
+    /// journal. `request_hash` (see [`request_hash`]) tells the same request
+    /// from another under the same key.
+    ///
+    /// # Errors
+    /// When the journal cannot be read or written: nothing was dispatched.
+    pub async fn execute_keyed(&self, call: Call, request_hash: &str) -> Result<Keyed, JournalError> {
+        let (Some(journal), Some(key)) = (&self.journal, call.caller_key.clone()) else {
+            return Ok(Keyed::Ran(Box::new(self.execute(call).await)));
+        };
+        let call_id = call
+            .call_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let claim = KeyClaim {
+            call_id: call_id.clone(),
+            caller_key: key,
+            request_hash: request_hash.to_owned(),
+            target: call.target.to_string(),
+            owner: process_owner().to_owned(),
+            lease: self.config.lease,
+        };
+        match journal.claim_key(&claim).await? {
+            Claimed::New => {
+                let mut call = call;
+                call.call_id = Some(call_id);
+                Ok(Keyed::Ran(Box::new(self.execute(call).await)))
+            }
+            Claimed::Exists(entry) => Ok(
+                if entry.request_hash.as_deref() != Some(request_hash) {
+                    Keyed::KeyReused {
+                        call_id: entry.call_id,
+                    }
+                } else if entry.state == CallState::InFlight && entry.is_leased() {
+                    Keyed::InProgress {
+                        call_id: entry.call_id,
+                    }
+                } else {
+                    let state = match entry.state {
+                        CallState::InFlight => CallState::Unknown,
+                        other => other,
+                    };
+                    Keyed::Replayed {
+                        state,
+                        record: Box::new(entry.record_or_summary()),
+                    }
+                },
+            ),
+        }
+    }
+}
+
+/// A digest (SHA-256, hex) of a request, the same for the same request
+/// whatever the order of its object keys.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let a = recourse::request_hash(&json!({"url": "http://h/x", "payload": {"a": 1, "b": [2, 3]}}));
+/// let b = recourse::request_hash(&json!({"payload": {"b": [2, 3], "a": 1}, "url": "http://h/x"}));
+/// assert_eq!(a, b);
+/// assert_ne!(a, recourse::request_hash(&json!({"url": "http://h/x", "payload": {"a": 2}})));
+/// assert_eq!(a.len(), 64);
+/// ```
+pub fn request_hash(request: &Value) -> String {
+    let mut canonical = String::new();
+    write_canonical(request, &mut canonical);
+    let digest = Sha256::digest(canonical.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// JSON with object keys sorted, no whitespace.
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
