@@ -158,7 +158,8 @@ pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
     let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
         Some(target) => {
             let tool = args.mcp.tool()?;
-            crate::mcp::connect(target, &tool, call, config.request_timeout).await?
+            crate::mcp::connect(target, &tool, call, config.request_timeout, config.deadline)
+                .await?
         }
         None => (Arc::new(HttpTransport::builder().build()?), call),
     };

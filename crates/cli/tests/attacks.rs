@@ -231,3 +231,21 @@ async fn a_silent_tool_cannot_hold_a_call_past_its_deadline() {
     assert_eq!(report["outcome"], "failed", "{report}");
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_that_never_shakes_hands_cannot_hold_a_call_past_its_deadline() {
+    // `sleep` reads nothing and writes nothing: the handshake never finishes.
+    let started = Instant::now();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["call", "--mcp-command", "sleep 20", "--tool", "t"])
+        .args(["--payload", "{}", "--deadline", "2"])
+        .output()
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("--deadline 2 against a silent MCP server returned after {elapsed:?}: {stderr}");
+    assert!(stderr.contains("handshake"), "{stderr}");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+}

@@ -184,14 +184,13 @@ async fn calls(
     State(g): State<Arc<Gateway>>,
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
-    let timeout = g.executor.config().request_timeout;
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
     }
     let (executor, call) = match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
-            let (transport, call) = mcp_call(&g, &req, mcp, timeout).await?;
+            let (transport, call) = mcp_call(&g, &req, mcp).await?;
             (g.executor.with_transport(transport), call)
         }
         (None, Some(url)) => {
@@ -225,7 +224,6 @@ async fn mcp_call(
     g: &Gateway,
     req: &CallRequest,
     mcp: &serde_json::Value,
-    timeout: std::time::Duration,
 ) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
     let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
     let Some(tool) = tool else {
@@ -260,7 +258,12 @@ async fn mcp_call(
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
     let call = req.call(name, &g.targets.allowlist())?;
-    crate::mcp::connect(target, tool, call, timeout)
+    let config = g.executor.config();
+    let deadline = req
+        .deadline_secs
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .or(config.deadline);
+    crate::mcp::connect(target, tool, call, config.request_timeout, deadline)
         .await
         .map_err(|e| {
             ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}"))
