@@ -11,19 +11,19 @@ use recourse::{
 };
 use serde_json::{Value, json};
 
+use crate::settings::Settings;
+
+/// The journal used when neither --journal nor RECOURSE_JOURNAL names one.
+const DEFAULT_JOURNAL: &str = "recourse.db";
+
 /// `recourse journal …`.
 #[derive(Debug, Args)]
 pub(crate) struct JournalArgs {
     #[command(subcommand)]
     command: JournalCommand,
-    /// The journal: a SQLite path or postgres:// URL.
-    #[arg(
-        long,
-        global = true,
-        env = "RECOURSE_JOURNAL",
-        default_value = "recourse.db"
-    )]
-    journal: String,
+    /// The journal: a SQLite path or postgres:// URL [env: RECOURSE_JOURNAL] [default: recourse.db].
+    #[arg(long, global = true, value_name = "PATH|URL", value_parser = crate::settings::location)]
+    journal: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -45,8 +45,11 @@ enum JournalCommand {
     },
 }
 
-pub(crate) async fn run(args: &JournalArgs) -> Result<i32> {
-    let journal = open_journal(&args.journal).await?;
+pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> {
+    let location = settings
+        .journal(args.journal.as_deref())
+        .unwrap_or(DEFAULT_JOURNAL);
+    let journal = open_journal(location).await?;
     match &args.command {
         JournalCommand::List { state, json } => {
             list(journal.as_ref(), state.as_deref(), *json).await
@@ -80,17 +83,21 @@ async fn list(journal: &dyn Journal, state: Option<&str>, as_json: bool) -> Resu
     let entries = journal.list(state).await?;
     if as_json {
         let all: Vec<Value> = entries.iter().map(entry_json).collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(0);
     }
     if entries.is_empty() {
-        println!("no calls");
+        outln!("no calls");
     }
     for e in &entries {
         let key = e.idempotency_key.as_deref().unwrap_or("-");
-        println!(
+        outln!(
             "{}  {:<9}  {} attempt(s)  key {key}  {}  (updated {})",
-            e.call_id, e.state, e.attempts, e.target, e.updated_at
+            e.call_id,
+            e.state,
+            e.attempts,
+            e.target,
+            e.updated_at
         );
     }
     Ok(0)
@@ -113,14 +120,14 @@ async fn reconcile(journal: Arc<dyn Journal>, as_json: bool) -> Result<i32> {
             unresolved += 1;
         }
         if !as_json {
-            println!("{}  {} → {}  {note}", entry.call_id, entry.state, state);
+            outln!("{}  {} → {}  {note}", entry.call_id, entry.state, state);
         }
         results.push(json!({"call_id": entry.call_id, "from": entry.state.as_str(), "state": state.as_str(), "note": note}));
     }
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        outln!("{}", serde_json::to_string_pretty(&results)?);
     } else if open.is_empty() {
-        println!("nothing to reconcile");
+        outln!("nothing to reconcile");
     }
     Ok(if unresolved == 0 { 0 } else { 3 })
 }

@@ -32,6 +32,7 @@ use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
 use crate::server_limits::LimitArgs;
+use crate::settings::Settings;
 use guard::{CommandPattern, Targets, token_matches};
 use request::CallRequest;
 
@@ -83,9 +84,9 @@ struct Gateway {
     token: Option<String>,
 }
 
-pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
+pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
     let limits = args.limits.limits()?;
-    let gateway = Arc::new(gateway(args)?);
+    let gateway = Arc::new(gateway(args, settings)?);
     if !args.bind.is_loopback() {
         match (&gateway.token, args.insecure_no_auth) {
             (Some(_), _) => {}
@@ -105,8 +106,7 @@ pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
         .await
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
-    println!("recourse gateway listening on http://{addr}");
-    std::io::Write::flush(&mut std::io::stdout())?;
+    outln!("recourse gateway listening on http://{addr}");
     let stopped = recourse_tool::serve(listener, router(gateway))
         .with_limits(limits)
         .with_graceful_shutdown(shutdown_signal())
@@ -121,13 +121,12 @@ pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn gateway(args: &ServeArgs) -> Result<Gateway> {
-    let token = match std::env::var("RECOURSE_GATEWAY_TOKEN") {
-        Ok(t) if t.trim().is_empty() => bail!("RECOURSE_GATEWAY_TOKEN is set but empty"),
-        Ok(t) => Some(t),
-        Err(_) => None,
-    };
-    let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?.build();
+fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
+    let token = settings.gateway_token.clone();
+    let config = settings.executor.clone();
+    let chain = Arc::new(settings.chain(&config)?);
+    let transport = Arc::new(HttpTransport::builder().build()?);
+    let executor = Executor::standard(transport, config, chain)?.build();
     let mcp_commands = args
         .allow_mcp_commands
         .iter()
