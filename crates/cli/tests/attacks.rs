@@ -249,3 +249,27 @@ async fn an_mcp_server_that_never_shakes_hands_cannot_hold_a_call_past_its_deadl
     assert_ne!(out.status.code(), Some(0));
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_cannot_raise_the_gateways_limits() {
+    let tool = unavailable_tool().await;
+    let gw = Gateway::start();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/calls", gw.url))
+        .json(&json!({
+            "url": format!("{tool}/api/x"),
+            "payload": {},
+            "max_retries": 1000,
+            "max_corrections": 1000,
+            "deadline_secs": 3600
+        }))
+        .send()
+        .await
+        .unwrap();
+    let report: Value = resp.json().await.unwrap();
+    let attempts = report["attempts"].as_array().unwrap().len();
+    assert!(
+        attempts <= 4,
+        "the gateway's 3 resends, not the caller's 1000: {attempts} attempts"
+    );
+}

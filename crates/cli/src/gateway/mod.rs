@@ -194,7 +194,11 @@ async fn calls(
         }
         (None, Some(url)) => {
             let target = g.targets.check("url", url)?;
-            let call = req.call(Target::from(target), &g.targets.allowlist())?;
+            let call = req.call(
+                Target::from(target),
+                &g.targets.allowlist(),
+                g.executor.config(),
+            )?;
             (g.executor.clone(), call)
         }
         (None, None) => {
@@ -256,7 +260,7 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
-    let call = req.call(name, &g.targets.allowlist())?;
+    let call = req.call(name, &g.targets.allowlist(), g.executor.config())?;
     let config = g.executor.config();
     let deadline = req
         .deadline_secs
