@@ -7,12 +7,13 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::Args;
 use recourse::{
-    Action, Call, CallBuilder, CallReport, CorrectionChain, Evidence, Executor, ExecutorConfig,
-    HttpTransport, Outcome, Schema, Transport,
+    Action, Call, CallBuilder, CallReport, Evidence, Executor, ExecutorConfig, HttpTransport,
+    Outcome, Schema, Transport,
 };
 use serde_json::Value;
 
 use crate::input;
+use crate::settings::Settings;
 
 /// Arguments of `recourse call`.
 #[derive(Debug, Args)]
@@ -70,15 +71,18 @@ pub(crate) struct CallArgs {
     /// Reconcile unknown outcomes by GETting this URL template ({key}, {operation_id}).
     #[arg(long, value_name = "URL_TEMPLATE")]
     reconcile: Option<String>,
-    /// Record the call and its attempts before dispatch: a SQLite path or postgres:// URL.
-    #[arg(long, env = "RECOURSE_JOURNAL", value_name = "PATH|URL")]
+    /// Record the call and its attempts before dispatch: a SQLite path or postgres:// URL
+    /// [env: RECOURSE_JOURNAL].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::location)]
     journal: Option<String>,
     /// The capability's input JSON Schema (a file): used by coercion, repair and the correction gate.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::settings::path)]
     schema: Option<std::path::PathBuf>,
     /// The user's original request, enabling contextual re-resolution (L4).
     #[arg(long, value_name = "TEXT")]
     intent: Option<String>,
+    #[command(flatten)]
+    lease: crate::settings::LeaseArg,
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
@@ -92,8 +96,8 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration> {
 }
 
 impl CallArgs {
-    fn config(&self) -> Result<ExecutorConfig> {
-        let mut config = ExecutorConfig::from_env()?;
+    fn config(&self, settings: &Settings) -> Result<ExecutorConfig> {
+        let mut config = settings.executor.clone();
         if let Some(n) = self.max_retries {
             config.limits.max_retries = n;
         }
@@ -109,6 +113,7 @@ impl CallArgs {
         if let Some(secs) = self.timeout {
             config.request_timeout = seconds("--timeout", secs)?;
         }
+        self.lease.apply(&mut config);
         Ok(config)
     }
 
@@ -173,28 +178,29 @@ fn read_schema(path: &std::path::Path) -> Result<Schema> {
     Schema::compile(&schema).map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))
 }
 
-pub(crate) async fn run(args: &CallArgs) -> Result<i32> {
-    let config = args.config()?;
-    let chain = CorrectionChain::from_env(&config)?;
+pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
+    let config = args.config(settings)?;
+    let chain = settings.chain(&config)?;
     let call = args.call(&config)?;
     let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
         Some(target) => {
             let tool = args.mcp.tool()?;
-            crate::mcp::connect(target, &tool, call, config.request_timeout).await?
+            crate::mcp::connect(target, &tool, call, config.request_timeout, config.deadline)
+                .await?
         }
         None => (Arc::new(HttpTransport::builder().build()?), call),
     };
     let call = call.build()?;
     let mut builder = Executor::standard(transport, config, Arc::new(chain))?;
-    if let Some(location) = &args.journal {
+    if let Some(location) = settings.journal(args.journal.as_deref()) {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
     let shown = call.target().to_string();
     let report = builder.build().execute(call).await;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", narrate(&shown, &report));
+        out!("{}", narrate(&shown, &report));
     }
     Ok(report.outcome.exit_code())
 }

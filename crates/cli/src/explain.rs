@@ -5,13 +5,14 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use recourse::{
-    Action, Backoff, ExecutorConfig, Observation, Policy, Situation, Traits, TransportFailure,
+    Action, Backoff, Observation, Policy, Situation, Traits, TransportFailure,
     TransportFailureKind, is_unknown_outcome,
 };
 use recourse_protocol::{ParsedResponse, parse_response, redact};
 use serde_json::{Value, json};
 
 use crate::input;
+use crate::settings::Settings;
 
 /// Arguments of `recourse explain`.
 #[derive(Debug, Args)]
@@ -58,8 +59,8 @@ enum TransportArg {
     Reset,
 }
 
-pub(crate) fn run(args: &ExplainArgs) -> Result<i32> {
-    let config = ExecutorConfig::from_env()?;
+pub(crate) fn run(args: &ExplainArgs, settings: &Settings) -> Result<i32> {
+    let config = settings.executor.clone();
     let traits = Traits {
         idempotent: args.idempotent,
         delegated: args.delegated,
@@ -103,9 +104,9 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<i32> {
         ceiling,
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", human(&report));
+        out!("{}", human(&report));
     }
     Ok(0)
 }

@@ -11,6 +11,7 @@ pub(crate) fn text_or_file(value: &str) -> Result<Vec<u8>> {
                 .context("reading standard input")?;
             Ok(buf)
         }
+        Some(path) if path.trim().is_empty() => bail!("a file name must follow @ in {value:?}"),
         Some(path) => std::fs::read(path).with_context(|| format!("reading {path}")),
         None => Ok(value.as_bytes().to_vec()),
     }

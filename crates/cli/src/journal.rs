@@ -5,25 +5,22 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use recourse::{
-    CallState, HttpReconciler, Journal, JournalEntry, ReconcileRequest, Reconciler, Reconciliation,
-    Target, open_journal,
-};
+use recourse::{CallState, Journal, JournalEntry, ListQuery, open_journal, settle};
 use serde_json::{Value, json};
+
+use crate::settings::Settings;
+
+/// The journal used when neither --journal nor RECOURSE_JOURNAL names one.
+const DEFAULT_JOURNAL: &str = "recourse.db";
 
 /// `recourse journal …`.
 #[derive(Debug, Args)]
 pub(crate) struct JournalArgs {
     #[command(subcommand)]
     command: JournalCommand,
-    /// The journal: a SQLite path or postgres:// URL.
-    #[arg(
-        long,
-        global = true,
-        env = "RECOURSE_JOURNAL",
-        default_value = "recourse.db"
-    )]
-    journal: String,
+    /// The journal: a SQLite path or postgres:// URL [env: RECOURSE_JOURNAL] [default: recourse.db].
+    #[arg(long, global = true, value_name = "PATH|URL", value_parser = crate::settings::location)]
+    journal: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,25 +34,36 @@ enum JournalCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Settle in-flight and unknown calls through their reconcile lookups.
+    /// Settle in-flight and unknown calls through their reconcile lookups; a call another
+    /// process still holds (its lease is unexpired: it may be running) is left alone.
     Reconcile {
         /// Print a JSON array of what each call became.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        lease: crate::settings::LeaseArg,
     },
 }
 
-pub(crate) async fn run(args: &JournalArgs) -> Result<i32> {
-    let journal = open_journal(&args.journal).await?;
+pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> {
+    let location = settings
+        .journal(args.journal.as_deref())
+        .unwrap_or(DEFAULT_JOURNAL);
+    let journal = open_journal(location).await?;
     match &args.command {
         JournalCommand::List { state, json } => {
             list(journal.as_ref(), state.as_deref(), *json).await
         }
-        JournalCommand::Reconcile { json } => reconcile(journal, *json).await,
+        JournalCommand::Reconcile { json, lease } => {
+            let mut config = settings.executor.clone();
+            lease.apply(&mut config);
+            reconcile(journal, config.lease, *json).await
+        }
     }
 }
 
-fn entry_json(e: &JournalEntry) -> Value {
+/// A journal entry as `journal list --json` (and the gateway's `GET /v1/calls`) shows it.
+pub(crate) fn entry_json(e: &JournalEntry) -> Value {
     json!({
         "call_id": e.call_id,
         "capability": e.capability,
@@ -66,6 +74,9 @@ fn entry_json(e: &JournalEntry) -> Value {
         "attempts": e.attempts,
         "started_at": e.started_at,
         "updated_at": e.updated_at,
+        "caller_key": e.caller_key,
+        "owner": e.owner,
+        "lease_until": e.lease_until,
     })
 }
 
@@ -77,98 +88,57 @@ async fn list(journal: &dyn Journal, state: Option<&str>, as_json: bool) -> Resu
         },
         None => None,
     };
-    let entries = journal.list(state).await?;
+    let entries = journal
+        .list(&ListQuery {
+            state,
+            ..ListQuery::default()
+        })
+        .await?;
     if as_json {
         let all: Vec<Value> = entries.iter().map(entry_json).collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(0);
     }
     if entries.is_empty() {
-        println!("no calls");
+        outln!("no calls");
     }
     for e in &entries {
         let key = e.idempotency_key.as_deref().unwrap_or("-");
-        println!(
+        outln!(
             "{}  {:<9}  {} attempt(s)  key {key}  {}  (updated {})",
-            e.call_id, e.state, e.attempts, e.target, e.updated_at
+            e.call_id,
+            e.state,
+            e.attempts,
+            e.target,
+            e.updated_at
         );
     }
     Ok(0)
 }
 
-/// How many times a pending write is looked up before it is left unknown.
-const PENDING_LOOKUPS: u32 = 10;
-
-async fn reconcile(journal: Arc<dyn Journal>, as_json: bool) -> Result<i32> {
-    let mut open = journal.list(Some(CallState::InFlight)).await?;
-    open.extend(journal.list(Some(CallState::Unknown)).await?);
+async fn reconcile(journal: Arc<dyn Journal>, lease: Duration, as_json: bool) -> Result<i32> {
+    let open_in = |state| ListQuery {
+        state: Some(state),
+        ..ListQuery::default()
+    };
+    let mut open = journal.list(&open_in(CallState::InFlight)).await?;
+    open.extend(journal.list(&open_in(CallState::Unknown)).await?);
     let mut results = Vec::new();
     let mut unresolved = 0;
     for entry in &open {
-        let (state, note) = settle(entry).await;
-        if state != entry.state {
-            journal.set_state(&entry.call_id, state, None).await?;
-        }
-        if matches!(state, CallState::InFlight | CallState::Unknown) {
+        let s = settle(journal.as_ref(), entry, lease).await?;
+        if s.held || matches!(s.state, CallState::InFlight | CallState::Unknown) {
             unresolved += 1;
         }
         if !as_json {
-            println!("{}  {} → {}  {note}", entry.call_id, entry.state, state);
+            outln!("{}  {} → {}  {}", s.call_id, s.from, s.state, s.note);
         }
-        results.push(json!({"call_id": entry.call_id, "from": entry.state.as_str(), "state": state.as_str(), "note": note}));
+        results.push(s);
     }
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        outln!("{}", serde_json::to_string_pretty(&results)?);
     } else if open.is_empty() {
-        println!("nothing to reconcile");
+        outln!("nothing to reconcile");
     }
     Ok(if unresolved == 0 { 0 } else { 3 })
-}
-
-/// What a journaled call's lookup says it became.
-async fn settle(entry: &JournalEntry) -> (CallState, String) {
-    if entry.attempts == 0 {
-        return (CallState::Failed, "never dispatched".to_owned());
-    }
-    let Some(template) = &entry.reconcile else {
-        let key = entry.idempotency_key.as_deref().unwrap_or("none");
-        return (
-            CallState::Unknown,
-            format!("no reconcile lookup configured; check by hand (key {key})"),
-        );
-    };
-    let reconciler = match HttpReconciler::new(template.clone()) {
-        Ok(r) => r,
-        Err(e) => return (CallState::Unknown, e.to_string()),
-    };
-    let target = match Target::parse(&entry.target) {
-        Ok(t) => t,
-        Err(e) => return (CallState::Unknown, e.to_string()),
-    };
-    for _ in 0..PENDING_LOOKUPS {
-        let request = ReconcileRequest {
-            target: &target,
-            idempotency_key: entry.idempotency_key.as_deref(),
-            operation_id: entry.operation_id.as_deref(),
-            payload: &entry.payload,
-        };
-        match reconciler.reconcile(request).await {
-            Reconciliation::Committed(_) => return (CallState::Succeeded, "committed".to_owned()),
-            Reconciliation::NotCommitted => {
-                return (
-                    CallState::Failed,
-                    "not committed; nothing was written".to_owned(),
-                );
-            }
-            Reconciliation::Pending { wait } => {
-                tokio::time::sleep(
-                    wait.unwrap_or(Duration::from_millis(500))
-                        .min(Duration::from_secs(5)),
-                )
-                .await;
-            }
-            Reconciliation::Unknown(why) => return (CallState::Unknown, why),
-        }
-    }
-    (CallState::Unknown, "still pending".to_owned())
 }

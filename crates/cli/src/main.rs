@@ -1,5 +1,22 @@
 //! `recourse`: run tool calls the way a careful engineer would, and explain why.
 
+/// `print!` that ends the command quietly when stdout is closed (see `out.rs`).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!($($arg)*))?
+    };
+}
+
+/// `println!` that ends the command quietly when stdout is closed (see `out.rs`).
+macro_rules! outln {
+    () => {
+        $crate::out::write(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 mod approve;
 mod call;
 mod demo;
@@ -10,7 +27,9 @@ mod glob;
 mod input;
 mod journal;
 mod mcp;
+mod out;
 mod server_limits;
+mod settings;
 mod style;
 mod tools;
 mod workflow;
@@ -61,20 +80,32 @@ const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Configuration first, the same way for every command: a bad RECOURSE_*
+    // value stops it before it prints anything.
+    let settings = match settings::Settings::from_env() {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("recourse: {error}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let s = &settings;
     let result = match &cli.command {
-        Command::Explain(args) => explain::run(args),
-        Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run())),
-        Command::Eval(args) => runtime().and_then(|rt| rt.block_on(eval::run(args))),
-        Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
-        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args))),
-        Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
-        Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args))),
+        Command::Explain(args) => explain::run(args, s),
+        Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run(s))),
+        Command::Eval(args) => runtime().and_then(|rt| rt.block_on(eval::run(args, s))),
+        Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args, s))),
+        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args, s))),
+        Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args, s))),
+        Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args, s))),
         Command::Tools {
             command: ToolsCommand::Serve(args),
         } => runtime().and_then(|rt| rt.block_on(tools::serve(args.clone())).map(|()| 0)),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        // The reader of stdout has what it wanted (`| head -1`): done.
+        Err(error) if out::is_closed(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("recourse: {error:#}");
             ExitCode::from(USAGE)

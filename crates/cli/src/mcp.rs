@@ -3,7 +3,7 @@
 
 use std::future::IntoFuture;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -67,20 +67,32 @@ impl McpArgs {
 /// schema (unless the caller gave one with --schema) and hints that may only
 /// make the call more careful. A tool the server lacks is left to the
 /// executor, which stops with `UNKNOWN_TOOL` naming the tools it has.
+///
+/// The session's setup is part of the call: it may take no longer than one
+/// attempt (`timeout`) nor than the whole call's `deadline`, and the call is
+/// left only what remains of that deadline, so a server that never finishes
+/// its handshake cannot hold a call past its deadline.
 pub(crate) async fn connect(
     target: McpTarget,
     tool: &str,
     call: CallBuilder,
     timeout: Duration,
+    deadline: Option<Duration>,
 ) -> Result<(Arc<dyn Transport>, CallBuilder)> {
     let shown = target.to_string();
-    let (transport, tool) = connect_tool(target, tool, timeout)
+    let started = Instant::now();
+    let setup = deadline.map_or(timeout, |d| d.min(timeout));
+    let (transport, tool) = connect_tool(target, tool, setup)
         .await
         .with_context(|| format!("MCP server {shown}"))?;
-    let call = match tool {
+    let mut call = match tool {
         Some(tool) => tool.prepare(call),
         None => call,
     };
+    if let Some(deadline) = deadline {
+        let left = deadline.saturating_sub(started.elapsed());
+        call = call.deadline(left.max(Duration::from_millis(1)));
+    }
     Ok((Arc::new(transport), call))
 }
 

@@ -4,7 +4,6 @@
 //! it), a summary of injected faults on stderr, and serves until Ctrl-C or
 //! SIGTERM, with the server limits of the flags (the same as `recourse serve`'s).
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -70,13 +69,10 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         true => Some(crate::mcp::serve_tools_http(&tools.base_url(), limits).await?),
         false => None,
     };
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", tools.base_url())?;
+    outln!("{}", tools.base_url());
     if let Some(endpoint) = &mcp_endpoint {
-        writeln!(stdout, "{}", endpoint.url())?;
+        outln!("{}", endpoint.url());
     }
-    stdout.flush()?;
-    drop(stdout);
     for fault in &faults {
         eprintln!("injecting fault {fault}");
     }

@@ -5,17 +5,19 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use recourse::{
-    Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Plan, SchemaCoercion,
-    StepOutcome, Workflow, WorkflowReport, WorkflowRunner,
+    Catalogue, Executor, HttpTransport, Plan, SchemaCoercion, StepOutcome, Workflow,
+    WorkflowReport, WorkflowRunner,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::CliApprover;
+use crate::settings::Settings;
 
 /// Arguments of `recourse run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// The plan: a JSON file ('-' reads standard input).
+    #[arg(value_parser = crate::settings::location)]
     plan: String,
     /// A tool server whose GET /api/capabilities resolves the plan's capabilities (repeatable).
     #[arg(long = "catalog", value_name = "URL")]
@@ -32,9 +34,12 @@ pub(crate) struct RunArgs {
     /// Reject this step without asking (repeatable).
     #[arg(long = "reject", value_name = "STEP")]
     reject: Vec<String>,
-    /// Record every step's call and attempts before dispatch: a SQLite path or postgres:// URL.
-    #[arg(long, env = "RECOURSE_JOURNAL", value_name = "PATH|URL")]
+    /// Record every step's call and attempts before dispatch: a SQLite path or postgres:// URL
+    /// [env: RECOURSE_JOURNAL].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::location)]
     journal: Option<String>,
+    #[command(flatten)]
+    lease: crate::settings::LeaseArg,
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
@@ -70,18 +75,19 @@ impl RunArgs {
     }
 }
 
-pub(crate) async fn run(args: &RunArgs) -> Result<i32> {
+pub(crate) async fn run(args: &RunArgs, settings: &Settings) -> Result<i32> {
     let plan = args.plan()?;
     args.check_flags(&plan)?;
     let catalogue = Catalogue::fetch_all(&args.catalogs).await?;
     let workflow = Workflow::new(plan, &catalogue)?;
-    let config = ExecutorConfig::from_env()?;
-    let chain = Arc::new(CorrectionChain::from_env(&config)?);
+    let mut config = settings.executor.clone();
+    args.lease.apply(&mut config);
+    let chain = Arc::new(settings.chain(&config)?);
     let mut builder = Executor::builder(HttpTransport::builder().build()?)
         .with_config(config)?
         .with_admission(Arc::new(SchemaCoercion))
         .with_corrector(chain.clone());
-    if let Some(location) = &args.journal {
+    if let Some(location) = settings.journal(args.journal.as_deref()) {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
     let executor = builder.build();
@@ -103,9 +109,9 @@ pub(crate) async fn run(args: &RunArgs) -> Result<i32> {
     });
     let report = runner.run_with_cancel(&workflow, cancel).await;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
-        print!("{}", narrate(&report));
+        out!("{}", narrate(&report));
     }
     Ok(report.exit_code())
 }

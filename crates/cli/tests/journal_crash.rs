@@ -11,6 +11,8 @@ use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::Value;
 
 const LATENCY: Duration = Duration::from_millis(300);
+/// The call's lease: renewed while it runs, expired soon after it is killed.
+const LEASE_MS: u64 = 600;
 
 async fn slow_exports() -> RunningTools {
     let config = ToolsConfig::default()
@@ -38,6 +40,7 @@ fn start_call(tools: &RunningTools, journal: &Path) -> Child {
             &format!("{}/api/exports/{{operation_id}}", tools.base_url()),
         ])
         .args(["--journal", journal.to_str().unwrap(), "--json"])
+        .args(["--lease-ms", &LEASE_MS.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -57,7 +60,7 @@ async fn attempts_recorded(journal: &Path) -> u32 {
     let Ok(j) = SqliteJournal::open(journal) else {
         return 0;
     };
-    j.list(None)
+    j.list(&recourse::ListQuery::default())
         .await
         .map(|l| l.first().map_or(0, |e| e.attempts))
         .unwrap_or(0)
@@ -83,7 +86,7 @@ async fn a_killed_call_is_in_flight_then_reconciled_without_a_second_write() {
     }
     let key = SqliteJournal::open(&journal)
         .unwrap()
-        .list(None)
+        .list(&recourse::ListQuery::default())
         .await
         .unwrap()[0]
         .idempotency_key
@@ -100,9 +103,14 @@ async fn a_killed_call_is_in_flight_then_reconciled_without_a_second_write() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(pending, "the export never started");
+    let j = journal.to_str().unwrap();
+    // While the call runs, its process holds the lease: reconcile leaves it alone.
+    let (code, early) = recourse(&["journal", "reconcile", "--journal", j, "--json"]);
+    assert_eq!(code, 3, "{early}");
+    assert_eq!(early[0]["held"], true, "{early}");
+    assert_eq!(early[0]["state"], "in_flight", "{early}");
     child.kill().unwrap();
     child.wait().unwrap();
-    let j = journal.to_str().unwrap();
 
     let (code, listed) = recourse(&[
         "journal",
@@ -121,6 +129,8 @@ async fn a_killed_call_is_in_flight_then_reconciled_without_a_second_write() {
     assert_eq!(calls[0]["attempts"], 1);
 
     settle_writes().await;
+    // The killed process renews nothing: once its lease runs out, reconcile settles the call.
+    tokio::time::sleep(Duration::from_millis(LEASE_MS + 100)).await;
     let (code, settled) = recourse(&["journal", "reconcile", "--journal", j, "--json"]);
     assert_eq!(code, 0, "{settled}");
     assert_eq!(settled[0]["state"], "succeeded");
@@ -139,11 +149,15 @@ async fn kill_run(kill_after: Duration) -> (usize, usize) {
     let _ = child.kill();
     child.wait().unwrap();
     settle_writes().await;
+    tokio::time::sleep(Duration::from_millis(LEASE_MS + 100)).await;
     let j = journal.to_str().unwrap();
     let _ = recourse(&["journal", "reconcile", "--journal", j]);
     let written = tools.exports_committed();
     let entries = match SqliteJournal::open(&journal) {
-        Ok(jr) => jr.list(None).await.unwrap_or_default(),
+        Ok(jr) => jr
+            .list(&recourse::ListQuery::default())
+            .await
+            .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     // A write with no succeeded record in the journal would be a lost call.

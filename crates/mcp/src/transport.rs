@@ -12,13 +12,15 @@
 //! call is replaced before anything is sent, so it costs no attempt.
 //!
 //! The SDK has no timeout of its own; every handshake and call here is bounded
-//! by the request's timeout.
+//! by the request's timeout, together: waiting for another caller's handshake,
+//! starting a session and the tool call share one attempt's time, so a server
+//! that is slow to shake hands cannot stretch an attempt past its timeout.
 
 use std::fmt;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use recourse::{BoxFuture, Delivery, Request, Transport, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
@@ -131,24 +133,26 @@ impl McpTransport {
         Ok(self.tools().await?.into_iter().find(|t| t.name == name))
     }
 
-    /// The live session, starting one if there is none or it died.
+    /// The live session, starting one if there is none or it died: waiting
+    /// for the lock (another caller's handshake) and the handshake together
+    /// take at most `timeout`.
     async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpSetupError> {
-        let mut slot = self.session.lock().await;
-        if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
-            return Ok(Arc::clone(session));
-        }
-        *slot = None;
-        let session = tokio::time::timeout(timeout, self.start())
-            .await
-            .map_err(|_| {
-                McpSetupError::unreachable(format!(
-                    "{} did not finish the MCP handshake within {timeout:?}",
-                    self.target
-                ))
-            })??;
-        let session = Arc::new(session);
-        *slot = Some(Arc::clone(&session));
-        Ok(session)
+        let session = async {
+            let mut slot = self.session.lock().await;
+            if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
+                return Ok(Arc::clone(session));
+            }
+            *slot = None;
+            let session = Arc::new(self.start().await?);
+            *slot = Some(Arc::clone(&session));
+            Ok(session)
+        };
+        tokio::time::timeout(timeout, session).await.map_err(|_| {
+            McpSetupError::unreachable(format!(
+                "{} did not finish the MCP handshake within {timeout:?}",
+                self.target
+            ))
+        })?
     }
 
     async fn start(&self) -> Result<Session, McpSetupError> {
@@ -199,15 +203,27 @@ impl McpTransport {
         let Value::Object(arguments) = &request.payload else {
             return reply::arguments_not_object(&request.payload);
         };
+        let started = Instant::now();
         let session = self.live_session(request.timeout).await.map_err(|e| {
             TransportFailure::new(TransportFailureKind::ConnectFailed, e.to_string())
         })?;
+        // The call gets what the handshake left of the attempt's time.
+        let left = request.timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(TransportFailure::new(
+                TransportFailureKind::ConnectFailed,
+                format!(
+                    "{}: the MCP session took the attempt's {:?}; the tool was not called",
+                    self.target, request.timeout
+                ),
+            ));
+        }
         let name = request.target.as_str();
         if !session.tools.iter().any(|t| t.name == name) {
             return reply::unknown_tool(name, &session.tool_names());
         }
         let params = call_params(request, arguments)?;
-        let answer = tokio::time::timeout(request.timeout, session.service.call_tool(params)).await;
+        let answer = tokio::time::timeout(left, session.service.call_tool(params)).await;
         match answer {
             Ok(Ok(result)) => reply::completed(&result),
             Ok(Err(ServiceError::McpError(error))) => reply::rpc_error(&error),

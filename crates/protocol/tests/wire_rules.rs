@@ -408,6 +408,16 @@ fn long_text_body_message_is_cut_to_300_characters() {
 }
 
 #[test]
+fn a_secret_straddling_the_cut_is_redacted_whole_not_left_as_a_prefix() {
+    let body = format!("{} sk-CUTa1b2c3d4e5f6g7h8i9 trailing", "x".repeat(289));
+    let p = parse(500, &body);
+    let message = p.message.unwrap();
+    assert_eq!(message.chars().count(), 300);
+    assert!(!message.contains("sk-CUT"), "{message}");
+    assert!(message.ends_with(" [REDACTED]"), "{message}");
+}
+
+#[test]
 fn html_body_on_2xx_is_a_success_without_data() {
     let p = parse(200, "<html><title>Welcome</title></html>");
     assert_eq!(p.format, BodyFormat::Text);

@@ -5,12 +5,48 @@
 //! probe is let through (half-open); its success closes the breaker, its
 //! failure opens it again. A probe that never reports (its call was cancelled)
 //! is presumed lost after another `open_for`, and a new probe may go.
+//!
+//! # Keys and memory
+//!
+//! Breakers are keyed by [`Target::endpoint`](crate::Target::endpoint): scheme,
+//! host, port and path, never userinfo or the query, so a key holds no
+//! credential and `?page=2` shares its endpoint's breaker. Anyone who can name
+//! targets (a gateway's callers) can name endless distinct endpoints, so the
+//! table is bounded twice: a key longer than 256 characters is cut and
+//! completed with a hash of the whole (keyed per process, so nobody can aim a
+//! collision at another endpoint's breaker), and at most `max_endpoints`
+//! entries are kept (1,024 by default).
+//!
+//! A closed breaker with no failures is no entry at all (the healthy answer
+//! removes it), so the table holds only endpoints failing now or lately. When
+//! it is full and a new endpoint fails, room is made in this order:
+//!
+//! 1. closed entries go: each forgets fewer than `threshold` failures, so at
+//!    worst that endpoint opens later than it would have; its traffic was
+//!    flowing anyway;
+//! 2. then entries whose wait is over (open past `until`, or a half-open probe
+//!    presumed lost): each would admit a probe now, and now admits its callers
+//!    instead, which is no earlier;
+//! 3. never an open breaker still waiting, nor a probe in flight: forgetting
+//!    one would re-admit traffic to a tool that is down before its time. If
+//!    only those are left, the new endpoint is not tracked and its calls flow
+//!    as though it had no breaker. Failing fast is a courtesy to a tool; a
+//!    full table must not become a way to deny calls to an endpoint that is
+//!    healthy.
 
 use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::{Clock, SystemClock};
+
+/// The most endpoints tracked by default (see [`CircuitBreakers::with_max_endpoints`]).
+const DEFAULT_MAX_ENDPOINTS: usize = 1024;
+
+/// The longest key kept whole; longer endpoints are cut and hashed.
+const MAX_KEY_CHARS: usize = 256;
 
 /// The state of one endpoint's breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +84,9 @@ impl BreakerState {
 pub struct CircuitBreakers {
     threshold: u32,
     open_for: Duration,
+    max_endpoints: usize,
     clock: Arc<dyn Clock>,
+    hasher: RandomState,
     states: Mutex<HashMap<String, BreakerState>>,
 }
 
@@ -61,7 +99,8 @@ impl Default for CircuitBreakers {
 
 impl CircuitBreakers {
     /// The default breakers on `clock`: open after 5 consecutive transient
-    /// failures, for 5 s, then let one probe through.
+    /// failures, for 5 s, then let one probe through; at most 1,024
+    /// endpoints tracked.
     pub fn standard(clock: Arc<dyn Clock>) -> Self {
         Self::new(5, Duration::from_secs(5), clock)
     }
@@ -71,24 +110,33 @@ impl CircuitBreakers {
         Self {
             threshold: threshold.max(1),
             open_for,
+            max_endpoints: DEFAULT_MAX_ENDPOINTS,
             clock,
+            hasher: RandomState::new(),
             states: Mutex::default(),
         }
+    }
+
+    /// Tracks at most `n` (at least 1) endpoints; see the module docs for what
+    /// makes room when the table is full.
+    #[must_use]
+    pub fn with_max_endpoints(mut self, n: usize) -> Self {
+        self.max_endpoints = n.max(1);
+        self
     }
 
     /// Asks to dispatch to `endpoint`. `false` means fail fast: the breaker is open.
     pub fn admit(&self, endpoint: &str) -> bool {
         let now = self.clock.now();
+        let key = self.key(endpoint);
         let mut states = self.lock();
-        // The common case, a closed breaker, allocates nothing.
-        let Some(state) = states.get_mut(endpoint) else {
+        // The common case, a healthy endpoint, has no entry.
+        let Some(state) = states.get_mut(key.as_ref()) else {
             return true;
         };
         match *state {
             BreakerState::Closed { .. } => true,
-            BreakerState::Open { until } | BreakerState::HalfOpen { since: until }
-                if now >= until + self.probe_grace(state) =>
-            {
+            _ if self.wait_is_over(state, now) => {
                 *state = BreakerState::HalfOpen { since: now };
                 true
             }
@@ -96,27 +144,32 @@ impl CircuitBreakers {
         }
     }
 
-    fn probe_grace(&self, state: &BreakerState) -> Duration {
-        match state {
-            BreakerState::HalfOpen { .. } => self.open_for,
-            _ => Duration::ZERO,
+    /// Whether an open breaker may let a probe go, or a probe is presumed lost.
+    fn wait_is_over(&self, state: &BreakerState, now: Instant) -> bool {
+        match *state {
+            BreakerState::Closed { .. } => true,
+            BreakerState::Open { until } => now >= until,
+            BreakerState::HalfOpen { since } => now >= since + self.open_for,
         }
     }
 
     /// Records that the endpoint answered (success, or a non-transient failure).
     pub fn record_healthy(&self, endpoint: &str) {
-        // An endpoint with no entry is closed; only an existing entry needs resetting.
-        if let Some(state) = self.lock().get_mut(endpoint) {
-            *state = BreakerState::Closed { failures: 0 };
-        }
+        // A closed breaker with no failures is the absence of an entry.
+        let key = self.key(endpoint);
+        self.lock().remove(key.as_ref());
     }
 
     /// Records a transient failure (connect failure, 408, 429, 5xx).
     pub fn record_transient_failure(&self, endpoint: &str) {
         let now = self.clock.now();
+        let key = self.key(endpoint);
         let mut states = self.lock();
+        if !states.contains_key(key.as_ref()) && !self.make_room(&mut states, now) {
+            return;
+        }
         let state = states
-            .entry(endpoint.to_owned())
+            .entry(key.into_owned())
             .or_insert(BreakerState::Closed { failures: 0 });
         *state = match *state {
             BreakerState::Closed { failures } if failures + 1 < self.threshold => {
@@ -130,17 +183,56 @@ impl CircuitBreakers {
         };
     }
 
+    /// Frees a slot in a full table, in the module docs' order; `false` when
+    /// every entry is an open breaker still waiting or a probe in flight.
+    fn make_room(&self, states: &mut HashMap<String, BreakerState>, now: Instant) -> bool {
+        if states.len() < self.max_endpoints {
+            return true;
+        }
+        states.retain(|_, s| !matches!(s, BreakerState::Closed { .. }));
+        if states.len() < self.max_endpoints {
+            return true;
+        }
+        states.retain(|_, s| !self.wait_is_over(s, now));
+        states.len() < self.max_endpoints
+    }
+
     /// The current state of `endpoint`'s breaker.
     pub fn state(&self, endpoint: &str) -> BreakerState {
+        let key = self.key(endpoint);
         self.lock()
-            .get(endpoint)
+            .get(key.as_ref())
             .copied()
             .unwrap_or(BreakerState::Closed { failures: 0 })
     }
 
-    /// Every endpoint's state, for metrics.
+    /// Every tracked endpoint's state, for metrics: endpoints failing now or
+    /// lately (a healthy endpoint has no entry), at most `max_endpoints`.
     pub fn snapshot(&self) -> Vec<(String, BreakerState)> {
         self.lock().iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    /// How many endpoints are tracked.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no endpoint is tracked (every one is healthy).
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// `endpoint`, or for a long one its first `MAX_KEY_CHARS` characters
+    /// and a hash of the whole.
+    fn key<'a>(&self, endpoint: &'a str) -> std::borrow::Cow<'a, str> {
+        match endpoint.char_indices().nth(MAX_KEY_CHARS) {
+            None => std::borrow::Cow::Borrowed(endpoint),
+            Some((cut, _)) => std::borrow::Cow::Owned(format!(
+                "{}…#{:016x}",
+                &endpoint[..cut],
+                self.hasher.hash_one(endpoint)
+            )),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, BreakerState>> {
@@ -214,5 +306,81 @@ mod tests {
         assert!(!b.admit("t"));
         clock.advance(Duration::from_secs(1));
         assert!(b.admit("t"));
+    }
+
+    #[test]
+    fn a_healthy_answer_leaves_no_entry() {
+        let (b, _) = breakers();
+        b.record_transient_failure("t");
+        assert_eq!(b.len(), 1);
+        b.record_healthy("t");
+        assert!(b.is_empty());
+        b.record_healthy("never-failed");
+        assert!(b.is_empty(), "healthy answers never allocate");
+    }
+
+    #[test]
+    fn a_full_table_forgets_closed_breakers_first() {
+        let (b, _) = breakers();
+        let b = b.with_max_endpoints(3);
+        for _ in 0..3 {
+            b.record_transient_failure("down");
+        }
+        b.record_transient_failure("flaky-1");
+        b.record_transient_failure("flaky-2");
+        b.record_transient_failure("new");
+        assert!(!b.admit("down"), "the open breaker is kept");
+        assert_eq!(b.state("new"), BreakerState::Closed { failures: 1 });
+        assert_eq!(b.state("flaky-1"), BreakerState::Closed { failures: 0 });
+        assert!(b.len() <= 3);
+    }
+
+    #[test]
+    fn a_full_table_never_forgets_an_open_breaker_before_its_time() {
+        let (b, clock) = breakers();
+        let b = b.with_max_endpoints(2);
+        for endpoint in ["a", "b"] {
+            for _ in 0..3 {
+                b.record_transient_failure(endpoint);
+            }
+        }
+        for i in 0..100 {
+            b.record_transient_failure(&format!("attacker-{i}"));
+        }
+        assert!(!b.admit("a") && !b.admit("b"), "still failing fast");
+        assert_eq!(b.len(), 2);
+        assert!(b.admit("attacker-0"), "untracked endpoints flow");
+        clock.advance(Duration::from_secs(5));
+        b.record_transient_failure("c");
+        assert_eq!(b.len(), 1, "both waits were over: both made room");
+        assert!(b.admit("a"), "no earlier than its probe would have gone");
+    }
+
+    #[test]
+    fn a_probe_in_flight_is_never_forgotten() {
+        let (b, clock) = breakers();
+        let b = b.with_max_endpoints(1);
+        for _ in 0..3 {
+            b.record_transient_failure("a");
+        }
+        clock.advance(Duration::from_secs(5));
+        assert!(b.admit("a"), "the probe");
+        b.record_transient_failure("b");
+        assert!(!b.admit("a"), "one probe at a time, even under pressure");
+    }
+
+    #[test]
+    fn long_endpoints_are_cut_and_hashed() {
+        let (b, _) = breakers();
+        let long = |tail: &str| format!("http://127.0.0.1/{}{tail}", "x".repeat(10_000));
+        b.record_transient_failure(&long("a"));
+        b.record_transient_failure(&long("b"));
+        let keys: Vec<String> = b.snapshot().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys.len(), 2, "distinct endpoints keep distinct breakers");
+        assert!(
+            keys.iter().all(|k| k.chars().count() < MAX_KEY_CHARS + 20),
+            "{keys:?}"
+        );
+        assert_eq!(b.state(&long("a")), BreakerState::Closed { failures: 1 });
     }
 }

@@ -15,7 +15,9 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{Call, CallReport, CallState, Claimed, Executor, JournalError, KeyClaim, process_owner};
+use crate::{
+    Call, CallReport, CallState, Claimed, Executor, JournalError, KeyClaim, process_owner,
+};
 
 /// What a call under a caller's key came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +53,11 @@ impl Executor {
     ///
     /// # Errors
     /// When the journal cannot be read or written: nothing was dispatched.
-    pub async fn execute_keyed(&self, call: Call, request_hash: &str) -> Result<Keyed, JournalError> {
+    pub async fn execute_keyed(
+        &self,
+        call: Call,
+        request_hash: &str,
+    ) -> Result<Keyed, JournalError> {
         let (Some(journal), Some(key)) = (&self.journal, call.caller_key.clone()) else {
             return Ok(Keyed::Ran(Box::new(self.execute(call).await)));
         };
@@ -73,26 +79,24 @@ impl Executor {
                 call.call_id = Some(call_id);
                 Ok(Keyed::Ran(Box::new(self.execute(call).await)))
             }
-            Claimed::Exists(entry) => Ok(
-                if entry.request_hash.as_deref() != Some(request_hash) {
-                    Keyed::KeyReused {
-                        call_id: entry.call_id,
-                    }
-                } else if entry.state == CallState::InFlight && entry.is_leased() {
-                    Keyed::InProgress {
-                        call_id: entry.call_id,
-                    }
-                } else {
-                    let state = match entry.state {
-                        CallState::InFlight => CallState::Unknown,
-                        other => other,
-                    };
-                    Keyed::Replayed {
-                        state,
-                        record: Box::new(entry.record_or_summary()),
-                    }
-                },
-            ),
+            Claimed::Exists(entry) => Ok(if entry.request_hash.as_deref() != Some(request_hash) {
+                Keyed::KeyReused {
+                    call_id: entry.call_id,
+                }
+            } else if entry.state == CallState::InFlight && entry.is_leased() {
+                Keyed::InProgress {
+                    call_id: entry.call_id,
+                }
+            } else {
+                let state = match entry.state {
+                    CallState::InFlight => CallState::Unknown,
+                    other => other,
+                };
+                Keyed::Replayed {
+                    state,
+                    record: Box::new(entry.record_or_summary()),
+                }
+            }),
         }
     }
 }

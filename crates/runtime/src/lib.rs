@@ -107,14 +107,15 @@ pub use journal::PostgresJournal;
 pub use journal::SqliteJournal;
 pub use journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalResult,
-    KeyClaim, ListQuery, MAX_LIST, NewCall, open_journal, process_owner, rfc3339,
+    KeyClaim, ListQuery, MAX_LIST, NewCall, Settlement, open_journal, process_owner, rfc3339,
+    settle,
 };
+pub use keyed::{Keyed, request_hash};
 #[cfg(feature = "llm")]
 pub use llm::{
     ChatMessage, Completion, CompletionRequest, DEFAULT_BASE_URL, DEFAULT_MODEL, LanguageModel,
     LlmConfig, LlmError, OpenAiCompatible, Role, estimate_tokens,
 };
-pub use keyed::{Keyed, request_hash};
 pub use manifest::{CapabilityManifests, MANIFEST_PATH};
 pub use method::Method;
 pub use metrics::Metrics;

@@ -122,12 +122,17 @@ impl CapabilityManifests {
     }
 
     /// Whether the tool at `url` declares `method` there idempotent: fetched
-    /// (or remembered) from the URL's origin; `None` when it says nothing.
-    pub async fn declares(&self, url: &Url, method: Method) -> Option<bool> {
+    /// (or remembered) from the URL's origin within `timeout` (a manifest
+    /// that does not arrive in time counts as missing); `None` when it says
+    /// nothing.
+    pub async fn declares(&self, url: &Url, method: Method, timeout: Duration) -> Option<bool> {
         if let Some(known) = self.cached(url, method) {
             return known;
         }
-        let manifest = self.fetch(url).await;
+        let manifest = tokio::time::timeout(timeout, self.fetch(url))
+            .await
+            .ok()
+            .flatten();
         self.store(url, manifest.as_ref().map(declarations));
         self.cached(url, method).flatten()
     }

@@ -3,12 +3,30 @@
 //! A small fixed set of counters, fed from [`CallReport`]s and the shared
 //! budget and breakers, so any host (the gateway, an agent process) can serve
 //! `/metrics` without a global recorder. Every name is prefixed `recourse_`.
+//!
+//! # What a label may hold
+//!
+//! The only label a caller's input reaches is the breakers' `endpoint`: the
+//! endpoint template (scheme, host, port and path; never userinfo or the
+//! query), passed through the redactor once more in case a path holds a key.
+//! A gateway's callers choose their targets, so the number of series is capped:
+//! the `MAX_ENDPOINT_SERIES` (100) most telling endpoints (open first, then
+//! half-open, then closed, each by name) get their own series, and the rest
+//! share one `endpoint="other"` series holding the worst of their states.
+//! `recourse_breakers` counts every tracked endpoint by state, so nothing is
+//! hidden by the cap.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::{CallReport, CircuitBreakers, Event, RetryBudget};
+use crate::{BreakerState, CallReport, CircuitBreakers, Event, RetryBudget};
+
+/// The most breaker series rendered; the rest share one `other` series.
+const MAX_ENDPOINT_SERIES: usize = 100;
+
+/// The label of the series the endpoints past the cap share.
+const OTHER: &str = "other";
 
 /// Counters of calls, attempts, corrections, dispatches and model usage.
 #[derive(Debug, Default)]
@@ -132,26 +150,69 @@ impl Metrics {
             "Resends refused by the shared retry budget.",
             exhausted,
         );
-        family(
-            &mut out,
-            "recourse_breaker_state",
-            "Circuit breaker state per endpoint: 0 closed, 1 half-open, 2 open.",
-            "gauge",
-        );
-        for (endpoint, state) in breakers.map(CircuitBreakers::snapshot).unwrap_or_default() {
-            let v = match state.name() {
-                "open" => 2,
-                "half_open" => 1,
-                _ => 0,
-            };
-            let _ = writeln!(
-                out,
-                "recourse_breaker_state{{endpoint=\"{}\"}} {v}",
-                escape(&endpoint)
-            );
-        }
+        render_breakers(&mut out, breakers);
         out
     }
+}
+
+/// The breaker families: counts by state, then one bounded series per endpoint.
+fn render_breakers(out: &mut String, breakers: Option<&CircuitBreakers>) {
+    let states = breakers.map(CircuitBreakers::snapshot).unwrap_or_default();
+    family(
+        out,
+        "recourse_breakers",
+        "Endpoints whose breaker is tracked (failing now or lately), by state.",
+        "gauge",
+    );
+    for name in ["closed", "half_open", "open"] {
+        let n = states.iter().filter(|(_, s)| s.name() == name).count();
+        let _ = writeln!(out, "recourse_breakers{{state=\"{name}\"}} {n}");
+    }
+    family(
+        out,
+        "recourse_breaker_state",
+        "Circuit breaker state per endpoint: 0 closed, 1 half-open, 2 open.",
+        "gauge",
+    );
+    for (endpoint, level) in endpoint_series(&states) {
+        let _ = writeln!(
+            out,
+            "recourse_breaker_state{{endpoint=\"{}\"}} {level}",
+            escape(&endpoint)
+        );
+    }
+}
+
+/// 0 closed, 1 half-open, 2 open.
+fn level(state: &BreakerState) -> u8 {
+    match state {
+        BreakerState::Closed { .. } => 0,
+        BreakerState::HalfOpen { .. } => 1,
+        BreakerState::Open { .. } => 2,
+    }
+}
+
+/// At most `MAX_ENDPOINT_SERIES` + 1 `(label, level)` pairs: redacted
+/// endpoints, the worst state first, and `other` for the rest.
+fn endpoint_series(states: &[(String, BreakerState)]) -> Vec<(String, u8)> {
+    let mut by_label: BTreeMap<String, u8> = BTreeMap::new();
+    for (endpoint, state) in states {
+        let worst = by_label
+            .entry(recourse_protocol::redact(endpoint))
+            .or_default();
+        *worst = (*worst).max(level(state));
+    }
+    let mut series: Vec<(String, u8)> = by_label.into_iter().collect();
+    series.sort_by(|(a, x), (b, y)| y.cmp(x).then_with(|| a.cmp(b)));
+    if series.len() > MAX_ENDPOINT_SERIES {
+        let rest = series.split_off(MAX_ENDPOINT_SERIES);
+        let worst = rest.iter().map(|(_, l)| *l).max().unwrap_or(0);
+        match series.iter_mut().find(|(label, _)| label == OTHER) {
+            Some((_, l)) => *l = (*l).max(worst),
+            None => series.push((OTHER.to_owned(), worst)),
+        }
+    }
+    series
 }
 
 fn family(out: &mut String, name: &str, help: &str, kind: &str) {
@@ -284,5 +345,66 @@ mod tests {
             )
         );
         assert!(text.contains("recourse_corrections_total{source=\"llm\",result=\"fixed\"} 1"));
+    }
+
+    fn failing(endpoints: impl IntoIterator<Item = String>, times: u32) -> CircuitBreakers {
+        let breakers = CircuitBreakers::new(
+            3,
+            std::time::Duration::from_secs(5),
+            std::sync::Arc::new(crate::ManualClock::new()),
+        );
+        for endpoint in endpoints {
+            for _ in 0..times {
+                breakers.record_transient_failure(&endpoint);
+            }
+        }
+        breakers
+    }
+
+    #[test]
+    fn breaker_series_are_capped_with_one_other_series() {
+        let breakers = failing((0..1000).map(|i| format!("http://127.0.0.1:9/p{i}")), 1);
+        for _ in 0..3 {
+            breakers.record_transient_failure("http://127.0.0.1:9/zzz-down");
+        }
+        let text = Metrics::default().render(None, Some(&breakers));
+        let series = text.matches("recourse_breaker_state{").count();
+        assert_eq!(series, MAX_ENDPOINT_SERIES + 1, "{text}");
+        assert!(
+            text.contains("recourse_breaker_state{endpoint=\"other\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recourse_breaker_state{endpoint=\"http://127.0.0.1:9/zzz-down\"} 2"),
+            "an open breaker is never hidden in other"
+        );
+        assert!(
+            text.contains("recourse_breakers{state=\"closed\"} 1000"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recourse_breakers{state=\"open\"} 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn breaker_labels_are_redacted_and_merged() {
+        let breakers = failing(
+            [
+                "http://127.0.0.1:9/keys/sk-live0123456789abcdefghij/a".to_owned(),
+                "http://127.0.0.1:9/keys/sk-live9876543210abcdefghij/a".to_owned(),
+            ],
+            1,
+        );
+        breakers.record_transient_failure("http://127.0.0.1:9/keys/sk-live9876543210abcdefghij/a");
+        breakers.record_transient_failure("http://127.0.0.1:9/keys/sk-live9876543210abcdefghij/a");
+        let text = Metrics::default().render(None, Some(&breakers));
+        assert!(!text.contains("sk-live"), "{text}");
+        assert_eq!(text.matches("recourse_breaker_state{").count(), 1, "{text}");
+        assert!(
+            text.contains("} 2\n"),
+            "the worst of the merged states: {text}"
+        );
     }
 }

@@ -150,7 +150,10 @@ async fn keys(journal: &Arc<dyn Journal>) {
     assert_eq!(entry.call_id, "k1");
     assert_eq!(entry.request_hash.as_deref(), Some("hash-1"));
     assert_eq!(entry.state, CallState::InFlight);
-    assert!(journal.get("k2").await.unwrap().is_none(), "nothing recorded for the loser");
+    assert!(
+        journal.get("k2").await.unwrap().is_none(),
+        "nothing recorded for the loser"
+    );
     // The claimed call then begins like any other, keeping its key.
     let mut call = new_call("k1");
     call.idempotency_key = Some("agent-7".to_owned());

@@ -21,18 +21,18 @@ use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::Value;
 
 use crate::call::narrate;
+use crate::settings::Settings;
 use crate::style::Style;
 use recovering::Recovering;
 use scenes::{SCENES, Scene};
 
-pub(crate) async fn run() -> Result<i32> {
-    // Configuration first: a bad RECOURSE_* value fails before any output.
+pub(crate) async fn run(settings: &Settings) -> Result<i32> {
     let config = ExecutorConfig {
         backoff_base: Duration::from_millis(200),
         deadline: Some(Duration::from_secs(30)),
-        ..ExecutorConfig::from_env()?
+        ..settings.executor.clone()
     };
-    let workflow = workflow_scene::Setup::from_env()?;
+    let workflow = workflow_scene::Setup::new(settings)?;
     let style = Style::detect();
     let started = Instant::now();
     let tools = Arc::new(
@@ -41,14 +41,14 @@ pub(crate) async fn run() -> Result<i32> {
             .context("starting the reference tools")?,
     );
     let schemas = manifest_schemas(&tools.base_url()).await?;
-    println!(
+    outln!(
         "{}",
         style.bold(&format!(
             "recourse demo — reference tools at {}",
             tools.base_url()
         ))
     );
-    println!(
+    outln!(
         "{}\n",
         style.dim("Every line below is read from the executor's real trace.")
     );
@@ -67,7 +67,7 @@ pub(crate) async fn run() -> Result<i32> {
         total - failures,
         started.elapsed().as_secs_f64()
     );
-    println!(
+    outln!(
         "{}",
         if failures == 0 {
             style.good(&summary)
@@ -118,8 +118,8 @@ async fn play(
     config: &ExecutorConfig,
     style: Style,
 ) -> Result<bool> {
-    println!("{}", style.bold(&format!("{n}. {}", scene.title)));
-    println!("   {}", scene.story);
+    outln!("{}", style.bold(&format!("{n}. {}", scene.title)));
+    outln!("   {}", scene.story);
     let faults = scene
         .faults
         .iter()
@@ -138,20 +138,20 @@ async fn play(
     }
     let report = executor(tools, scene, config)?.execute(call.build()?).await;
     tools.set_faults(Vec::new());
-    print_trace(&url, &report, style);
+    print_trace(&url, &report, style)?;
     let writes = tools.exports_committed() - writes_before;
     if scene.route == "/api/exports" {
-        println!("   exports written by this scene: {writes}");
+        outln!("   exports written by this scene: {writes}");
     }
     let verdict = (scene.check)(&report, writes);
     match &verdict {
-        Ok(lesson) => println!("   {} {lesson}\n", style.good("✓")),
-        Err(problem) => println!("   {} {problem}\n", style.bad("✗")),
+        Ok(lesson) => outln!("   {} {lesson}\n", style.good("✓")),
+        Err(problem) => outln!("   {} {problem}\n", style.bad("✗")),
     }
     Ok(verdict.is_ok())
 }
 
-fn print_trace(url: &str, report: &CallReport, style: Style) {
+fn print_trace(url: &str, report: &CallReport, style: Style) -> Result<()> {
     for line in narrate(url, report).lines() {
         let line = if line.starts_with("succeeded") {
             style.good(line)
@@ -160,6 +160,7 @@ fn print_trace(url: &str, report: &CallReport, style: Style) {
         } else {
             line.to_owned()
         };
-        println!("   {line}");
+        outln!("   {line}");
     }
+    Ok(())
 }

@@ -13,6 +13,7 @@ use recourse::{
 };
 use recourse_reference_tools::RunningTools;
 
+use crate::settings::Settings;
 use crate::style::Style;
 
 /// The plan shipped in `examples/`, so the demo and the example never drift apart.
@@ -25,12 +26,12 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    pub(crate) fn from_env() -> Result<Self> {
+    pub(crate) fn new(settings: &Settings) -> Result<Self> {
         let config = ExecutorConfig {
             deadline: Some(Duration::from_secs(60)),
-            ..ExecutorConfig::from_env()?
+            ..settings.executor.clone()
         };
-        let chain = Arc::new(CorrectionChain::from_env(&config)?);
+        let chain = Arc::new(settings.chain(&config)?);
         Ok(Self { config, chain })
     }
 }
@@ -41,18 +42,14 @@ pub(crate) async fn play(
     setup: &Setup,
     style: Style,
 ) -> Result<bool> {
-    println!(
+    outln!(
         "{}",
         style.bold(&format!(
             "{n}. Sell 100 Tesla shares and convert the proceeds to EUR"
         ))
     );
-    println!(
-        "   A planner made two steps and gave the conversion amount 0; the quote step's result"
-    );
-    println!(
-        "   holds what is needed. The currency tool opts non-positive amounts into correction."
-    );
+    outln!("   A planner made two steps and gave the conversion amount 0; the quote step's result");
+    outln!("   holds what is needed. The currency tool opts non-positive amounts into correction.");
     let chain = Arc::clone(&setup.chain);
     let has_model = chain.has_model();
     let transport = Arc::new(HttpTransport::builder().build()?);
@@ -66,12 +63,12 @@ pub(crate) async fn play(
         .run(&workflow)
         .await;
     for line in crate::workflow::narrate(&report).lines() {
-        println!("   {line}");
+        outln!("   {line}");
     }
     let verdict = judge(&report, has_model);
     match &verdict {
-        Ok(lesson) => println!("   {} {lesson}\n", style.good("✓")),
-        Err(problem) => println!("   {} {problem}\n", style.bad("✗")),
+        Ok(lesson) => outln!("   {} {lesson}\n", style.good("✓")),
+        Err(problem) => outln!("   {} {problem}\n", style.bad("✗")),
     }
     Ok(verdict.is_ok())
 }

@@ -33,10 +33,10 @@ mod script;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use crate::settings::Settings;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use recourse::LlmConfig;
 
 use model::ModelChoice;
 use report::{JudgedRun, ScenarioResult, Scorecard};
@@ -52,13 +52,13 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     json: bool,
     /// Also write a self-contained HTML report to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::settings::path)]
     html: Option<PathBuf>,
     /// Only scenarios whose id matches GLOB (repeatable).
     #[arg(long = "scenario", value_name = "GLOB")]
     scenarios: Vec<String>,
     /// Load the scenarios from DIR (every *.json) instead of the built-in suite.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::settings::path)]
     suite: Option<PathBuf>,
     /// The model for scenarios that need one: `scripted` replays each scenario's
     /// reference reply (a plumbing check); `none` skips them. Default: the
@@ -77,7 +77,7 @@ enum ModelFlag {
 }
 
 /// Runs the evaluation; exit code 0 when every scenario that ran passed, 1 otherwise.
-pub(crate) async fn run(args: &EvalArgs) -> Result<i32> {
+pub(crate) async fn run(args: &EvalArgs, settings: &Settings) -> Result<i32> {
     let suite = match &args.suite {
         Some(dir) => load::from_dir(dir)?,
         None => load::builtin()?,
@@ -86,7 +86,10 @@ pub(crate) async fn run(args: &EvalArgs) -> Result<i32> {
     let model = match args.model {
         Some(ModelFlag::Scripted) => ModelChoice::Scripted,
         Some(ModelFlag::None) => ModelChoice::Absent,
-        None => LlmConfig::from_env()?.map_or(ModelChoice::Absent, ModelChoice::Configured),
+        None => settings
+            .llm
+            .clone()
+            .map_or(ModelChoice::Absent, ModelChoice::Configured),
     };
     let card = evaluate(scenarios, args.k, &model).await?;
     if let Some(path) = &args.html {
@@ -94,11 +97,11 @@ pub(crate) async fn run(args: &EvalArgs) -> Result<i32> {
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&card.to_json())?);
+        outln!("{}", serde_json::to_string_pretty(&card.to_json())?);
     } else {
-        print!("{}", card.to_text());
+        out!("{}", card.to_text());
         if let Some(path) = &args.html {
-            println!("HTML report: {}", path.display());
+            outln!("HTML report: {}", path.display());
         }
     }
     Ok(if card.all_passed() { 0 } else { 1 })

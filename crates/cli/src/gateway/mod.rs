@@ -34,6 +34,7 @@ use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
 
 use crate::server_limits::LimitArgs;
+use crate::settings::Settings;
 use guard::{CommandPattern, Targets, token_matches};
 use request::CallRequest;
 
@@ -71,6 +72,8 @@ pub(crate) struct ServeArgs {
     mcp_env: Vec<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    lease: crate::settings::LeaseArg,
 }
 
 struct Gateway {
@@ -85,9 +88,9 @@ struct Gateway {
     token: Option<String>,
 }
 
-pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
+pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
     let limits = args.limits.limits()?;
-    let gateway = Arc::new(gateway(args)?);
+    let gateway = Arc::new(gateway(args, settings)?);
     if !args.bind.is_loopback() {
         match (&gateway.token, args.insecure_no_auth) {
             (Some(_), _) => {}
@@ -107,8 +110,7 @@ pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
         .await
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
-    println!("recourse gateway listening on http://{addr}");
-    std::io::Write::flush(&mut std::io::stdout())?;
+    outln!("recourse gateway listening on http://{addr}");
     let stopped = recourse_tool::serve(listener, router(gateway))
         .with_limits(limits)
         .with_graceful_shutdown(shutdown_signal())
@@ -123,16 +125,16 @@ pub(crate) async fn serve(args: &ServeArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn gateway(args: &ServeArgs) -> Result<Gateway> {
-    let token = match std::env::var("RECOURSE_GATEWAY_TOKEN") {
-        Ok(t) if t.trim().is_empty() => bail!("RECOURSE_GATEWAY_TOKEN is set but empty"),
-        Ok(t) => Some(t),
-        Err(_) => None,
-    };
+fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
+    let token = settings.gateway_token.clone();
+    let mut config = settings.executor.clone();
+    args.lease.apply(&mut config);
+    let chain = Arc::new(settings.chain(&config)?);
+    let transport = Arc::new(HttpTransport::builder().build()?);
     let targets = Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?;
     // Manifests are read only where targets may be called.
     let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
-    let executor = Executor::from_env(Arc::new(HttpTransport::builder().build()?))?
+    let executor = Executor::standard(transport, config, chain)?
         .with_manifests(Arc::new(manifests))
         .build();
     let mcp_commands = args
@@ -191,20 +193,22 @@ async fn calls(
     State(g): State<Arc<Gateway>>,
     ToolJson(req): ToolJson<CallRequest>,
 ) -> Result<Response, ToolFailure> {
-    let timeout = g.executor.config().request_timeout;
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
     }
     let (executor, call) = match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
-            let (transport, call) = mcp_call(&g, &req, mcp, timeout).await?;
+            let (transport, call) = mcp_call(&g, &req, mcp).await?;
             (g.executor.with_transport(transport), call)
         }
         (None, Some(url)) => {
             let target = g.targets.check("url", url)?;
-            let header = &g.executor.config().idempotency_header;
-            let call = req.call(Target::from(target), &g.targets.allowlist(), header)?;
+            let call = req.call(
+                Target::from(target),
+                &g.targets.allowlist(),
+                g.executor.config(),
+            )?;
             (g.executor.clone(), call)
         }
         (None, None) => {
@@ -233,7 +237,6 @@ async fn mcp_call(
     g: &Gateway,
     req: &CallRequest,
     mcp: &serde_json::Value,
-    timeout: std::time::Duration,
 ) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
     let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
     let Some(tool) = tool else {
@@ -267,9 +270,13 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
-    let header = &g.executor.config().idempotency_header;
-    let call = req.call(name, &g.targets.allowlist(), header)?;
-    crate::mcp::connect(target, tool, call, timeout)
+    let call = req.call(name, &g.targets.allowlist(), g.executor.config())?;
+    let config = g.executor.config();
+    let deadline = req
+        .deadline_secs
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .or(config.deadline);
+    crate::mcp::connect(target, tool, call, config.request_timeout, deadline)
         .await
         .map_err(|e| {
             ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}"))

@@ -48,9 +48,9 @@ pub(crate) fn document() -> Value {
                         "delegated": {"type": "boolean", "default": false},
                         "reconcile": {"type": "string", "description": "Lookup URL template with {key} / {operation_id}"},
                         "intent": {"type": "string", "description": "The user's original request (enables L4)"},
-                        "max_retries": {"type": "integer", "minimum": 0},
-                        "max_corrections": {"type": "integer", "minimum": 0},
-                        "deadline_secs": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600}
+                        "max_retries": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_RETRIES); larger values are lowered to it"},
+                        "max_corrections": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_CORRECTIONS); larger values are lowered to it"},
+                        "deadline_secs": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "At most the gateway's own deadline (120 s by default); longer ones are shortened to it"}
                     }
                 },
                 "CallReport": {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Call, CallBuilder, HttpReconciler, Target, TargetAllowlist};
+use recourse::{Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, TargetAllowlist};
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -40,16 +40,22 @@ impl CallRequest {
     /// The call to run against `target` (an allowed URL, or an MCP tool's
     /// name), not yet checked: an MCP tool's description may still be added.
     /// Its reconcile lookups, if any, are sent only where `allowlist` allows.
+    ///
+    /// A caller's `max_retries`, `max_corrections` and `deadline_secs` may
+    /// tighten the gateway's own configuration (`ceiling`), never loosen it:
+    /// whoever can reach the gateway must not be able to buy more resends,
+    /// model calls or time than its operator configured.
     pub(crate) fn call(
         &self,
         target: Target,
         allowlist: &Arc<TargetAllowlist>,
-        key_header: &str,
+        ceiling: &ExecutorConfig,
     ) -> Result<CallBuilder, ToolError> {
         if !self.payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
-        let mut call = Call::to(target, self.payload.clone()).idempotency_header(key_header);
+        let mut call = Call::to(target, self.payload.clone())
+            .idempotency_header(ceiling.idempotency_header.clone());
         if let Some(idempotent) = self.idempotent {
             call = call.idempotent(idempotent);
         }
@@ -84,10 +90,10 @@ impl CallRequest {
             call = call.http_reconciler(reconciler);
         }
         if let Some(n) = self.max_retries {
-            call = call.max_retries(n);
+            call = call.max_retries(n.min(ceiling.limits.max_retries));
         }
         if let Some(n) = self.max_corrections {
-            call = call.max_corrections(n);
+            call = call.max_corrections(n.min(ceiling.limits.max_corrections));
         }
         if let Some(secs) = self.deadline_secs {
             if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
@@ -96,7 +102,8 @@ impl CallRequest {
                     "deadline_secs must be in (0, 3600]",
                 ));
             }
-            call = call.deadline(Duration::from_secs_f64(secs));
+            let asked = Duration::from_secs_f64(secs);
+            call = call.deadline(ceiling.deadline.map_or(asked, |d| asked.min(d)));
         }
         Ok(call)
     }

@@ -295,14 +295,23 @@ fn error_message_hint(obj: &Map<String, Value>) -> Option<String> {
 
 const EXCERPT_CHARS: usize = 300;
 
+/// How far past the cut an excerpt is redacted first, so a secret straddling
+/// the cut is recognised whole rather than left as an unrecognisable prefix.
+const REDACT_WINDOW_CHARS: usize = EXCERPT_CHARS + 1024;
+
+/// The first [`EXCERPT_CHARS`] characters of `text`, redacted before the cut.
+fn excerpt(text: &str) -> String {
+    let window: String = text.chars().take(REDACT_WINDOW_CHARS).collect();
+    crate::redact(&window).chars().take(EXCERPT_CHARS).collect()
+}
+
 fn text_excerpt(body: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
     let text = text.trim();
     if let Some(title) = html_title(text) {
         return Some(title);
     }
-    let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
-    Some(excerpt)
+    Some(excerpt(text))
 }
 
 fn html_title(text: &str) -> Option<String> {
@@ -310,7 +319,7 @@ fn html_title(text: &str) -> Option<String> {
     let start = lower.find("<title>")? + "<title>".len();
     let end = start + lower[start..].find("</title>")?;
     let title = text.get(start..end)?.trim();
-    (!title.is_empty()).then(|| title.chars().take(EXCERPT_CHARS).collect())
+    (!title.is_empty()).then(|| excerpt(title))
 }
 
 impl ParsedResponse {

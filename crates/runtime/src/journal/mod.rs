@@ -15,6 +15,7 @@
 
 #[cfg(feature = "postgres")]
 mod postgres;
+mod settle;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod timestamp;
@@ -28,11 +29,12 @@ use serde_json::Value;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresJournal;
+pub use settle::{Settlement, settle};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteJournal;
-pub use timestamp::rfc3339;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use timestamp::lease_until;
+pub use timestamp::rfc3339;
 
 use crate::transport::BoxFuture;
 
@@ -360,8 +362,8 @@ fn open_sqlite(_location: &str) -> JournalResult<Arc<dyn Journal>> {
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
     (
-    1,
-    "CREATE TABLE recourse_calls (
+        1,
+        "CREATE TABLE recourse_calls (
         call_id TEXT PRIMARY KEY,
         target TEXT NOT NULL,
         capability TEXT,

@@ -134,7 +134,9 @@ impl Journal for PostgresJournal {
             let existing = self
                 .get_by("caller_key", &claim.caller_key)
                 .await?
-                .ok_or_else(|| JournalError::new("claiming the idempotency key", "the key's call vanished"))?;
+                .ok_or_else(|| {
+                    JournalError::new("claiming the idempotency key", "the key's call vanished")
+                })?;
             Ok(Claimed::Exists(Box::new(existing)))
         })
     }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use recourse_protocol::redact_value;
 
 use super::Run;
-use crate::{AttemptResult, CallReport, CallState, Event, Journal, NewCall, Outcome, process_owner};
+use crate::{
+    AttemptResult, CallReport, CallState, Event, Journal, NewCall, Outcome, process_owner,
+};
 
 impl Run<'_> {
     /// Records the call before its first dispatch — when it has something to

@@ -172,12 +172,18 @@ impl<'e> Run<'e> {
     }
 
     /// Asks the tool's manifest when neither the caller nor the tool said
-    /// whether the call is idempotent, then settles the key every attempt
-    /// carries: the caller's, or a fresh one for a non-idempotent call.
+    /// whether the call is idempotent — spending at most a quarter of the
+    /// time left (and never more than the attempt timeout) on it — then
+    /// settles the key every attempt carries: the caller's, or a fresh one
+    /// for a non-idempotent call.
     async fn resolve_idempotency(&mut self) {
+        let per_attempt = self.exec.config.request_timeout;
+        let budget = self
+            .remaining()
+            .map_or(per_attempt, |left| (left / 4).min(per_attempt));
         if self.call.ask_manifest
             && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
-            && let Some(idempotent) = manifests.declares(url, self.call.method).await
+            && let Some(idempotent) = manifests.declares(url, self.call.method, budget).await
         {
             self.idempotency = Idempotency {
                 idempotent,

@@ -24,8 +24,10 @@ pub enum PlanError {
         /// The missing step.
         dependency: String,
     },
-    /// The steps depend on each other in a circle; `0` lists it, first step repeated last.
-    #[error("the steps depend on each other in a cycle: {}", .0.join(" → "))]
+    /// The steps depend on each other in a circle; `0` lists it, first step
+    /// repeated last. The message names at most the first 12 steps of a
+    /// long cycle, so a 100,000-step cycle makes a one-line error.
+    #[error("the steps depend on each other in a cycle: {}", cycle_text(.0))]
     Cycle(Vec<String>),
     /// A step names a capability no catalogue lists.
     #[error("step {step:?} uses capability {capability:?}, which no catalogue lists{hint}")]
@@ -69,4 +71,21 @@ impl PlanError {
             problem: problem.into(),
         }
     }
+}
+
+/// How many steps of a cycle its message names.
+const CYCLE_STEPS_SHOWN: usize = 12;
+
+/// `a → b → a`, or for a long cycle its first steps, how many more, and the
+/// step it comes back to.
+fn cycle_text(cycle: &[String]) -> String {
+    if cycle.len() <= CYCLE_STEPS_SHOWN + 1 {
+        return cycle.join(" → ");
+    }
+    let more = cycle.len() - 1 - CYCLE_STEPS_SHOWN;
+    format!(
+        "{} → … {more} more step(s) … → {}",
+        cycle[..CYCLE_STEPS_SHOWN].join(" → "),
+        cycle[cycle.len() - 1]
+    )
 }

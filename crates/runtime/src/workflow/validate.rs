@@ -1,6 +1,12 @@
 //! Validation: a plan runs only when every step, dependency, capability and
 //! reference makes sense, and the dependencies form no cycle. An invalid plan
 //! dispatches nothing.
+//!
+//! A plan is input, possibly a planner's or an attacker's, so validation is
+//! linear in its size: steps are indexed once, cycles are found by peeling
+//! (Kahn's algorithm, no recursion to overflow the stack), and a reference to
+//! a step that is not a direct dependency walks the ancestors only as far as
+//! it must, under a fixed budget of visits for the whole plan.
 
 use std::collections::{HashMap, HashSet};
 
@@ -83,15 +89,8 @@ pub(crate) fn validate(plan: &Plan, catalogue: &Catalogue) -> Result<Vec<StepTar
             return Err(PlanError::DuplicateStep(step.step_id.clone()));
         }
     }
-    for step in &plan.steps {
-        if let Some(missing) = step.depends_on.iter().find(|d| !ids.contains(d.as_str())) {
-            return Err(PlanError::UnknownDependency {
-                step: step.step_id.clone(),
-                dependency: missing.clone(),
-            });
-        }
-    }
-    if let Some(cycle) = find_cycle(plan) {
+    let graph = Graph::new(plan)?;
+    if let Some(cycle) = graph.find_cycle() {
         return Err(PlanError::Cycle(cycle));
     }
     let targets = plan
@@ -99,8 +98,9 @@ pub(crate) fn validate(plan: &Plan, catalogue: &Catalogue) -> Result<Vec<StepTar
         .iter()
         .map(|step| target(step, catalogue))
         .collect::<Result<Vec<_>, _>>()?;
-    for step in &plan.steps {
-        check_inputs(plan, step)?;
+    let mut walk_budget = REFERENCE_WALK_BUDGET;
+    for (i, step) in plan.steps.iter().enumerate() {
+        check_inputs(&graph, i, step, &mut walk_budget)?;
     }
     Ok(targets)
 }
@@ -190,7 +190,18 @@ fn origin(url: &str) -> &str {
         .map_or(url, |slash| &url[..after_scheme + slash])
 }
 
-fn check_inputs(plan: &Plan, step: &PlanStep) -> Result<(), PlanError> {
+/// How many ancestor visits checking indirect references may cost, for the
+/// whole plan. Far above any real plan (a 100,000-step chain whose every step
+/// names its grandparent costs about 100,000); an adversarial plan stops here with
+/// an error instead of taking quadratic time.
+const REFERENCE_WALK_BUDGET: usize = 1_000_000;
+
+fn check_inputs(
+    graph: &Graph<'_>,
+    index: usize,
+    step: &PlanStep,
+    walk_budget: &mut usize,
+) -> Result<(), PlanError> {
     let id = &step.step_id;
     if !step.parameters.is_object() {
         return Err(PlanError::step(id, "parameters must be a JSON object"));
@@ -198,89 +209,133 @@ fn check_inputs(plan: &Plan, step: &PlanStep) -> Result<(), PlanError> {
     for pointer in &step.exact {
         validate_pointer(pointer).map_err(|e| PlanError::step(id, format!("exact: {e}")))?;
     }
-    let upstream = ancestors(plan, id);
     for reference in references_in(&step.parameters).map_err(|e| PlanError::step(id, e))? {
-        if plan.step(&reference.step).is_none() {
+        let Some(&referenced) = graph.index.get(reference.step.as_str()) else {
             return Err(PlanError::step(
                 id,
                 format!("reference {} names no step of this plan", reference.raw),
             ));
-        }
-        if !upstream.contains(reference.step.as_str()) {
-            return Err(PlanError::step(
-                id,
-                format!(
-                    "reference {} needs step {:?} in depends_on (directly or through another step)",
-                    reference.raw, reference.step
-                ),
-            ));
+        };
+        match graph.depends_on(index, referenced, walk_budget) {
+            Some(true) => {}
+            Some(false) => {
+                return Err(PlanError::step(
+                    id,
+                    format!(
+                        "reference {} needs step {:?} in depends_on (directly or through another step)",
+                        reference.raw, reference.step
+                    ),
+                ));
+            }
+            None => {
+                return Err(PlanError::step(
+                    id,
+                    format!(
+                        "reference {}: checking indirect references would visit more than \
+                         {REFERENCE_WALK_BUDGET} steps; list {:?} in depends_on directly",
+                        reference.raw, reference.step
+                    ),
+                ));
+            }
         }
     }
     Ok(())
 }
 
-/// Every step `id` depends on, directly or not.
-fn ancestors<'a>(plan: &'a Plan, id: &str) -> HashSet<&'a str> {
-    let mut seen = HashSet::new();
-    let mut todo: Vec<&str> = plan
-        .step(id)
-        .map(|s| s.depends_on.iter().map(String::as_str).collect())
-        .unwrap_or_default();
-    while let Some(next) = todo.pop() {
-        if seen.insert(next)
-            && let Some(step) = plan.step(next)
-        {
-            todo.extend(step.depends_on.iter().map(String::as_str));
-        }
-    }
-    seen
+/// The plan's dependencies as indices into its steps.
+struct Graph<'a> {
+    ids: Vec<&'a str>,
+    index: HashMap<&'a str, usize>,
+    deps: Vec<Vec<usize>>,
 }
 
-/// A cycle of dependencies, first step repeated last, if there is one.
-///
-/// Peels off steps whose dependencies are all peeled (Kahn); every step left
-/// depends on another step left, so following dependencies from any of them
-/// must come back around.
-fn find_cycle(plan: &Plan) -> Option<Vec<String>> {
-    let deps: HashMap<&str, Vec<&str>> = plan
-        .steps
-        .iter()
-        .map(|s| {
-            (
-                s.step_id.as_str(),
-                s.depends_on.iter().map(String::as_str).collect(),
-            )
-        })
-        .collect();
-    let mut left: HashSet<&str> = deps.keys().copied().collect();
-    loop {
-        let ready: Vec<&str> = left
-            .iter()
-            .copied()
-            .filter(|s| deps[s].iter().all(|d| !left.contains(d)))
-            .collect();
-        if ready.is_empty() {
-            break;
-        }
-        ready.iter().for_each(|s| {
-            left.remove(s);
-        });
+impl<'a> Graph<'a> {
+    /// Indexes `plan`, whose step ids are unique already.
+    ///
+    /// # Errors
+    /// A dependency that names no step.
+    fn new(plan: &'a Plan) -> Result<Self, PlanError> {
+        let ids: Vec<&str> = plan.steps.iter().map(|s| s.step_id.as_str()).collect();
+        let index: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let deps =
+            plan.steps
+                .iter()
+                .map(|step| {
+                    step.depends_on
+                        .iter()
+                        .map(|d| {
+                            index.get(d.as_str()).copied().ok_or_else(|| {
+                                PlanError::UnknownDependency {
+                                    step: step.step_id.clone(),
+                                    dependency: d.clone(),
+                                }
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { ids, index, deps })
     }
-    let start = plan
-        .steps
-        .iter()
-        .map(|s| s.step_id.as_str())
-        .find(|s| left.contains(s))?;
-    let mut path = vec![start];
-    loop {
-        let at = path[path.len() - 1];
-        let next = deps[at].iter().copied().find(|d| left.contains(d))?;
-        if let Some(i) = path.iter().position(|p| *p == next) {
-            let mut cycle: Vec<String> = path[i..].iter().map(|s| (*s).to_owned()).collect();
-            cycle.push(next.to_owned());
-            return Some(cycle);
+
+    /// A cycle of dependencies, first step repeated last, if there is one.
+    ///
+    /// Peels off steps whose dependencies are all peeled (Kahn, O(steps +
+    /// dependencies)); every step left depends on another step left, so
+    /// following dependencies from the first of them, in plan order, must come
+    /// back around within as many steps as are left.
+    fn find_cycle(&self) -> Option<Vec<String>> {
+        let n = self.ids.len();
+        let mut pending: Vec<usize> = self.deps.iter().map(Vec::len).collect();
+        let mut dependents = vec![Vec::new(); n];
+        for (step, deps) in self.deps.iter().enumerate() {
+            for &d in deps {
+                dependents[d].push(step);
+            }
         }
-        path.push(next);
+        let mut ready: Vec<usize> = (0..n).filter(|&s| pending[s] == 0).collect();
+        while let Some(done) = ready.pop() {
+            for &s in &dependents[done] {
+                pending[s] -= 1;
+                if pending[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        let start = (0..n).find(|&s| pending[s] > 0)?;
+        let mut on_path = vec![None; n];
+        let mut path: Vec<usize> = Vec::new();
+        let mut at = start;
+        loop {
+            if let Some(i) = on_path[at] {
+                let mut cycle: Vec<String> =
+                    path[i..].iter().map(|&s| self.ids[s].to_owned()).collect();
+                cycle.push(self.ids[at].to_owned());
+                return Some(cycle);
+            }
+            on_path[at] = Some(path.len());
+            path.push(at);
+            at = self.deps[at].iter().copied().find(|&d| pending[d] > 0)?;
+        }
+    }
+
+    /// Whether step `from` depends on `on`, directly or not; `None` when
+    /// finding out would spend more than `budget` visits (which it is charged).
+    fn depends_on(&self, from: usize, on: usize, budget: &mut usize) -> Option<bool> {
+        if self.deps[from].contains(&on) {
+            return Some(true);
+        }
+        let mut seen = HashSet::new();
+        let mut todo = self.deps[from].clone();
+        while let Some(next) = todo.pop() {
+            if next == on {
+                return Some(true);
+            }
+            if seen.insert(next) {
+                *budget = budget.checked_sub(1)?;
+                todo.extend_from_slice(&self.deps[next]);
+            }
+        }
+        Some(false)
     }
 }
 
@@ -371,5 +426,68 @@ mod tests {
             .unwrap();
         assert_eq!(t[0].reconcile.as_deref(), Some("http://t:9/api/x/{key}"));
         assert_eq!(t[0].idempotent, Some(false));
+    }
+
+    /// A 100,000-step chain, closed into a cycle when `closed`.
+    fn long_chain(n: usize, closed: bool) -> Plan {
+        let steps = (0..n)
+            .map(|i| {
+                let dep = if i > 0 {
+                    Some(i - 1)
+                } else {
+                    closed.then_some(n - 1)
+                };
+                let mut step = url_step(&format!("s{i}"), &[]);
+                if let Some(d) = dep {
+                    step["depends_on"] = json!([format!("s{d}")]);
+                }
+                step
+            })
+            .collect();
+        plan(Value::Array(steps))
+    }
+
+    #[test]
+    fn a_hundred_thousand_step_cycle_is_named_in_linear_time() {
+        let started = std::time::Instant::now();
+        let err = validate(&long_chain(100_000, true), &Catalogue::new()).unwrap_err();
+        let PlanError::Cycle(cycle) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(cycle.len(), 100_001);
+        assert_eq!(cycle.first(), cycle.last());
+        let text = err.to_string();
+        assert!(text.len() < 400, "a bounded message: {text}");
+        assert!(text.contains("more step(s)"), "{text}");
+        eprintln!("100,000-step cycle named in {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_hundred_thousand_step_chain_with_references_validates() {
+        let mut plan = long_chain(100_000, false);
+        for i in 2..plan.steps.len() {
+            plan.steps[i].parameters = json!({"x": format!("{{{{s{}.data}}}}", i - 2)});
+        }
+        let started = std::time::Instant::now();
+        assert_eq!(validate(&plan, &Catalogue::new()).unwrap().len(), 100_000);
+        eprintln!(
+            "100,000-step chain with references validated in {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn references_across_long_distances_stop_at_the_walk_budget() {
+        // Every step names the root: quadratic to check, so the budget ends it.
+        let mut plan = long_chain(5_000, false);
+        for i in 2..plan.steps.len() {
+            plan.steps[i].parameters = json!({"x": "{{s0.data}}"});
+        }
+        let err = validate(&plan, &Catalogue::new()).unwrap_err();
+        assert!(err.to_string().contains("in depends_on directly"), "{err}");
+        plan.steps.iter_mut().skip(2).for_each(|s| {
+            s.depends_on.push("s0".into());
+        });
+        assert!(validate(&plan, &Catalogue::new()).is_ok());
     }
 }

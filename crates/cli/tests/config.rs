@@ -1,0 +1,214 @@
+//! Every command checks its configuration the same way before printing
+//! anything, and every command that prints ends quietly when its reader
+//! closes standard output.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+
+fn recourse(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .env_remove("RECOURSE_JOURNAL")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A port nobody listens on.
+fn closed_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}/api/x", listener.local_addr().unwrap())
+}
+
+/// One invocation of every command (each would print or serve if it ran).
+fn every_command(dir: &std::path::Path) -> Vec<Vec<String>> {
+    let db = dir.join("j.db").display().to_string();
+    let plan = dir.join("plan.json");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"{{"plan_id": "p", "steps": [{{"step_id": "a", "url": "{}"}}]}}"#,
+            closed_url()
+        ),
+    )
+    .unwrap();
+    let url = closed_url();
+    [
+        vec!["demo"],
+        vec![
+            "eval",
+            "--k",
+            "1",
+            "--model",
+            "scripted",
+            "--scenario",
+            "control_*",
+        ],
+        vec!["explain", "--status", "503"],
+        vec!["call", &url, "--payload", "{}"],
+        vec!["serve", "--port", "0"],
+        vec!["journal", "--journal", &db, "list"],
+        vec!["journal", "--journal", &db, "reconcile"],
+        vec!["run", &plan.display().to_string()],
+        vec!["tools", "serve", "--port", "0"],
+    ]
+    .into_iter()
+    .map(|args| args.into_iter().map(str::to_owned).collect())
+    .collect()
+}
+
+fn assert_refused(out: &Output, what: &str, named: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{what} printed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(stderr.contains(named), "{what} must name {named}: {stderr}");
+}
+
+#[test]
+fn every_command_refuses_a_bad_setting_before_any_output() {
+    let dir = tempdir();
+    for (name, value) in [
+        ("RECOURSE_MAX_RETRIES", "lots"),
+        ("RECOURSE_AI_CORRECTION", "maybe"),
+        ("RECOURSE_JOURNAL", ""),
+        ("RECOURSE_LLM_BASE_URL", "ftp://127.0.0.1/v1"),
+        ("RECOURSE_GATEWAY_TOKEN", " "),
+    ] {
+        for args in every_command(&dir) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = recourse(&args, &[(name, value)]);
+            assert_refused(&out, &format!("{name}={value:?} recourse {args:?}"), name);
+        }
+    }
+}
+
+#[test]
+fn empty_paths_are_refused() {
+    let url = closed_url();
+    for args in [
+        vec!["call", &url, "--payload", "{}", "--journal", ""],
+        vec!["call", &url, "--payload", "{}", "--schema", ""],
+        vec!["call", &url, "--payload", "@"],
+        vec!["journal", "--journal", "", "list"],
+        vec!["journal", "list", "--journal", " "],
+        vec!["eval", "--suite", ""],
+        vec!["eval", "--html", "", "--scenario", "none-such"],
+        vec!["run", ""],
+    ] {
+        let out = recourse(&args, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            stderr.contains("empty") || stderr.contains("file name"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A fresh directory under the target dir, removed by nobody (small).
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("recourse-config-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `args` with stdout a pipe whose reader is already closed.
+fn with_closed_stdout(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(args)
+        .env_remove("RECOURSE_JOURNAL")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly() {
+    let dir = tempdir();
+    let db = dir.join("j.db").display().to_string();
+    let url = closed_url();
+    for args in [
+        vec!["journal", "--journal", &db, "list"],
+        vec!["journal", "--journal", &db, "list", "--json"],
+        vec!["journal", "--journal", &db, "reconcile"],
+        vec!["explain", "--status", "503"],
+        vec!["explain", "--status", "503", "--json"],
+        vec!["call", &url, "--payload", "{}", "--max-retries", "0"],
+        vec![
+            "call",
+            &url,
+            "--payload",
+            "{}",
+            "--max-retries",
+            "0",
+            "--json",
+        ],
+        vec![
+            "eval",
+            "--k",
+            "1",
+            "--model",
+            "scripted",
+            "--scenario",
+            "control_*",
+        ],
+        vec!["serve", "--port", "0"],
+        vec!["tools", "serve", "--port", "0"],
+    ] {
+        let out = with_closed_stdout(&args, &[("RECOURSE_BACKOFF_MS", "0")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journal_list_piped_into_head_stops_quietly() {
+    // Enough calls that the listing outgrows the pipe's buffer, so the
+    // command is still writing when its reader goes.
+    let dir = tempdir();
+    let db = dir.join("many.db").display().to_string();
+    let journal = recourse::open_journal(&db).await.unwrap();
+    for i in 0..2000 {
+        let call = recourse::NewCall {
+            call_id: format!("call-{i:05}"),
+            target: "http://127.0.0.1:9/api/orders/refund".to_owned(),
+            capability: None,
+            idempotency_key: Some(format!("key-{i:05}-0123456789abcdef")),
+            reconcile: None,
+            payload: serde_json::json!({}),
+            owner: "test".to_owned(),
+            lease: std::time::Duration::from_secs(1),
+        };
+        journal.begin_call(&call).await.unwrap();
+    }
+    drop(journal);
+    let (reader, writer) = std::io::pipe().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["journal", "--journal", &db, "list"])
+        .env_remove("RECOURSE_JOURNAL")
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(reader).read_line(&mut first).unwrap();
+    assert!(first.contains("call-"), "{first}");
+    // The reader is dropped here, as `head -1` exits after its line.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "quietly: {stderr}");
+}
