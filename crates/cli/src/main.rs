@@ -10,6 +10,7 @@ mod glob;
 mod input;
 mod journal;
 mod mcp;
+mod probe;
 mod server_limits;
 mod style;
 mod tools;
@@ -41,6 +42,8 @@ enum Command {
     Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
+    /// Check a tool's error reporting: a fixed battery of bad requests, scored per check.
+    Probe(Box<probe::ProbeArgs>),
     /// Run a plan's steps as a workflow: references, concurrency, approvals, L4 over the trajectory.
     Run(workflow::RunArgs),
     /// Run the reference tools.
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args))),
         Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args))),
+        Command::Probe(args) => runtime().and_then(|rt| rt.block_on(probe::run(args))),
         Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args))),
         Command::Tools {
             command: ToolsCommand::Serve(args),
