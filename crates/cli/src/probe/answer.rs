@@ -58,7 +58,8 @@ impl Answer {
         }
     }
 
-    /// The answer for the report: status, format, category, code,
+    /// The answer for the report: status (HTTP only), format, success, the
+    /// category recourse read and whether the tool named it, code, retry
     /// permission and a redacted message excerpt.
     pub(crate) fn to_json(&self) -> Value {
         let mut out = json!({"id": self.probe.id()});
@@ -73,6 +74,7 @@ impl Answer {
                 out["format"] = json!(p.format.as_str());
                 out["success"] = json!(p.success);
                 out["category"] = json!(p.category.as_ref().map(ToString::to_string));
+                out["names_category"] = json!(r.names_category());
                 out["code"] = json!(p.code);
                 out["retry_permission"] = json!(p.permission.as_str());
                 out["message"] = json!(r.message_excerpt());

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::schema::{SchemaView, near_miss, wrong_value};
+use super::schema::{Property, SchemaView, near_miss, wrong_value};
 
 /// How big the oversized body is: past the common defaults (axum's 2 MiB,
 /// nginx's 1 MiB, Express's 100 kB) without being a load test.
@@ -112,65 +112,79 @@ pub(crate) fn battery(schema: &Value, baseline: &Value, over: Over) -> Vec<Probe
     let props = view.properties();
     let mut probes = Vec::new();
     if over == Over::Http {
-        probes.push(Probe {
-            kind: ProbeKind::MalformedJson,
-            field: None,
-            body: Body::Raw {
-                bytes: br#"{"recourse_probe": "#.to_vec(),
-                content_type: "application/json",
-            },
-        });
+        let truncated = br#"{"recourse_probe": "#.to_vec();
+        probes.push(raw(ProbeKind::MalformedJson, truncated, "application/json"));
     }
-    if let Some(p) = props
-        .iter()
-        .find(|p| p.required && baseline.get(p.name).is_some())
-        && let Value::Object(mut payload) = baseline.clone()
-    {
-        payload.remove(p.name);
-        probes.push(Probe::json(
-            ProbeKind::MissingField,
-            Some(p.name),
-            Value::Object(payload),
-        ));
-    }
-    if let Some((name, value)) = props
-        .iter()
-        .find_map(|p| Some((p.name, wrong_value(&non_empty(view.types(p.schema))?)?)))
-    {
-        probes.push(Probe::json(
-            ProbeKind::WrongType,
-            Some(name),
-            with(baseline, name, value),
-        ));
-    }
+    probes.extend(missing_field(&props, baseline));
+    probes.extend(wrong_type(&view, &props, baseline));
     probes.push(Probe::json(
         ProbeKind::UnknownField,
         Some(UNKNOWN_FIELD),
         with(baseline, UNKNOWN_FIELD, json!(true)),
     ));
-    if let Some((name, values)) = props.iter().find_map(|p| {
-        let values = view.enum_values(p.schema);
-        (!values.is_empty()).then_some((p.name, values))
-    }) {
-        let typo = near_miss(&values[0], &values);
-        probes.push(Probe::json(
-            ProbeKind::EnumNearMiss,
-            Some(name),
-            with(baseline, name, json!(typo)),
-        ));
-    }
+    probes.extend(enum_near_miss(&view, &props, baseline));
     if over == Over::Http {
-        probes.push(Probe {
-            kind: ProbeKind::WrongContentType,
-            field: None,
-            body: Body::Raw {
-                bytes: baseline.to_string().into_bytes(),
-                content_type: "text/plain",
-            },
-        });
+        let text = baseline.to_string().into_bytes();
+        probes.push(raw(ProbeKind::WrongContentType, text, "text/plain"));
         probes.push(oversized(baseline));
     }
     probes
+}
+
+fn raw(kind: ProbeKind, bytes: Vec<u8>, content_type: &'static str) -> Probe {
+    Probe {
+        kind,
+        field: None,
+        body: Body::Raw {
+            bytes,
+            content_type,
+        },
+    }
+}
+
+/// The baseline without its first required field.
+fn missing_field(props: &[Property<'_>], baseline: &Value) -> Option<Probe> {
+    let p = props
+        .iter()
+        .find(|p| p.required && baseline.get(p.name).is_some())?;
+    let mut payload = baseline.as_object()?.clone();
+    payload.remove(p.name);
+    Some(Probe::json(
+        ProbeKind::MissingField,
+        Some(p.name),
+        Value::Object(payload),
+    ))
+}
+
+/// The first field (required ones first) whose types the schema states,
+/// holding a value of none of them.
+fn wrong_type(view: &SchemaView<'_>, props: &[Property<'_>], baseline: &Value) -> Option<Probe> {
+    let (name, value) = props
+        .iter()
+        .find_map(|p| Some((p.name, wrong_value(&non_empty(view.types(p.schema))?)?)))?;
+    Some(Probe::json(
+        ProbeKind::WrongType,
+        Some(name),
+        with(baseline, name, value),
+    ))
+}
+
+/// The first enum field, holding a typo of its first allowed value.
+fn enum_near_miss(
+    view: &SchemaView<'_>,
+    props: &[Property<'_>],
+    baseline: &Value,
+) -> Option<Probe> {
+    let (name, values) = props.iter().find_map(|p| {
+        let values = view.enum_values(p.schema);
+        (!values.is_empty()).then_some((p.name, values))
+    })?;
+    let typo = near_miss(&values[0], &values);
+    Some(Probe::json(
+        ProbeKind::EnumNearMiss,
+        Some(name),
+        with(baseline, name, json!(typo)),
+    ))
 }
 
 fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -186,17 +200,20 @@ fn with(baseline: &Value, name: &str, value: Value) -> Value {
     payload
 }
 
+/// The baseline with a padding member in front, written out directly: a
+/// 4 MiB string is cheap to write and slow to round-trip through a `Value`.
 fn oversized(baseline: &Value) -> Probe {
-    let padding = "x".repeat(OVERSIZED_BYTES);
-    let payload = with(baseline, "recourse_probe_padding", json!(padding));
-    Probe {
-        kind: ProbeKind::OversizedBody,
-        field: None,
-        body: Body::Raw {
-            bytes: payload.to_string().into_bytes(),
-            content_type: "application/json",
-        },
-    }
+    let rest = baseline.to_string();
+    let rest = match rest.strip_prefix('{') {
+        Some("}") | None => "}".to_owned(),
+        Some(members) => format!(",{members}"),
+    };
+    let mut bytes = Vec::with_capacity(OVERSIZED_BYTES + rest.len() + 32);
+    bytes.extend_from_slice(br#"{"recourse_probe_padding":""#);
+    bytes.resize(bytes.len() + OVERSIZED_BYTES, b'x');
+    bytes.push(b'"');
+    bytes.extend_from_slice(rest.as_bytes());
+    raw(ProbeKind::OversizedBody, bytes, "application/json")
 }
 
 /// Another payload for the same idempotency key: an optional field the
@@ -264,6 +281,12 @@ mod tests {
             panic!("raw")
         };
         assert!(bytes.len() > OVERSIZED_BYTES);
+        let padded: Value = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(padded["location"], "probe");
+        let Body::Raw { bytes, .. } = oversized(&json!({})).body else {
+            panic!("raw")
+        };
+        assert!(serde_json::from_slice::<Value>(&bytes).unwrap().is_object());
         assert!(serde_json::from_slice::<Value>(&probes[0].body_bytes()).is_err());
     }
 

@@ -170,7 +170,7 @@ type Connected = (String, Channel, Vec<Subject>, Option<Url>);
 
 async fn connect(args: &ProbeArgs, timeout: Duration) -> Result<Connected> {
     if let Some(target) = mcp_target(args)? {
-        let shown = target.to_string();
+        let shown = recourse_protocol::redact(&target.to_string());
         let (channel, tools) = mcp::McpChannel::connect(target, timeout).await?;
         return Ok((shown, Channel::Mcp(channel), subject::from_mcp(tools), None));
     }

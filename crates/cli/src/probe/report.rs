@@ -142,35 +142,8 @@ impl Scorecard {
             out.push_str(&row(card, width, style));
         }
         out.push('\n');
-        let failed: Vec<(&ToolCard, &CheckResult)> = self
-            .cards()
-            .flat_map(|card| card.checks.iter().map(move |c| (card, c)))
-            .filter(|(_, c)| c.verdict == Verdict::Fail)
-            .collect();
-        if !failed.is_empty() {
-            out.push_str("failed:\n");
-            for (card, c) in failed {
-                out.push_str(&format!(
-                    "  {} {} ({}): {}\n",
-                    card.name,
-                    style.bold(c.check.id()),
-                    c.check.kind().as_str(),
-                    c.detail
-                ));
-            }
-        }
-        let skipped: Vec<&ToolCard> = self
-            .tools
-            .iter()
-            .filter(|t| t.not_probed.is_some())
-            .collect();
-        if !skipped.is_empty() {
-            out.push_str("not probed:\n");
-            for card in skipped {
-                let why = card.not_probed.as_deref().unwrap_or_default();
-                out.push_str(&format!("  {}: {why}\n", card.name));
-            }
-        }
+        out.push_str(&self.failures_text(style));
+        out.push_str(&self.not_probed_text());
         let (required, advisory) = (self.required_failed(), self.advisory_failed());
         let summary =
             format!("required checks failed: {required}, advisory checks failed: {advisory}");
@@ -181,6 +154,44 @@ impl Scorecard {
         });
         out.push_str("  (- skipped; --json has every detail)\n");
         out
+    }
+}
+
+impl Scorecard {
+    /// `failed:` and one line per failed check, with its detail.
+    fn failures_text(&self, style: Style) -> String {
+        let mut out = String::new();
+        for card in self.cards() {
+            for c in card.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
+                out.push_str(&format!(
+                    "  {} {} ({}): {}\n",
+                    card.name,
+                    style.bold(c.check.id()),
+                    c.check.kind().as_str(),
+                    c.detail
+                ));
+            }
+        }
+        if out.is_empty() {
+            out
+        } else {
+            format!("failed:\n{out}")
+        }
+    }
+
+    /// `not probed:` and why, per tool.
+    fn not_probed_text(&self) -> String {
+        let mut out = String::new();
+        for card in &self.tools {
+            if let Some(why) = &card.not_probed {
+                out.push_str(&format!("  {}: {why}\n", card.name));
+            }
+        }
+        if out.is_empty() {
+            out
+        } else {
+            format!("not probed:\n{out}")
+        }
     }
 }
 

@@ -85,7 +85,7 @@ impl Runner {
         for probe in battery(&subject.schema, &subject.baseline, self.over()) {
             answers.push(self.send(subject, &probe).await);
         }
-        let replay = if subject.writes {
+        let replay = if !subject.idempotent {
             let sequence = self.replay(subject).await;
             let verdict = replay::judge(&sequence);
             answers.extend(sequence);
@@ -93,7 +93,7 @@ impl Runner {
         } else {
             CheckResult::skipped(
                 CheckId::Replay,
-                "declared idempotent (or read-only): there is no write to replay",
+                "declared idempotent (or read-only): a repeat is harmless by its own account",
             )
         };
         let checks = score::score(&answers, self.over(), replay);
@@ -127,6 +127,7 @@ impl Runner {
             },
             schema: json!({}),
             writes: false,
+            idempotent: true,
             not_probed: None,
             baseline: json!({}),
         };

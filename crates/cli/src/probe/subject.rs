@@ -29,6 +29,10 @@ pub(crate) struct Subject {
     /// Whether calling it may write: manifest `idempotent: false`, an MCP
     /// tool without `readOnlyHint: true`, an `--endpoint` without `--idempotent`.
     pub(crate) writes: bool,
+    /// Whether repeating a call is declared harmless (manifest `idempotent`,
+    /// `--idempotent`, MCP `readOnlyHint` or `idempotentHint`); when not, a
+    /// probed tool gets the replay check.
+    pub(crate) idempotent: bool,
     /// Why the battery is not sent to it, when it is not.
     pub(crate) not_probed: Option<String>,
     /// The valid payload the battery varies: `--payload`, or derived from the schema.
@@ -36,13 +40,14 @@ pub(crate) struct Subject {
 }
 
 impl Subject {
-    fn new(name: String, address: Address, schema: Value, writes: bool) -> Self {
+    fn new(name: String, address: Address, schema: Value, writes: bool, idempotent: bool) -> Self {
         let baseline = SchemaView::new(&schema).baseline();
         Self {
             name,
             address,
             schema,
             writes,
+            idempotent,
             not_probed: None,
             baseline,
         }
@@ -157,7 +162,7 @@ fn from_entry(entry: Entry, dir: &Url) -> Subject {
             )),
         ),
     };
-    let mut subject = Subject::new(entry.name, address, entry.input_schema, writes);
+    let mut subject = Subject::new(entry.name, address, entry.input_schema, writes, !writes);
     subject.not_probed = not_probed;
     subject
 }
@@ -184,20 +189,24 @@ pub(crate) fn from_endpoint(url: Url, schema: Value, idempotent: bool) -> Subjec
         },
         schema,
         !idempotent,
+        idempotent,
     )
 }
 
-/// The tools an MCP server listed; a tool writes unless it says `readOnlyHint: true`.
+/// The tools an MCP server listed: a tool writes unless it says
+/// `readOnlyHint: true`, and is idempotent only when it says so (or is read-only).
 pub(crate) fn from_mcp(tools: Vec<McpTool>) -> Vec<Subject> {
     tools
         .into_iter()
         .map(|tool| {
             let writes = tool.read_only_hint != Some(true);
+            let idempotent = !writes || tool.idempotent_hint == Some(true);
             Subject::new(
                 tool.name.clone(),
                 Address::Mcp(tool.name),
                 tool.input_schema,
                 writes,
+                idempotent,
             )
         })
         .collect()
