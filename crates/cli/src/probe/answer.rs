@@ -10,6 +10,8 @@ use super::battery::{Over, Probe, ProbeKind};
 pub(crate) const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 /// How much of a message the report quotes.
 const MESSAGE_CHARS: usize = 160;
+/// How much of a category or code the report quotes.
+const NAME_CHARS: usize = 64;
 
 /// One probe and what it got.
 #[derive(Debug, Clone)]
@@ -73,9 +75,9 @@ impl Answer {
                 out["status"] = json!(r.http.then_some(p.status));
                 out["format"] = json!(p.format.as_str());
                 out["success"] = json!(p.success);
-                out["category"] = json!(p.category.as_ref().map(ToString::to_string));
+                out["category"] = json!(p.category.as_ref().map(|c| short(c.as_str())));
                 out["names_category"] = json!(r.names_category());
-                out["code"] = json!(p.code);
+                out["code"] = json!(p.code.as_deref().map(short));
                 out["retry_permission"] = json!(p.permission.as_str());
                 out["message"] = json!(r.message_excerpt());
             }
@@ -178,14 +180,20 @@ impl Response {
         };
         if self.names_category() {
             if let Some(c) = &p.category {
-                out.push_str(&format!(" {c}"));
+                out.push_str(&format!(" {}", short(c.as_str())));
             }
             if let Some(code) = &p.code {
-                out.push_str(&format!(" [{code}]"));
+                out.push_str(&format!(" [{}]", short(code)));
             }
         }
         out
     }
+}
+
+/// A tool-chosen name (category, code) as reports show it: redacted, and
+/// cut to [`NAME_CHARS`].
+fn short(name: &str) -> String {
+    truncate_chars(&redact(name), NAME_CHARS)
 }
 
 #[cfg(test)]

@@ -142,8 +142,14 @@ pub(crate) async fn run(args: &ProbeArgs) -> Result<i32> {
         unknown_route,
         requests: runner.sent,
     };
+    emit(&card, args)?;
+    Ok(if card.required_failed() == 0 { 0 } else { 1 })
+}
+
+/// Writes the scorecard as asked: text or `--json` on stdout, `--html` to a file.
+fn emit(card: &Scorecard, args: &ProbeArgs) -> Result<()> {
     if let Some(path) = &args.html {
-        std::fs::write(path, html::page(&card))
+        std::fs::write(path, html::page(card))
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
     }
     if args.json {
@@ -154,7 +160,7 @@ pub(crate) async fn run(args: &ProbeArgs) -> Result<i32> {
             println!("HTML report: {}", path.display());
         }
     }
-    Ok(if card.required_failed() == 0 { 0 } else { 1 })
+    Ok(())
 }
 
 fn timeout(secs: f64) -> Result<Duration> {

@@ -126,7 +126,7 @@ impl Scorecard {
         let probed = self.tools.iter().filter(|t| t.not_probed.is_none()).count();
         let mut out = format!(
             "recourse probe {} ({}): {} tools, {probed} probed, {} requests\n\n",
-            self.target,
+            printable(&self.target),
             self.transport(),
             self.tools.len(),
             self.requests
@@ -165,10 +165,10 @@ impl Scorecard {
             for c in card.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
                 out.push_str(&format!(
                     "  {} {} ({}): {}\n",
-                    card.name,
+                    printable(&card.name),
                     style.bold(c.check.id()),
                     c.check.kind().as_str(),
-                    c.detail
+                    printable(&c.detail)
                 ));
             }
         }
@@ -184,7 +184,11 @@ impl Scorecard {
         let mut out = String::new();
         for card in &self.tools {
             if let Some(why) = &card.not_probed {
-                out.push_str(&format!("  {}: {why}\n", card.name));
+                out.push_str(&format!(
+                    "  {}: {}\n",
+                    printable(&card.name),
+                    printable(why)
+                ));
             }
         }
         if out.is_empty() {
@@ -236,7 +240,7 @@ fn header(width: usize) -> String {
 }
 
 fn row(card: &ToolCard, width: usize, style: Style) -> String {
-    let name = cut(&card.name, width);
+    let name = cut(&printable(&card.name), width);
     let mut line = format!("{name:width$}  ");
     for check in CheckId::ALL {
         if check == CheckId::Retryable {
@@ -255,7 +259,99 @@ fn row(card: &ToolCard, width: usize, style: Style) -> String {
     line
 }
 
+/// `text` with control characters replaced: what a tool sends must not
+/// steer the terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                char::REPLACEMENT_CHARACTER
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// `text` cut to `width` characters, marked with `…`.
 pub(crate) fn cut(text: &str, width: usize) -> String {
     recourse_protocol::truncate_chars(text, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card(name: &str, fail: Option<CheckId>) -> ToolCard {
+        let checks = CheckId::ALL
+            .iter()
+            .map(|&c| match fail {
+                Some(f) if f == c => CheckResult::new(c, Verdict::Fail, "missing_field: 500 text"),
+                _ if c == CheckId::Replay => CheckResult::skipped(c, "idempotent"),
+                _ => CheckResult::new(c, Verdict::Pass, "1 answer"),
+            })
+            .collect();
+        ToolCard {
+            name: name.to_owned(),
+            endpoint: format!("POST http://127.0.0.1/{name}"),
+            writes: false,
+            not_probed: None,
+            checks,
+            answers: Vec::new(),
+        }
+    }
+
+    fn scorecard(tools: Vec<ToolCard>) -> Scorecard {
+        Scorecard {
+            target: "http://127.0.0.1/".to_owned(),
+            over: Over::Http,
+            tools,
+            unknown_route: None,
+            requests: 9,
+        }
+    }
+
+    #[test]
+    fn the_text_table_lines_up_and_names_each_failure() {
+        let sc = scorecard(vec![
+            card("weather", None),
+            card("plain", Some(CheckId::Envelope)),
+            card("quiet", Some(CheckId::RetryAfter)),
+        ]);
+        let text = sc.to_text(Style::plain());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[3],
+            "tool     env  status field replay leak | retry 429  enum fits"
+        );
+        assert_eq!(
+            lines[4],
+            "weather  ok   ok     ok    -      ok   | ok    ok   ok   ok"
+        );
+        assert_eq!(
+            lines[5],
+            "plain    FAIL ok     ok    -      ok   | ok    ok   ok   ok"
+        );
+        assert!(
+            text.contains("  plain envelope (required): missing_field: 500 text\n"),
+            "{text}"
+        );
+        assert!(text.contains("  quiet retry_after (advisory): "), "{text}");
+        assert!(
+            text.contains("required checks failed: 1, advisory checks failed: 1"),
+            "{text}"
+        );
+        assert_eq!((sc.required_failed(), sc.advisory_failed()), (1, 1));
+        let json = sc.to_json();
+        assert_eq!(json["tools"][1]["checks"][0]["verdict"], "fail");
+        assert_eq!(json["tools"][1]["checks"][0]["kind"], "required");
+        assert!(json["unknown_route"].is_null());
+    }
+
+    #[test]
+    fn tool_text_cannot_steer_the_terminal() {
+        let sc = scorecard(vec![card("evil\u{1b}[2J", Some(CheckId::NoLeak))]);
+        let text = sc.to_text(Style::plain());
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+    }
 }
