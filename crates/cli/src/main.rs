@@ -28,6 +28,7 @@ mod input;
 mod journal;
 mod mcp;
 mod out;
+mod probe;
 mod server_limits;
 mod settings;
 mod style;
@@ -60,6 +61,8 @@ enum Command {
     Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
+    /// Check a tool's error reporting: a fixed battery of bad requests, scored per check.
+    Probe(Box<probe::ProbeArgs>),
     /// Run a plan's steps as a workflow: references, concurrency, approvals, L4 over the trajectory.
     Run(workflow::RunArgs),
     /// Run the reference tools.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args, s))),
         Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args, s))),
         Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args, s))),
+        Command::Probe(args) => runtime().and_then(|rt| rt.block_on(probe::run(args, s))),
         Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args, s))),
         Command::Tools {
             command: ToolsCommand::Serve(args),

@@ -17,6 +17,12 @@ impl Style {
         }
     }
 
+    /// Never colour (for tests of rendered text).
+    #[cfg(test)]
+    pub(crate) fn plain() -> Self {
+        Self { color: false }
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")

@@ -176,7 +176,7 @@ fn trace(id: &str, run: &JudgedRun) -> String {
     html
 }
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -20,7 +20,7 @@
 //! | the scorecard: JSON, text, HTML | `report.rs`, `html.rs` |
 
 mod builtin;
-mod html;
+pub(crate) mod html;
 mod load;
 mod model;
 mod question;
