@@ -100,8 +100,10 @@ impl BodyFormat {
 /// let parsed = parse_response(200, [("content-type", "application/json")], opaque);
 /// assert_eq!(parsed.basis, CategoryBasis::Opaque);
 /// ```
+///
+/// Deliberately exhaustive: a new basis must be a compile error in every
+/// decision that reads one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
 pub enum CategoryBasis {
     /// A structured convention named the category (our envelope, the dict
     /// convention, a problem document, MCP failure metadata, a JSON-RPC code
@@ -122,9 +124,9 @@ pub enum CategoryBasis {
 }
 
 /// Something a call needs before it can go on, which neither a resend nor a
-/// corrected payload supplies: the call stops and says which.
+/// corrected payload supplies: the call stops and says which. Exhaustive,
+/// like [`CategoryBasis`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Need {
     /// The MCP server answered `input_required`: it wants input from the
     /// client's user (an elicitation, a sampling or a roots request) before
