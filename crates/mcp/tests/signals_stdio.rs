@@ -1,10 +1,18 @@
 //! How recourse reads what an MCP server says, over stdio: a scripted server
-//! (`tests/scripted/stdio_server.py`, Python's standard library only) that
-//! commits each call (counted in a file) and then answers as its script says.
+//! (`tests/support/stdio_server.rs`) that commits each call (counted in a
+//! file) and then answers as its script says.
+//!
+//! The server is this test binary itself, started again with
+//! [`SERVE_FLAG`], so the tests need nothing but the Rust toolchain; hence
+//! `harness = false` and the small runner in `main` (libtest would write to
+//! the stdout that carries the protocol).
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,32 +21,120 @@ use recourse_mcp::{McpTarget, McpTransport};
 use recourse_protocol::{ErrorCategory, RetryPermission};
 use recourse_test_support::{FakeLlm, Reply};
 use serde_json::json;
-use support::{executor, fresh_dir, prepared, run};
+use support::stdio_server::{self, SERVE_FLAG};
+use support::{FreshDir, executor, fresh_dir, prepared, run};
 
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/scripted/stdio_server.py"
-);
+type Test = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// The scripted server, counting its calls in a fresh directory.
-fn scripted() -> (Arc<McpTransport>, PathBuf) {
+const TESTS: [(&str, Test); 8] = [
+    (
+        "a_write_the_server_committed_then_answered_internal_error_is_never_resent",
+        || Box::pin(a_write_the_server_committed_then_answered_internal_error_is_never_resent()),
+    ),
+    (
+        "an_idempotent_call_is_resent_after_an_internal_error",
+        || Box::pin(an_idempotent_call_is_resent_after_an_internal_error()),
+    ),
+    ("a_refused_protocol_setup_stops_for_configuration", || {
+        Box::pin(a_refused_protocol_setup_stops_for_configuration())
+    }),
+    (
+        "the_draft_rate_limit_error_waits_its_retry_after_ms",
+        || Box::pin(the_draft_rate_limit_error_waits_its_retry_after_ms()),
+    ),
+    ("a_result_asking_for_input_stops_with_needs_input", || {
+        Box::pin(a_result_asking_for_input_stops_with_needs_input())
+    }),
+    (
+        "a_transient_failure_in_text_is_resent_only_for_an_idempotent_call",
+        || Box::pin(a_transient_failure_in_text_is_resent_only_for_an_idempotent_call()),
+    ),
+    (
+        "text_naming_nothing_transient_is_an_input_error_for_correction",
+        || Box::pin(text_naming_nothing_transient_is_an_input_error_for_correction()),
+    ),
+    (
+        "failure_metadata_outranks_the_text_and_sets_the_wait",
+        || Box::pin(failure_metadata_outranks_the_text_and_sets_the_wait()),
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(SERVE_FLAG) {
+        stdio_server::serve(Path::new(args.get(1).expect("a directory")));
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in TESTS {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let exact = args.iter().any(|a| a == "--exact");
+    let filters: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let chosen: Vec<_> = TESTS
+        .iter()
+        .filter(|(name, _)| {
+            filters.is_empty()
+                || filters
+                    .iter()
+                    .any(|f| if exact { name == f } else { name.contains(f) })
+        })
+        .collect();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    println!("\nrunning {} tests", chosen.len());
+    let mut failed = Vec::new();
+    for (name, test) in &chosen {
+        // A panic ends the spawned task, not the runner.
+        match runtime.block_on(async { tokio::spawn(test()).await }) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed.push(*name);
+            }
+        }
+    }
+    let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {verdict}. {} passed; {} failed{}",
+        chosen.len() - failed.len(),
+        failed.len(),
+        failed
+            .iter()
+            .map(|n| format!("\n    {n}"))
+            .collect::<String>()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The scripted server (this binary), counting its calls in a fresh directory.
+fn scripted() -> (Arc<McpTransport>, FreshDir) {
     let dir = fresh_dir("stdio");
+    let exe = std::env::current_exe().expect("the test binary's path");
     let target = McpTarget::Command {
-        program: "python3".to_owned(),
-        args: vec![SCRIPT.to_owned(), dir.display().to_string()],
+        program: exe.display().to_string(),
+        args: vec![SERVE_FLAG.to_owned(), dir.0.display().to_string()],
         pass_env: Vec::new(),
     };
     (Arc::new(McpTransport::new(target)), dir)
 }
 
 /// How often `tool` ran on the server.
-fn calls(dir: &Path, tool: &str) -> usize {
-    std::fs::read_to_string(dir.join(format!("{tool}.calls")))
+fn calls(dir: &FreshDir, tool: &str) -> usize {
+    std::fs::read_to_string(dir.0.join(format!("{tool}.calls")))
         .map(|text| text.lines().count())
         .unwrap_or(0)
 }
 
-#[tokio::test]
 async fn a_write_the_server_committed_then_answered_internal_error_is_never_resent() {
     let (transport, dir) = scripted();
     for tool in ["modify_user_address", "cancel_pending_order"] {
@@ -59,7 +155,6 @@ async fn a_write_the_server_committed_then_answered_internal_error_is_never_rese
     }
 }
 
-#[tokio::test]
 async fn an_idempotent_call_is_resent_after_an_internal_error() {
     let (transport, dir) = scripted();
     let report = run(&transport, "get_order").await;
@@ -71,7 +166,6 @@ async fn an_idempotent_call_is_resent_after_an_internal_error() {
     assert_eq!(calls(&dir, "get_order"), 2);
 }
 
-#[tokio::test]
 async fn a_refused_protocol_setup_stops_for_configuration() {
     let (transport, dir) = scripted();
     for (tool, code) in [
@@ -87,7 +181,6 @@ async fn a_refused_protocol_setup_stops_for_configuration() {
     }
 }
 
-#[tokio::test]
 async fn the_draft_rate_limit_error_waits_its_retry_after_ms() {
     let (transport, dir) = scripted();
     let report = run(&transport, "rate_limited").await;
@@ -107,7 +200,6 @@ async fn the_draft_rate_limit_error_waits_its_retry_after_ms() {
     );
 }
 
-#[tokio::test]
 async fn a_result_asking_for_input_stops_with_needs_input() {
     let (transport, dir) = scripted();
     let report = run(&transport, "needs_confirmation").await;
@@ -122,7 +214,6 @@ async fn a_result_asking_for_input_stops_with_needs_input() {
     );
 }
 
-#[tokio::test]
 async fn a_transient_failure_in_text_is_resent_only_for_an_idempotent_call() {
     let (transport, dir) = scripted();
     let report = run(&transport, "flaky_upstream").await;
@@ -151,7 +242,6 @@ async fn a_transient_failure_in_text_is_resent_only_for_an_idempotent_call() {
     assert_eq!(llm.hits(), 0, "a guessed category never goes to a model");
 }
 
-#[tokio::test]
 async fn text_naming_nothing_transient_is_an_input_error_for_correction() {
     let (transport, dir) = scripted();
     let report = run(&transport, "bad_timezone").await;
@@ -161,7 +251,6 @@ async fn text_naming_nothing_transient_is_an_input_error_for_correction() {
     assert_eq!(calls(&dir, "bad_timezone"), 1);
 }
 
-#[tokio::test]
 async fn failure_metadata_outranks_the_text_and_sets_the_wait() {
     let (transport, dir) = scripted();
     let report = run(&transport, "quota").await;

@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod http_server;
+pub mod stdio_server;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -12,9 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use recourse::{
-    Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock,
-};
+use recourse::{Call, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock};
 use recourse_mcp::McpTransport;
 use recourse_test_support::FakeLlm;
 
@@ -64,13 +63,17 @@ pub async fn run(transport: &Arc<McpTransport>, tool: &str) -> CallReport {
     executor(Arc::clone(transport), None).execute(call).await
 }
 
-/// A call builder for `tool`, for tests that set traits themselves.
-pub fn builder(tool: &str) -> CallBuilder {
-    Call::builder(tool, serde_json::json!({}))
+/// A fresh, empty directory under the system's temporary one, removed when dropped.
+pub struct FreshDir(pub PathBuf);
+
+impl Drop for FreshDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A fresh, empty directory under the system's temporary one.
-pub fn fresh_dir(name: &str) -> PathBuf {
+pub fn fresh_dir(name: &str) -> FreshDir {
     static N: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
         "recourse-mcp-{name}-{}-{}",
@@ -79,5 +82,5 @@ pub fn fresh_dir(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    FreshDir(dir)
 }
