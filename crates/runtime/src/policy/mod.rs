@@ -17,7 +17,7 @@
 //! 3. an unknown outcome → [`Action::Reconcile`] (a lookup is not a resend):
 //!    UNKNOWN_OUTCOME, or for a non-idempotent call a failure after sending,
 //!    a bare 500/502/504, a JSON-RPC error that says only that the server
-//!    failed, or a 2xx whose body was over the cap;
+//!    failed, or a body over the cap after a 2xx (or a 500/502/504);
 //! 4. `retryable: false` → stop, on every status;
 //! 5. 401, 403, 405, or AUTH_ERROR / PERMISSION_DENIED / POLICY_REJECTION → stop;
 //!    so does a call that needs what no attempt supplies (an MCP server asking
