@@ -186,8 +186,16 @@ async fn planted_secrets_never_reach_recourse_call_output() {
         for json in [false, true] {
             let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_recourse"));
             // Declared idempotent: the tool's plain 500s are then failures, not unknown outcomes.
-            cmd.args(["call", &url, "--payload", &payload, "--max-retries", "1", "--idempotent"])
-                .env("RECOURSE_BACKOFF_MS", "0");
+            cmd.args([
+                "call",
+                &url,
+                "--payload",
+                &payload,
+                "--max-retries",
+                "1",
+                "--idempotent",
+            ])
+            .env("RECOURSE_BACKOFF_MS", "0");
             if json {
                 cmd.arg("--json");
             }

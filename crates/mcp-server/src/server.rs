@@ -7,13 +7,21 @@
 //! a success's `data` as `structuredContent`, a failure as an `isError` result
 //! with the envelope in `structuredContent`, so an MCP client keeps the
 //! category, code and retry permission. A `Retry-After` the tool sent is
-//! kept as `details.retry_after`, since MCP has no headers.
+//! kept as `details.retry_after`, since MCP has no headers. Beside the
+//! envelope, a failure carries the proposed MCP failure metadata
+//! (`_meta["io.modelcontextprotocol/toolFailure"]`: `class`, `code`,
+//! `retryable` when the tool stated it, `retryNotBefore` when it asked for a
+//! wait), for MCP clients that read that and not our envelope.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
-use recourse_protocol::{ToolError, ToolResponse};
+use recourse_protocol::mcp::{
+    IDEMPOTENCY_META_KEY, TOOL_FAILURE_META_KEY, UNKNOWN_TOOL, tool_failure_meta,
+};
+use recourse_protocol::{
+    ErrorCategory, ToolError, ToolResponse, parse_retry_after, parse_retry_after_detail,
+};
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
@@ -220,14 +228,28 @@ fn success_result(data: Value) -> CallToolResult {
 
 fn failure_result(envelope: &Value) -> CallToolResult {
     let error = &envelope["error"];
-    let text = format!(
-        "[{}] {}",
-        error["code"].as_str().unwrap_or("ERROR"),
-        error["message"].as_str().unwrap_or_default()
-    );
-    result(
-        json!({"content": [{"type": "text", "text": text}], "structuredContent": envelope, "isError": true}),
-    )
+    let code = error["code"].as_str().unwrap_or("ERROR");
+    let text = format!("[{code}] {}", error["message"].as_str().unwrap_or_default());
+    let mut value = json!({"content": [{"type": "text", "text": text}], "structuredContent": envelope, "isError": true});
+    if let Some(category) = error["category"].as_str() {
+        let meta = tool_failure_meta(
+            &ErrorCategory::from_wire(category),
+            code,
+            error["retryable"].as_bool(),
+            retry_not_before(&error["details"]["retry_after"], SystemTime::now()),
+        );
+        value["_meta"] = json!({ TOOL_FAILURE_META_KEY: meta });
+    }
+    result(value)
+}
+
+/// When the tool accepts calls again, from `details.retry_after` (a delay, or
+/// the HTTP date a `Retry-After` header held); `None` without one, or for a
+/// wait too long to write down.
+fn retry_not_before(retry_after: &Value, now: SystemTime) -> Option<SystemTime> {
+    let wait = parse_retry_after_detail(retry_after)
+        .or_else(|| parse_retry_after(retry_after.as_str()?, now))?;
+    now.checked_add(wait)
 }
 
 fn result(value: Value) -> CallToolResult {

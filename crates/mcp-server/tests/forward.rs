@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use recourse_mcp_server::{McpToolServer, streamable_http_service};
-use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
+use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, TOOL_FAILURE_META_KEY, UNKNOWN_TOOL};
 use recourse_protocol::{ErrorCategory, RetryPermission, ToolError, ToolResponse, parse_response};
 use recourse_tool::{Capability, Success, ToolJson, ToolResult, ToolServer};
 use rmcp::ServiceExt;
@@ -171,6 +171,48 @@ async fn a_failure_keeps_its_envelope_and_the_retry_after_header_becomes_a_detai
     let read = parsed(&result);
     assert_eq!(read.category, Some(ErrorCategory::RateLimit));
     assert_eq!(read.permission, RetryPermission::Allowed);
+}
+
+#[tokio::test]
+async fn a_failure_carries_the_mcp_failure_metadata_beside_its_envelope() {
+    let tools = tools().await;
+    let client = client(&tools.base_url).await;
+    let before = std::time::SystemTime::now();
+    let result = call(
+        &client,
+        json!({"name": "quote", "arguments": {"quantity": 1}}),
+    )
+    .await;
+    let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
+    assert_eq!(meta["class"], "RATE_LIMIT", "{result}");
+    assert_eq!(meta["code"], "QUOTA");
+    assert_eq!(meta["retryable"], true);
+    assert!(meta["retryNotBefore"].is_string(), "{result}");
+
+    // Without the envelope, a client reads the same failure from the metadata.
+    let mut bare = result.clone();
+    bare.as_object_mut().unwrap().remove("structuredContent");
+    let read = recourse_protocol::parse_response_at(
+        200,
+        [("content-type", "application/json")],
+        bare.to_string().as_bytes(),
+        before,
+    );
+    assert_eq!(read.category, Some(ErrorCategory::RateLimit));
+    assert_eq!(read.code.as_deref(), Some("QUOTA"));
+    assert_eq!(read.permission, RetryPermission::Allowed);
+    let wait = read.server_wait.expect("retryNotBefore is a wait");
+    assert!(
+        wait >= std::time::Duration::from_secs(6) && wait <= std::time::Duration::from_secs(60),
+        "Retry-After: 7, seen from before the call: {wait:?}"
+    );
+
+    // A failure recourse's server makes up itself (no retry_after) has no retryNotBefore.
+    let unknown = call(&client, json!({"name": "orders_cancel", "arguments": {}})).await;
+    let meta = &unknown["_meta"][TOOL_FAILURE_META_KEY];
+    assert_eq!(meta["class"], "NOT_FOUND", "{unknown}");
+    assert_eq!(meta["retryable"], false);
+    assert!(meta.get("retryNotBefore").is_none());
 }
 
 #[tokio::test]

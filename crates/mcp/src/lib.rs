@@ -8,12 +8,20 @@
 //!   ([`McpTool::prepare`] puts it on the [`Call`](recourse::Call)), so
 //!   coercion, repair and correction work as they do for HTTP tools. Results
 //!   are read by the shared parser: an envelope in `structuredContent` wins,
-//!   other `isError` results are INPUT_ERROR with the text as message,
-//!   JSON-RPC errors map by code. A tool the server does not have is a
-//!   non-retryable NOT_FOUND [`UNKNOWN_TOOL`] naming it and what the server has.
-//!   A dead child process or dropped session is a transient transport failure,
-//!   and the next attempt starts a fresh one. Every exchange is bounded by the
-//!   request timeout.
+//!   then MCP failure metadata (`_meta["io.modelcontextprotocol/toolFailure"]`),
+//!   then a transient failure the text names (a guess: resent only for an
+//!   idempotent call, never corrected); other `isError` results are
+//!   INPUT_ERROR with the text as message. JSON-RPC errors map by code: an
+//!   internal error (`-32603`) is a bare 500, an unknown outcome for a write;
+//!   `-32020`…`-32022` stop as a protocol mismatch; `-32023` waits its
+//!   `retryAfterMs`. A server asking for the user's input stops the call
+//!   (`needs_input`). An HTTP 429 or 5xx from a Streamable HTTP server
+//!   routes by its status and `Retry-After`. A tool the server does not have
+//!   is a non-retryable NOT_FOUND [`UNKNOWN_TOOL`] naming it and what the
+//!   server has. A dead child process or dropped session is a transport
+//!   failure after sending (an unknown outcome for a write), a session the
+//!   server forgot (HTTP 404) one before sending, and the next attempt starts
+//!   a fresh one. Every exchange is bounded by the request timeout.
 //! - An executor's `Idempotency-Key` travels in the `tools/call` `_meta` under
 //!   [`IDEMPOTENCY_META_KEY`].
 //!
@@ -42,6 +50,7 @@
 //! is compiled here.
 
 mod error;
+mod failure;
 mod reply;
 mod target;
 mod tool;

@@ -3,9 +3,12 @@
 //! envelope for failures recourse detects itself, or a transport failure.
 //!
 //! Handing the executor the server's own JSON keeps one parser for every
-//! convention: SPEC §1's rules for `isError` (an envelope in
-//! `structuredContent` wins, otherwise INPUT_ERROR with the text as message)
-//! and for JSON-RPC error codes live in `recourse-protocol`, not here.
+//! convention: the rules for `isError` (an envelope in `structuredContent`
+//! wins, then MCP failure metadata, then a transient failure the text names,
+//! otherwise INPUT_ERROR with the text as message), for `input_required` and
+//! for JSON-RPC error codes live in `recourse-protocol`, not here. An HTTP
+//! status a Streamable HTTP server answered without a JSON-RPC message comes
+//! through as that status, so it routes as it would from an HTTP tool.
 
 use recourse::{Delivery, RawResponse, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::UNKNOWN_TOOL;
@@ -21,6 +24,33 @@ pub(crate) fn completed(result: &rmcp::model::CallToolResult) -> Delivery {
             format!("the MCP result could not be re-encoded: {e}"),
         )),
     }
+}
+
+/// The server asked for input before the tool runs: its result as the body,
+/// which the parser reads as a call that needs input.
+pub(crate) fn input_required(result: &rmcp::model::InputRequiredResult) -> Delivery {
+    match serde_json::to_vec(result) {
+        Ok(body) => Ok(json_response(200, body)),
+        Err(e) => Err(TransportFailure::new(
+            TransportFailureKind::FailedAfterSend,
+            format!("the MCP result could not be re-encoded: {e}"),
+        )),
+    }
+}
+
+/// A Streamable HTTP server answered HTTP `status` (429 or 5xx) without a
+/// JSON-RPC error: that status and its `Retry-After`, with no body, so it
+/// routes as the same answer from an HTTP tool does.
+pub(crate) fn http_status(status: u16, retry_after: Option<&str>) -> Delivery {
+    let headers = retry_after
+        .map(|wait| ("retry-after".to_owned(), wait.to_owned()))
+        .into_iter()
+        .collect();
+    Ok(RawResponse {
+        status,
+        headers,
+        body: Vec::new(),
+    })
 }
 
 /// A JSON-RPC error the server answered `tools/call` with.
@@ -145,6 +175,33 @@ mod tests {
         let parsed = parse(completed(&enveloped));
         assert_eq!(parsed.category, Some(ErrorCategory::PermissionDenied));
         assert_eq!(parsed.permission, RetryPermission::Refused);
+    }
+
+    #[test]
+    fn an_http_status_routes_with_its_retry_after() {
+        let parsed = parse(http_status(429, Some("7")));
+        assert_eq!(parsed.routing_status(), Some(429));
+        assert_eq!(parsed.server_wait, Some(std::time::Duration::from_secs(7)));
+        let parsed = parse(http_status(502, None));
+        assert_eq!(
+            parsed.effective_category(),
+            Some(ErrorCategory::ServiceError)
+        );
+        assert!(
+            !parsed.format.is_structured(),
+            "a bare 502, as from an HTTP tool"
+        );
+    }
+
+    #[test]
+    fn a_result_asking_for_input_reads_as_needing_input() {
+        let result: rmcp::model::InputRequiredResult = serde_json::from_value(json!({
+            "resultType": "input_required", "requestState": "s1"
+        }))
+        .unwrap();
+        let parsed = parse(input_required(&result));
+        assert!(!parsed.success);
+        assert_eq!(parsed.needs, Some(recourse_protocol::Need::Input));
     }
 
     #[test]

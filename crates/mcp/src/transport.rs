@@ -15,6 +15,22 @@
 //! by the request's timeout, together: waiting for another caller's handshake,
 //! starting a session and the tool call share one attempt's time, so a server
 //! that is slow to shake hands cannot stretch an attempt past its timeout.
+//!
+//! # Why rmcp does not re-initialise a Streamable HTTP session itself
+//!
+//! Left to itself, rmcp answers a session the server forgot (HTTP 404) by
+//! starting a new one and resending the POSTs that got the 404, and fails
+//! every call still waiting for its answer with a JSON-RPC `-32603` it makes
+//! up: an error no type tells apart from a server's own, for a call that may
+//! have run, and resends the policy never decided. This transport turns that
+//! off. A 404'd call did not run, so it comes back as a failure before
+//! sending and the next attempt starts a new session; a call whose answer
+//! the dead session can no longer carry fails after sending (an unknown
+//! outcome for a write), and is never resent blindly.
+//!
+//! A call is sent once per attempt (rmcp's `call_tool_once`): a server asking
+//! for the user's input (`input_required`) stops the call, rather than have
+//! rmcp answer for a user who is not there and send the call again.
 
 use std::fmt;
 use std::process::Stdio;
@@ -25,13 +41,14 @@ use std::time::{Duration, Instant};
 use recourse::{BoxFuture, Delivery, Request, Transport, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::{McpSetupError, McpTarget, McpTool, reply, target};
+use crate::{McpSetupError, McpTarget, McpTool, failure, reply, target};
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -180,7 +197,9 @@ impl McpTransport {
                 ().serve(child).await.map_err(|e| handshake(&e))?
             }
             McpTarget::Url(url) => {
-                let http = StreamableHttpClientTransport::from_uri(url.as_str());
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .reinit_on_expired_session(false);
+                let http = StreamableHttpClientTransport::from_config(config);
                 ().serve(http).await.map_err(|e| handshake(&e))?
             }
         };
@@ -223,24 +242,26 @@ impl McpTransport {
             return reply::unknown_tool(name, &session.tool_names());
         }
         let params = call_params(request, arguments)?;
-        let answer = tokio::time::timeout(left, session.service.call_tool(params)).await;
+        let answer = tokio::time::timeout(left, session.service.call_tool_once(params)).await;
         match answer {
-            Ok(Ok(result)) => reply::completed(&result),
-            Ok(Err(ServiceError::McpError(error))) => reply::rpc_error(&error),
-            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                self.discard(&session).await;
-                Err(TransportFailure::new(
-                    TransportFailureKind::FailedAfterSend,
-                    format!(
-                        "{}: the MCP session ended mid-call ({e}); the next attempt starts a new one",
-                        self.target
-                    ),
-                ))
-            }
-            Ok(Err(e)) => Err(TransportFailure::new(
+            Ok(Ok(CallToolResponse::Complete(result))) => reply::completed(&result),
+            Ok(Ok(CallToolResponse::InputRequired(result))) => reply::input_required(&result),
+            // A task (which this client never offers to follow) or a newer kind of answer.
+            Ok(Ok(_)) => Err(TransportFailure::new(
                 TransportFailureKind::FailedAfterSend,
-                format!("{}: the MCP answer could not be used: {e}", self.target),
+                format!(
+                    "{}: the server answered with something other than a tool result (a task?), \
+                     which recourse does not follow; the call may be running",
+                    self.target
+                ),
             )),
+            Ok(Err(error)) => {
+                let failed = failure::read(&self.target, error);
+                if failed.ends_session {
+                    self.discard(&session).await;
+                }
+                failed.delivery
+            }
             Err(_) => {
                 self.discard(&session).await;
                 Err(TransportFailure::new(

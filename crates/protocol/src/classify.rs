@@ -51,6 +51,67 @@ pub fn classify_upstream_error(status: Option<u16>, text: &str) -> UpstreamClass
     }
 }
 
+/// Phrases that name a rate limit in error text (matched lowercase, from a word start).
+const RATE_LIMIT_PHRASES: [&str; 5] = [
+    "rate limit",
+    "rate-limit",
+    "ratelimit",
+    "too many requests",
+    "throttl",
+];
+
+/// Phrases that name a transient service failure in error text.
+const TRANSIENT_PHRASES: [&str; 10] = [
+    "timeout",
+    "timed out",
+    "temporarily unavailable",
+    "service unavailable",
+    "try again later",
+    "overloaded",
+    "bad gateway",
+    "internal server error",
+    "connection reset",
+    "connection refused",
+];
+
+/// The transient failure free text names, if it names one: an HTTP status
+/// that is transient (408, 429, 5xx, found as [`extract_status`] finds it),
+/// else a phrase ("timed out", "rate limit", "temporarily unavailable", …).
+/// A status that is not transient (`HTTP 400: bad timeout value`) wins over
+/// any phrase, and yields `None`, as does text that names nothing transient.
+///
+/// This is the agent side's reading of a failure that came with prose only
+/// (an MCP `isError` result without an envelope): a guess, which the parser
+/// marks as such ([`CategoryBasis::FreeText`](crate::CategoryBasis::FreeText)).
+pub(crate) fn recognise_transient(text: &str) -> Option<ErrorCategory> {
+    if let Some(status) = extract_status(text) {
+        return match status {
+            429 => Some(ErrorCategory::RateLimit),
+            408 | 500..=599 => Some(ErrorCategory::ServiceError),
+            _ => None,
+        };
+    }
+    let lower = text.to_lowercase();
+    if RATE_LIMIT_PHRASES.iter().any(|p| contains_word(&lower, p)) {
+        return Some(ErrorCategory::RateLimit);
+    }
+    TRANSIENT_PHRASES
+        .iter()
+        .any(|p| contains_word(&lower, p))
+        .then_some(ErrorCategory::ServiceError)
+}
+
+/// Whether `phrase` occurs in `text` at the start of a word (`timeout` in
+/// "request timeout" or "timeouts", not in "settimeout").
+fn contains_word(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(at, _)| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+    })
+}
+
 /// Keywords that introduce a status, longest first so `status code` wins over `status`.
 const KEYWORDS: [&str; 6] = ["status code", "status", "error", "code", "http", "response"];
 
@@ -242,6 +303,38 @@ mod tests {
             (c.http_status, c.category, c.retryable),
             (502, ErrorCategory::ServiceError, true)
         );
+    }
+
+    #[test]
+    fn transient_failures_are_recognised_in_text() {
+        let cases = [
+            ("upstream 503, try later", Some(ErrorCategory::ServiceError)),
+            ("HTTP 429 Too Many Requests", Some(ErrorCategory::RateLimit)),
+            (
+                "Rate limit exceeded for this key",
+                Some(ErrorCategory::RateLimit),
+            ),
+            ("request throttled", Some(ErrorCategory::RateLimit)),
+            ("the backend timed out", Some(ErrorCategory::ServiceError)),
+            (
+                "Timeout talking to the database",
+                Some(ErrorCategory::ServiceError),
+            ),
+            (
+                "Service temporarily unavailable",
+                Some(ErrorCategory::ServiceError),
+            ),
+            ("status code 408", Some(ErrorCategory::ServiceError)),
+            ("Invalid timezone: America/NewYork", None),
+            ("HTTP 400: bad timeout value", None),
+            ("upstream answered 404", None),
+            ("settimeout is not a function", None),
+            ("username unavailable", None),
+            ("", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(recognise_transient(text), want, "{text:?}");
+        }
     }
 
     #[test]

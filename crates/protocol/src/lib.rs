@@ -55,7 +55,9 @@ mod wait;
 pub use category::{ErrorCategory, http_status_for_category};
 pub use classify::{UpstreamClassification, classify_upstream_error, extract_status};
 pub use error::ToolError;
-pub use parse::{BodyFormat, ParsedResponse, parse_response, parse_response_at};
+pub use parse::{
+    BodyFormat, CategoryBasis, Need, ParsedResponse, parse_response, parse_response_at,
+};
 pub use permission::RetryPermission;
 pub use redact::{
     REDACTED, is_secret_key, model_visible_error, redact, redact_cow, redact_value, truncate_chars,

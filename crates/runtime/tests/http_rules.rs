@@ -264,6 +264,35 @@ async fn a_huge_body_is_an_error_outcome() {
 }
 
 #[tokio::test]
+async fn a_huge_body_after_a_2xx_leaves_a_write_unknown_and_is_never_resent() {
+    let huge = |status| Step::Respond {
+        status,
+        headers: vec![],
+        body: vec![b'x'; 5 * 1024 * 1024],
+    };
+    let (report, server, _) =
+        call(vec![huge(200), Step::ok("1")], CallBuilder::non_idempotent).await;
+    assert_eq!(report.outcome.name(), "unknown", "{}", report.to_json());
+    assert_eq!(report.outcome.exit_code(), 3);
+    assert_eq!(reason(&report), Some(&StopReason::OutcomeUnknown));
+    assert_eq!(server.hits(), 1, "the tool answered 2xx: it acted");
+    let attempt = &report.attempts[0];
+    assert_eq!(attempt.status, Some(200));
+    let failure = attempt.transport_error.as_ref().unwrap();
+    assert_eq!(
+        failure.kind,
+        recourse::TransportFailureKind::ResponseTooLarge
+    );
+    assert_eq!(failure.status, Some(200));
+
+    // A refusal with a huge body is a failure, as before.
+    let (report, server, _) = call(vec![huge(400)], CallBuilder::non_idempotent).await;
+    assert_eq!(report.outcome.name(), "failed");
+    assert_eq!(reason(&report), Some(&StopReason::ResponseTooLarge));
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
 async fn a_dropped_connection_is_resent_when_idempotent() {
     let (report, server, _) = call(vec![Step::Drop, Step::ok("1")], |c| c.idempotent(true)).await;
     assert_eq!(report.outcome.name(), "succeeded");

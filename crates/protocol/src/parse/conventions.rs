@@ -1,9 +1,10 @@
-//! The foreign conventions the parser reads into the same model: the dict
-//! convention, MCP `CallToolResult`s, JSON-RPC errors and RFC 9457 problem documents.
+//! Two foreign conventions the parser reads into the same model: the dict
+//! convention and RFC 9457 problem documents. (JSON-RPC and MCP results have
+//! their own files.)
 
 use serde_json::{Map, Value};
 
-use super::{BodyFormat, ParsedResponse, failure, foreign, read_envelope, str_field};
+use super::{BodyFormat, CategoryBasis, ParsedResponse, failure, foreign, str_field};
 use crate::{ErrorCategory, RetryPermission, ToolError};
 
 pub(super) fn is_dict_convention(obj: &Map<String, Value>) -> bool {
@@ -44,94 +45,6 @@ pub(super) fn read_dict(status: u16, obj: Map<String, Value>) -> ParsedResponse 
     };
     let mut parsed = failure(status, BodyFormat::DictConvention, &error, permission);
     parsed.category = category;
-    parsed
-}
-
-pub(super) fn is_mcp_result(obj: &Map<String, Value>) -> bool {
-    let content_ok = match obj.get("content") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .all(|i| i.get("type").is_some_and(Value::is_string)),
-        _ => false,
-    };
-    let flag_ok = matches!(obj.get("isError"), None | Some(Value::Bool(_)));
-    content_ok && flag_ok
-}
-
-pub(super) fn read_mcp(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
-    let is_error = obj.get("isError") == Some(&Value::Bool(true));
-    let structured = obj.remove("structuredContent");
-    if !is_error {
-        let data = structured.or(Some(Value::Object(obj)));
-        return foreign(status, BodyFormat::McpResult, data, None);
-    }
-    if let Some(Value::Object(inner)) = structured {
-        if matches!(inner.get("success"), Some(Value::Bool(false))) {
-            let mut parsed = read_envelope(status, inner);
-            parsed.format = BodyFormat::McpResult;
-            return parsed;
-        }
-        if let Ok(error) = serde_json::from_value::<ToolError>(Value::Object(inner.clone())) {
-            let permission = match inner.get("retryable") {
-                Some(Value::Bool(b)) => RetryPermission::from_flag(*b),
-                _ => RetryPermission::Unspecified,
-            };
-            return failure(status, BodyFormat::McpResult, &error, permission);
-        }
-    }
-    let text = mcp_text(obj.get("content"));
-    let error = ToolError::input_error("TOOL_ERROR", text);
-    failure(
-        status,
-        BodyFormat::McpResult,
-        &error,
-        RetryPermission::Unspecified,
-    )
-}
-
-fn mcp_text(content: Option<&Value>) -> String {
-    let Some(Value::Array(items)) = content else {
-        return String::new();
-    };
-    items
-        .iter()
-        .filter_map(|i| i.get("text").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-pub(super) fn read_jsonrpc(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
-    let void_result = obj.get("result") == Some(&Value::Null);
-    match obj.remove("result") {
-        Some(Value::Object(result)) if is_mcp_result(&result) => return read_mcp(status, result),
-        Some(Value::Null) | None => {}
-        Some(result) => return foreign(status, BodyFormat::Json, Some(result), None),
-    }
-    let Some(Value::Object(err)) = obj.remove("error") else {
-        let data = (!void_result).then_some(Value::Object(obj));
-        return foreign(status, BodyFormat::Json, data, None);
-    };
-    let rpc_code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-    let message = str_field(&err, "message").unwrap_or_default();
-    let (category, code) = match rpc_code {
-        -32700 => (ErrorCategory::InputError, "PARSE_ERROR"),
-        -32600 => (ErrorCategory::InputError, "INVALID_REQUEST"),
-        -32601 => (ErrorCategory::NotFound, "METHOD_NOT_FOUND"),
-        -32602 => (ErrorCategory::InputError, "INVALID_PARAMS"),
-        _ => (ErrorCategory::ServiceError, "INTERNAL_ERROR"),
-    };
-    let mut error =
-        ToolError::new(category, code, message).detail_value("jsonrpc_code", Value::from(rpc_code));
-    if let Some(data) = err.get("data") {
-        error = error.detail_value("data", data.clone());
-    }
-    let mut parsed = failure(
-        status,
-        BodyFormat::JsonRpcError,
-        &error,
-        RetryPermission::Unspecified,
-    );
-    parsed.success = false;
     parsed
 }
 
@@ -178,6 +91,8 @@ pub(super) fn read_problem(status: u16, mut obj: Map<String, Value>) -> ParsedRe
         details,
         permission,
         server_wait: None,
+        basis: CategoryBasis::Stated,
+        needs: None,
     }
 }
 

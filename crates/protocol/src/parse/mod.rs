@@ -7,21 +7,40 @@
 //! 2. A JSON object whose `success` is a boolean is our envelope.
 //! 3. The dict convention (`{"status": "error", "error_category": …}`).
 //! 4. A JSON-RPC response is unwrapped (its `result` read as below, its `error` mapped).
-//! 5. An MCP `CallToolResult` (`content` array, optional `isError`).
+//! 5. An MCP `CallToolResult` (`content` array, optional `isError`), or an
+//!    MCP `input_required` result.
 //! 6. Anything else is "not an envelope": it routes by HTTP status alone.
 //!
-//! `retryable` is recognised only inside our envelope when `success` is the
-//! boolean `false` and `error` is an object holding `retryable` as a boolean.
+//! `retryable` is recognised only as a boolean, and only where a convention
+//! puts it: inside our envelope when `success` is the boolean `false` and
+//! `error` is an object holding it; at the top of a dict-convention body or a
+//! problem document; in an MCP result's failure metadata.
+//!
+//! # Why a category carries its basis
+//!
+//! Not every category is equally a statement. Our envelope, a problem
+//! document or MCP failure metadata *say* what failed; a JSON-RPC internal
+//! error says only that something did, like a bare HTTP 500; and a category
+//! read out of an MCP error's prose ("upstream 503, try later") is a guess.
+//! [`ParsedResponse::basis`] keeps that difference as a type, so the policy
+//! can resend an idempotent call on a guess of a transient failure while
+//! never correcting a payload or resending a write on one.
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
+mod basis;
 mod conventions;
+mod jsonrpc;
+mod mcp;
+mod timestamp;
 
-use conventions::{
-    is_dict_convention, is_mcp_result, read_dict, read_jsonrpc, read_mcp, read_problem,
-};
+pub use basis::{CategoryBasis, Need};
+use conventions::{is_dict_convention, read_dict, read_problem};
+use jsonrpc::read_jsonrpc;
+use mcp::{is_input_required, is_mcp_result, read_input_required, read_mcp};
+pub(crate) use timestamp::format_rfc3339;
 
 use crate::{
     ErrorCategory, RetryPermission, ToolError, parse_retry_after, parse_retry_after_detail,
@@ -102,8 +121,15 @@ pub struct ParsedResponse {
     pub details: Value,
     /// The tool's retry permission.
     pub permission: RetryPermission,
-    /// The wait the server asked for: the longer of `Retry-After` and `details.retry_after`.
+    /// The wait the server asked for: the longest of `Retry-After`,
+    /// `details.retry_after` and a wait the body's convention states (a
+    /// JSON-RPC `data.retryAfterMs`, MCP failure metadata's `retryNotBefore`).
     pub server_wait: Option<Duration>,
+    /// What [`category`](Self::category) rests on.
+    pub basis: CategoryBasis,
+    /// What the call needs before it can go on, when that is neither a resend
+    /// nor a correction.
+    pub needs: Option<Need>,
 }
 
 /// Parses a response using the current time for HTTP-date `Retry-After` values.
@@ -146,16 +172,17 @@ where
             .is_some_and(|m| m.trim() == "application/problem+json")
     });
 
-    let mut parsed = read_body(status, body, is_problem);
+    let mut parsed = read_body(status, body, is_problem, now);
     let detail_wait = parsed
         .details
         .as_object()
         .and_then(|d| d.get("retry_after"))
         .and_then(parse_retry_after_detail);
-    parsed.server_wait = match (retry_after, detail_wait) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
+    let body_wait = parsed.server_wait.take();
+    parsed.server_wait = [retry_after, detail_wait, body_wait]
+        .into_iter()
+        .flatten()
+        .max();
     parsed
 }
 
@@ -163,7 +190,7 @@ fn is_2xx(status: u16) -> bool {
     (200..300).contains(&status)
 }
 
-fn read_body(status: u16, body: &[u8], is_problem: bool) -> ParsedResponse {
+fn read_body(status: u16, body: &[u8], is_problem: bool, now: SystemTime) -> ParsedResponse {
     if body.iter().all(u8::is_ascii_whitespace) {
         return foreign(status, BodyFormat::Empty, None, None);
     }
@@ -173,12 +200,12 @@ fn read_body(status: u16, body: &[u8], is_problem: bool) -> ParsedResponse {
     };
     match value {
         Value::Object(obj) if is_problem => read_problem(status, obj),
-        Value::Object(obj) => read_object(status, obj),
+        Value::Object(obj) => read_object(status, obj, now),
         other => foreign(status, BodyFormat::Json, Some(other), None),
     }
 }
 
-fn read_object(status: u16, obj: Map<String, Value>) -> ParsedResponse {
+fn read_object(status: u16, obj: Map<String, Value>, now: SystemTime) -> ParsedResponse {
     if matches!(obj.get("success"), Some(Value::Bool(_))) {
         return read_envelope(status, obj);
     }
@@ -186,10 +213,13 @@ fn read_object(status: u16, obj: Map<String, Value>) -> ParsedResponse {
         return read_dict(status, obj);
     }
     if obj.contains_key("jsonrpc") {
-        return read_jsonrpc(status, obj);
+        return read_jsonrpc(status, obj, now);
     }
     if is_mcp_result(&obj) {
-        return read_mcp(status, obj);
+        return read_mcp(status, obj, now);
+    }
+    if is_input_required(&obj) {
+        return read_input_required(status);
     }
     let message = error_message_hint(&obj);
     foreign(status, BodyFormat::Json, Some(Value::Object(obj)), message)
@@ -215,6 +245,8 @@ fn foreign(
         details: Value::Null,
         permission: RetryPermission::Unspecified,
         server_wait: None,
+        basis: CategoryBasis::Stated,
+        needs: None,
     }
 }
 
@@ -235,10 +267,12 @@ fn failure(
         details: error.details.clone(),
         permission,
         server_wait: None,
+        basis: CategoryBasis::Stated,
+        needs: None,
     }
 }
 
-fn read_envelope(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
+pub(super) fn read_envelope(status: u16, mut obj: Map<String, Value>) -> ParsedResponse {
     let said_success = obj.get("success") == Some(&Value::Bool(true));
     if said_success {
         // `success: true` on a non-2xx is a failure that routes by status;

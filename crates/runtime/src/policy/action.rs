@@ -120,6 +120,17 @@ pub enum StopReason {
     InvalidCall,
     /// The journal could not record the call or attempt, so nothing was dispatched.
     JournalUnavailable,
+    /// The MCP server asked for input from the user (`input_required`)
+    /// before the tool runs, which an unattended call cannot give.
+    NeedsInput,
+    /// The MCP server refused the client's protocol setup (a header
+    /// mismatch, a missing client capability, an unsupported protocol
+    /// version): permanent until the configuration changes.
+    ProtocolMismatch,
+    /// The failure's category was only guessed from its text, and the guess
+    /// allows nothing more: a guess is never corrected by a model, and only
+    /// an idempotent call is resent on a guess of a transient failure.
+    UnstructuredFailure,
 }
 
 impl StopReason {
@@ -150,6 +161,9 @@ impl StopReason {
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "invalid_call",
             Self::JournalUnavailable => "journal_unavailable",
+            Self::NeedsInput => "needs_input",
+            Self::ProtocolMismatch => "protocol_mismatch",
+            Self::UnstructuredFailure => "unstructured_failure",
         }
     }
 
@@ -199,6 +213,15 @@ impl fmt::Display for StopReason {
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "the request could not be built; nothing was sent",
             Self::JournalUnavailable => "the journal could not record the call; nothing was sent",
+            Self::NeedsInput => {
+                "the MCP server asked for input from the user before the tool runs; an unattended call cannot give it"
+            }
+            Self::ProtocolMismatch => {
+                "the MCP server refused the client's protocol setup (a header, a client capability or the protocol version); fix the configuration"
+            }
+            Self::UnstructuredFailure => {
+                "the tool described its failure only in text; recourse neither corrects a payload nor resends a write on a guess"
+            }
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use recourse_protocol::{ErrorCategory, ParsedResponse, RetryPermission};
+use recourse_protocol::{CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission};
 
 use super::{Action, StopReason};
 use crate::transport::{TransportFailure, TransportFailureKind};
@@ -112,18 +112,35 @@ pub struct Policy {
 
 /// Whether an observation leaves a write's outcome unknown (SPEC §5): the tool
 /// said UNKNOWN_OUTCOME; or, for a non-idempotent call, the transport failed
-/// after sending, or a non-envelope 500/502/504 came back.
+/// after sending, a non-envelope 500/502/504 came back, a JSON-RPC error said
+/// only that the server failed ([`CategoryBasis::Opaque`], its form of a bare
+/// 500), or the tool answered a status that says it acted with a body over
+/// the cap.
 pub fn is_unknown_outcome(observation: Observation<'_>, traits: Traits) -> bool {
     match observation {
         Observation::Response(r) if r.success => false,
         Observation::Response(r) => {
             r.category == Some(ErrorCategory::UnknownOutcome)
                 || (!traits.idempotent
-                    && !r.format.is_structured()
-                    && matches!(r.status, 500 | 502 | 504))
+                    && ((!r.format.is_structured() && matches!(r.status, 500 | 502 | 504))
+                        || r.basis == CategoryBasis::Opaque))
         }
-        Observation::Transport(t) => !traits.idempotent && t.kind.may_have_committed(),
+        Observation::Transport(t) => {
+            !traits.idempotent && (t.kind.may_have_committed() || oversized_after_acting(t))
+        }
     }
+}
+
+/// A body over the cap after a 2xx: the tool did what it was asked and only
+/// its answer was lost, like a connection dropped after the response began.
+/// A 500/502/504 leaves it as open as it does with a readable body, and so
+/// does an unknown status (a transport that could not say which). Other
+/// statuses (4xx, 503) say the tool refused, and the call stops as before.
+fn oversized_after_acting(failure: &TransportFailure) -> bool {
+    failure.kind == TransportFailureKind::ResponseTooLarge
+        && failure
+            .status
+            .is_none_or(|s| (200..300).contains(&s) || matches!(s, 500 | 502 | 504))
 }
 
 impl Policy {
@@ -168,11 +185,21 @@ impl Policy {
         if r.permission == RetryPermission::Refused {
             return Action::stop(StopReason::RetryRefused);
         }
+        if let Some(need) = r.needs {
+            return Action::stop(match need {
+                Need::Input => StopReason::NeedsInput,
+                Need::Configuration => StopReason::ProtocolMismatch,
+            });
+        }
         let Some(status) = r.routing_status() else {
             return Action::stop(StopReason::Unclassified);
         };
         if let Some(reason) = hard_stop(status, r.category.as_ref()) {
             return Action::stop(reason);
+        }
+        match r.basis {
+            CategoryBasis::FreeText => return self.on_a_guess(status, r, situation),
+            CategoryBasis::Stated | CategoryBasis::Opaque => {}
         }
         if is_transient(status) {
             return self.retry_same(r.server_wait, situation);
@@ -181,6 +208,17 @@ impl Policy {
             return self.correct_if_eligible(r.permission, situation);
         }
         Action::stop(StopReason::UnexpectedStatus)
+    }
+
+    /// A category guessed from free text: enough to resend an idempotent call
+    /// when the guess is a transient failure, never enough to resend a write
+    /// (the text may be wrong about what happened) or to hand the payload to
+    /// a model (there is no structured failure to correct against).
+    fn on_a_guess(&self, status: u16, r: &ParsedResponse, situation: &Situation) -> Action {
+        if is_transient(status) && situation.traits.idempotent {
+            return self.retry_same(r.server_wait, situation);
+        }
+        Action::stop(StopReason::UnstructuredFailure)
     }
 
     /// How long the next attempt may take: the per-attempt timeout, cut to

@@ -14,13 +14,20 @@
 //!
 //! 1. a 2xx that does not report failure → [`Action::Succeed`];
 //! 2. a delegated orchestrator → stop after its single dispatch;
-//! 3. an unknown outcome → [`Action::Reconcile`] (a lookup is not a resend);
+//! 3. an unknown outcome → [`Action::Reconcile`] (a lookup is not a resend):
+//!    UNKNOWN_OUTCOME, or for a non-idempotent call a failure after sending,
+//!    a bare 500/502/504, a JSON-RPC error that says only that the server
+//!    failed, or a body over the cap after a 2xx (or a 500/502/504);
 //! 4. `retryable: false` → stop, on every status;
 //! 5. 401, 403, 405, or AUTH_ERROR / PERMISSION_DENIED / POLICY_REJECTION → stop;
+//!    so does a call that needs what no attempt supplies (an MCP server asking
+//!    for the user's input, or refusing the client's protocol setup);
 //! 6. transient (connect failure before sending, 408, 429, 5xx) → resend the
 //!    same payload after `max(backoff, server demand)`, capped, unless the wait
-//!    would cross the deadline;
-//! 7. other 4xx → [`Action::Correct`] when eligible, never an unchanged resend;
+//!    would cross the deadline; a category only guessed from free text is
+//!    resent only for an idempotent call, and otherwise stops;
+//! 7. other 4xx → [`Action::Correct`] when eligible, never an unchanged resend
+//!    (never for a guessed category);
 //! 8. otherwise stop.
 //!
 //! ```

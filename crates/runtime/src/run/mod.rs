@@ -373,12 +373,11 @@ impl<'e> Run<'e> {
     fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action, timeout: Duration) {
         let (status, transport_error, category, code) = match observation {
             Observation::Response(r) => (Some(r.status), None, r.category.clone(), r.code.clone()),
-            Observation::Transport(t) => (
-                None,
-                Some(TransportFailure::new(t.kind, redact(&t.message))),
-                None,
-                None,
-            ),
+            Observation::Transport(t) => {
+                let mut failure = t.clone();
+                failure.message = redact(&t.message);
+                (t.status, Some(failure), None, None)
+            }
         };
         tracing::debug!(n, status, action = action.name(), "attempt decided");
         self.attempts.push(AttemptRecord {

@@ -107,12 +107,12 @@ impl HttpTransport {
             .content_length()
             .is_some_and(|n| n > self.max_body_bytes as u64)
         {
-            return Err(too_large(self.max_body_bytes));
+            return Err(too_large(self.max_body_bytes, status));
         }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| failure(&e))? {
             if body.len() + chunk.len() > self.max_body_bytes {
-                return Err(too_large(self.max_body_bytes));
+                return Err(too_large(self.max_body_bytes, status));
             }
             body.extend_from_slice(&chunk);
         }
@@ -166,11 +166,14 @@ fn append_query(url: &mut url::Url, payload: &serde_json::Value) {
     }
 }
 
-fn too_large(cap: usize) -> TransportFailure {
+/// The tool answered `status` with a body over `cap`: the status is kept,
+/// since a 2xx means a write was done even though its result cannot be read.
+fn too_large(cap: usize, status: u16) -> TransportFailure {
     TransportFailure::new(
         TransportFailureKind::ResponseTooLarge,
-        format!("response body exceeds {cap} bytes"),
+        format!("HTTP {status} with a response body over {cap} bytes"),
     )
+    .with_status(status)
 }
 
 fn failure(error: &reqwest::Error) -> TransportFailure {

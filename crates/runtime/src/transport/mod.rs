@@ -61,7 +61,8 @@ pub enum TransportFailureKind {
     TimedOutAfterSend,
     /// The request was sent (or may have been), then the connection failed.
     FailedAfterSend,
-    /// The tool answered with a body larger than the cap.
+    /// The tool answered with a body larger than the cap (its status, when
+    /// known, is [`TransportFailure::status`]).
     ResponseTooLarge,
     /// The request could not be built (a URL or header the HTTP stack
     /// refused): nothing was sent.
@@ -108,6 +109,10 @@ pub struct TransportFailure {
     pub kind: TransportFailureKind,
     /// A human-readable description (may hold raw URLs; redact before showing a model).
     pub message: String,
+    /// The status the tool answered with before the exchange failed, when
+    /// it answered: a body over the cap came with one. A 2xx there means the
+    /// tool acted, so a write's outcome is unknown, not failed.
+    pub status: Option<u16>,
 }
 
 impl TransportFailure {
@@ -116,7 +121,15 @@ impl TransportFailure {
         Self {
             kind,
             message: message.into(),
+            status: None,
         }
+    }
+
+    /// The same failure, after the tool answered with `status`.
+    #[must_use]
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
     }
 }
 

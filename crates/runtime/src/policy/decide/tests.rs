@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use recourse_protocol::{ParsedResponse, parse_response};
+use recourse_protocol::{CategoryBasis, ParsedResponse, parse_response};
 
 use super::*;
 use serde_json::json;
@@ -136,6 +136,70 @@ fn rule3_non_idempotent_failure_after_send_reconciles() {
     ));
 }
 
+fn rpc_error(code: i64, data: &str) -> ParsedResponse {
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"{data}}}}}"#);
+    parse_response(200, [("content-type", "application/json")], body.as_bytes())
+}
+
+fn mcp_is_error(text: &str) -> ParsedResponse {
+    let body =
+        serde_json::to_vec(&json!({"content": [{"type": "text", "text": text}], "isError": true}))
+            .unwrap();
+    parse_response(200, [("content-type", "application/json")], &body)
+}
+
+#[test]
+fn rule3_an_opaque_json_rpc_error_is_a_bare_500_unknown_for_a_write() {
+    for code in [-32603, -32000] {
+        let r = rpc_error(code, "");
+        assert_eq!(r.basis, CategoryBasis::Opaque);
+        assert_eq!(decide(&r, non_idempotent()), Action::reconcile(), "{code}");
+        assert!(
+            matches!(decide(&r, first()), Action::RetrySame { .. }),
+            "an idempotent call is resent, as after a bare 500"
+        );
+    }
+    // A JSON-RPC code with a meaning is not opaque: the request was refused.
+    assert_eq!(
+        decide(&rpc_error(-32602, ""), non_idempotent()),
+        Action::Correct
+    );
+}
+
+#[test]
+fn rule3_a_body_over_the_cap_after_a_2xx_leaves_a_write_unknown() {
+    let p = Policy::default();
+    let oversized = |status: Option<u16>| {
+        let t = transport(TransportFailureKind::ResponseTooLarge);
+        match status {
+            Some(s) => t.with_status(s),
+            None => t,
+        }
+    };
+    for status in [Some(200), Some(201), Some(500), Some(502), None] {
+        let t = oversized(status);
+        assert_eq!(
+            p.decide(Observation::Transport(&t), &non_idempotent()),
+            Action::reconcile(),
+            "{status:?}"
+        );
+        assert_eq!(
+            p.decide(Observation::Transport(&t), &first()),
+            Action::stop(StopReason::ResponseTooLarge),
+            "an idempotent call stops as before ({status:?})"
+        );
+    }
+    for status in [400, 404, 429, 503] {
+        let t = oversized(Some(status));
+        assert_eq!(
+            p.decide(Observation::Transport(&t), &non_idempotent()),
+            Action::stop(StopReason::ResponseTooLarge),
+            "{status}: the tool refused"
+        );
+    }
+}
+
 #[test]
 fn rule3_connect_failure_is_not_unknown() {
     let t = transport(TransportFailureKind::ConnectFailed);
@@ -186,6 +250,80 @@ fn rule5_auth_permission_method_policy_stop() {
         decide(&envelope(400, "AUTH_ERROR", Some(true)), first()),
         Action::stop(StopReason::AuthenticationFailed)
     );
+}
+
+#[test]
+fn rule5_a_call_that_needs_input_or_configuration_stops() {
+    let input = parse_response(
+        200,
+        [("content-type", "application/json")],
+        br#"{"resultType":"input_required","requestState":"s"}"#,
+    );
+    for s in [first(), non_idempotent()] {
+        assert_eq!(decide(&input, s), Action::stop(StopReason::NeedsInput));
+        for code in [-32020, -32021, -32022] {
+            assert_eq!(
+                decide(&rpc_error(code, ""), s),
+                Action::stop(StopReason::ProtocolMismatch),
+                "{code}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rule6_the_draft_mcp_rate_limit_waits_as_asked() {
+    let r = rpc_error(-32023, r#","data":{"retryAfterMs":1500}"#);
+    for s in [first(), non_idempotent()] {
+        assert_eq!(
+            decide(&r, s),
+            Action::RetrySame {
+                wait: Duration::from_millis(1500),
+                cause: WaitCause::RetryAfter,
+            }
+        );
+    }
+}
+
+#[test]
+fn rule6_a_guessed_transient_failure_resends_only_an_idempotent_call() {
+    for text in [
+        "upstream 503, try later",
+        "rate limit exceeded",
+        "request timed out",
+    ] {
+        let r = mcp_is_error(text);
+        assert_eq!(r.basis, CategoryBasis::FreeText, "{text}");
+        assert!(
+            matches!(decide(&r, first()), Action::RetrySame { .. }),
+            "{text}"
+        );
+        assert_eq!(
+            decide(&r, non_idempotent()),
+            Action::stop(StopReason::UnstructuredFailure),
+            "{text}: a write is never resent on a guess"
+        );
+    }
+    let mut spent = first();
+    spent.retries_used = Limits::default().max_retries;
+    assert_eq!(
+        decide(&mcp_is_error("upstream 503"), spent),
+        Action::stop(StopReason::RetriesExhausted)
+    );
+}
+
+#[test]
+fn rule7_a_guessed_category_never_goes_to_a_model() {
+    let mut guessed = mcp_is_error("upstream 404");
+    guessed.basis = CategoryBasis::FreeText;
+    assert_eq!(
+        decide(&guessed, first()),
+        Action::stop(StopReason::UnstructuredFailure)
+    );
+    // Text naming nothing transient is the MCP rule's INPUT_ERROR, stated: corrected.
+    let plain = mcp_is_error("Invalid timezone: America/NewYork");
+    assert_eq!(plain.basis, CategoryBasis::Stated);
+    assert_eq!(decide(&plain, first()), Action::Correct);
 }
 
 #[test]

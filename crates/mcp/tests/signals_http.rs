@@ -1,0 +1,118 @@
+//! How recourse reads what an MCP server says over Streamable HTTP: a scripted
+//! server written out by hand (`tests/support/http_server.rs`), so each test
+//! controls the HTTP status, the session and the response stream rmcp's
+//! client meets.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse::{Action, StopReason, TransportFailureKind, WaitCause};
+use recourse_mcp::{McpTarget, McpTransport};
+use recourse_protocol::ErrorCategory;
+use support::http_server::McpHttpServer;
+use support::{executor, prepared, run};
+
+async fn scripted() -> (Arc<McpTransport>, McpHttpServer) {
+    let server = McpHttpServer::start().await;
+    let target = McpTarget::url(&server.url).unwrap();
+    (Arc::new(McpTransport::new(target)), server)
+}
+
+#[tokio::test]
+async fn a_write_the_server_committed_then_answered_internal_error_is_never_resent() {
+    let (transport, server) = scripted().await;
+    let report = run(&transport, "modify_user_address").await;
+    assert_eq!(report.outcome.name(), "unknown", "{}", report.to_json());
+    assert_eq!(report.outcome.exit_code(), 3);
+    assert_eq!(report.attempts.len(), 1);
+    assert_eq!(server.calls("modify_user_address"), 1);
+
+    let report = run(&transport, "get_order").await;
+    assert_eq!(report.outcome.name(), "succeeded", "idempotent: resent");
+    assert_eq!(server.calls("get_order"), 2);
+}
+
+#[tokio::test]
+async fn http_429_is_a_rate_limit_with_its_retry_after() {
+    let (transport, server) = scripted().await;
+    let report = run(&transport, "update_cart").await;
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+    let first = &report.attempts[0];
+    assert_eq!(first.status, Some(429));
+    assert_eq!(first.category, None, "the status routes; no body named one");
+    assert_eq!(
+        first.action,
+        Action::RetrySame {
+            wait: Duration::from_secs(2),
+            cause: WaitCause::RetryAfter,
+        }
+    );
+    assert_eq!(server.calls("update_cart"), 2);
+}
+
+#[tokio::test]
+async fn http_503_is_a_service_error_with_its_retry_after_and_a_bare_502_leaves_a_write_unknown() {
+    let (transport, server) = scripted().await;
+    let report = run(&transport, "place_order").await;
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+    assert_eq!(report.attempts[0].status, Some(503));
+    assert_eq!(
+        report.attempts[0].action,
+        Action::RetrySame {
+            wait: Duration::from_secs(3),
+            cause: WaitCause::RetryAfter,
+        },
+        "503 says the server did not do it, even for a write"
+    );
+    assert_eq!(server.calls("place_order"), 2);
+
+    let report = run(&transport, "refund_payment").await;
+    assert_eq!(report.outcome.name(), "unknown", "{}", report.to_json());
+    assert_eq!(report.attempts[0].status, Some(502));
+    assert_eq!(server.calls("refund_payment"), 1);
+    assert_eq!(
+        transport.sessions_started(),
+        1,
+        "an HTTP status keeps the session"
+    );
+}
+
+/// The scenario of rmcp's made-up `-32603`: while a write waits for its
+/// answer, the server forgets the session and another call on it gets a 404.
+/// The other call did not run: it is sent again on a new session. The write
+/// may have run: its outcome is unknown, and it is never resent.
+#[tokio::test]
+async fn a_write_whose_session_is_replaced_mid_call_is_never_resent() {
+    let (transport, server) = scripted().await;
+    let write = prepared(&transport, "slow_write").await;
+    let lookup = prepared(&transport, "get_status").await;
+    let writer = executor(Arc::clone(&transport), None);
+    let writing = tokio::spawn(async move { writer.execute(write).await });
+    server.committed.notified().await;
+
+    let report = executor(Arc::clone(&transport), None).execute(lookup).await;
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+    let first = &report.attempts[0];
+    let failure = first.transport_error.as_ref().expect("the 404");
+    assert_eq!(failure.kind, TransportFailureKind::ConnectFailed);
+    assert!(matches!(first.action, Action::RetrySame { .. }));
+    assert_eq!(server.calls("get_status"), 1, "the 404 reached no tool");
+    assert_eq!(report.attempts.len(), 2);
+    assert_eq!(server.sessions(), 2, "the lookup started a new session");
+
+    server.release.notify_one();
+    let report = tokio::time::timeout(Duration::from_secs(30), writing)
+        .await
+        .expect("the write ends")
+        .unwrap();
+    assert_eq!(report.outcome.name(), "unknown", "{}", report.to_json());
+    assert_eq!(report.outcome.exit_code(), 3);
+    assert_eq!(report.outcome.reason(), Some(&StopReason::OutcomeUnknown));
+    assert_eq!(report.attempts.len(), 1);
+    let failure = report.attempts[0].transport_error.as_ref().unwrap();
+    assert_eq!(failure.kind, TransportFailureKind::FailedAfterSend);
+    assert_eq!(report.attempts[0].category, None::<ErrorCategory>);
+    assert_eq!(server.calls("slow_write"), 1, "never resent");
+}
