@@ -38,6 +38,7 @@ mod trajectory;
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
 pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
 pub use debug::{LlmDebugStore, LlmExchange};
+pub(crate) use diff::describe_changes;
 pub(crate) use gate::{Rejection, gate};
 pub use llm_fix::LlmCorrector;
 pub use repair::DeterministicRepair;
