@@ -234,7 +234,10 @@ fn tool_answer<'r>(report: &'r CallReport, reason: &StopReason) -> Option<&'r At
     if matches!(reason, StopReason::JournalUnavailable) {
         return None;
     }
-    report.attempts.last().filter(|a| a.status.is_some())
+    report
+        .attempts
+        .last()
+        .filter(|a| a.status.is_some() && a.transport_error.is_none())
 }
 
 /// What recourse did across the attempts, counted from their actions and events.

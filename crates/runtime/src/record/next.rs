@@ -198,18 +198,19 @@ pub(super) fn of(report: &CallReport) -> Next {
     };
     let category = error.map(|e| &e.category);
     let sent = report.attempts.last().map(|a| &a.payload);
-    let question = match reason {
-        StopReason::NothingMutable => Some(question::about_protected(error, sent)),
-        _ if reason.kind(category) == StopKind::Input => {
-            error.and_then(|e| question::from_details(e, sent))
-        }
+    let offered = match error {
+        Some(e) if reason.kind(category) == StopKind::Input => question::from_details(e, sent),
         _ => None,
     };
-    let step = NextStep::after_stop(reason, category, question.is_some());
+    let step = NextStep::after_stop(reason, category, offered.is_some());
+    // A step that asks the user always has a question: the tool's choice, or
+    // one the reason makes (whose value it is, what is missing).
+    let question = (step == NextStep::AskUser)
+        .then(|| offered.unwrap_or_else(|| question::for_reason(reason, error, sent)));
     let mut next = Next {
         step,
         model_message: String::new(),
-        question: question.filter(|_| step == NextStep::AskUser),
+        question,
         operation_id: None,
         retry_after_ms: None,
     };

@@ -24,6 +24,8 @@
 use recourse_protocol::{ErrorCategory, ToolError, redact, truncate_chars};
 use serde_json::Value;
 
+use crate::StopReason;
+
 /// The longest a value quoted in a question may be, in characters.
 const MAX_VALUE_CHARS: usize = 80;
 
@@ -58,16 +60,28 @@ pub(super) fn from_details(error: &ToolError, sent: Option<&Value>) -> Option<St
     Some(finish(&question))
 }
 
-/// The question when every input is protected and the tool rejected them:
-/// only the user may change a value they approved or bound.
-pub(super) fn about_protected(error: Option<&ToolError>, sent: Option<&Value>) -> String {
+/// The question when a call stops asking the user and the tool's details
+/// offered no choice: for [`StopReason::NothingMutable`], every input is
+/// protected, and only the user may change a value they approved or bound;
+/// for any other such reason, the user is asked how to go on.
+pub(super) fn for_reason(
+    reason: &StopReason,
+    error: Option<&ToolError>,
+    sent: Option<&Value>,
+) -> String {
     let what = match error {
         Some(e) if detail(e, "field").is_some() => subject(e, sent),
         _ => "the values I was given".to_owned(),
     };
-    finish(&format!(
-        "The tool rejected {what}, which I may not change without you. What should I use instead?"
-    ))
+    finish(&match reason {
+        StopReason::NothingMutable => format!(
+            "The tool rejected {what}, which I may not change without you. What should I use \
+             instead?"
+        ),
+        _ => "The tool needs a decision or input from you before it can go on. How should I \
+              proceed?"
+            .to_owned(),
+    })
 }
 
 /// "version 4", "version", or "that value": the field and what was sent for it.
@@ -200,11 +214,19 @@ mod tests {
     fn a_protected_value_is_the_users_to_change() {
         let mut e = ToolError::input_error("AMOUNT_ABOVE_LIMIT", "too much");
         e.details = json!({"field": "amount"});
-        let q = about_protected(Some(&e), Some(&json!({"amount": 12500})));
+        let q = for_reason(
+            &StopReason::NothingMutable,
+            Some(&e),
+            Some(&json!({"amount": 12500})),
+        );
         assert_eq!(
             q,
             "The tool rejected amount 12500, which I may not change without you. What should I use instead?"
         );
-        assert!(about_protected(None, None).contains("the values I was given"));
+        let q = for_reason(&StopReason::NothingMutable, None, None);
+        assert!(q.contains("the values I was given"), "{q}");
+        // A reason that asks the user for something else gets the general question.
+        let q = for_reason(&StopReason::CannotFix, None, None);
+        assert!(q.contains("a decision or input from you"), "{q}");
     }
 }
