@@ -14,9 +14,9 @@
 //!
 //! The step is a pure function of the outcome, the [`StopReason`], the last
 //! error's category (through [`StopKind`]) and whether the tool's details make
-//! a question for the user. Every reason maps to exactly one step (see
-//! [`NextStep::after_stop`]); reasons added later must be given one, since the
-//! mapping is an exhaustive `match`. A reason asking the user for input maps
+//! a question for the user. Every reason maps to exactly one step, given that
+//! category and that question (see [`NextStep::after_stop`]); reasons added
+//! later must be given one, since the mapping is an exhaustive `match`. A reason asking the user for input maps
 //! to [`AskUser`](NextStep::AskUser); one saying a write the tool reported
 //! done did not take effect maps to [`DoNotRepeat`](NextStep::DoNotRepeat), as
 //! an unknown outcome does: the evidence disagrees, so a person checks before
@@ -26,6 +26,15 @@
 //! reach the model only inside the message, fenced and labelled as the tool's:
 //! they may tell the model what to say to the user, never what recourse does —
 //! the policy alone decided the resends and corrections the record shows.
+//!
+//! # Computed, not stored
+//!
+//! `next` is not a field of [`CallReport`]: [`CallReport::next`] derives it
+//! from the report each time, and serialization calls it. A stored copy could
+//! disagree with the outcome it summarizes once anything edits or builds a
+//! report (a test, a replayed record, a workflow step), and every place that
+//! builds one would have to remember to fill it; a derived one cannot. It
+//! costs a few string operations per serialization.
 
 use std::time::Duration;
 
