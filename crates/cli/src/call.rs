@@ -282,6 +282,15 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
     if let Some(op) = &report.operation_id {
         out.push_str(&format!("operation id: {op}\n"));
     }
+    let next = report.next();
+    match report.stop_kind() {
+        Some(kind) => out.push_str(&format!("next: {} (stop kind {kind})\n", next.step)),
+        None => out.push_str(&format!("next: {}\n", next.step)),
+    }
+    if let Some(question) = &next.question {
+        out.push_str(&format!("ask the user: {question}\n"));
+    }
+    out.push_str(&format!("tell the model: {}\n", next.model_message));
     if let Outcome::Succeeded { data } = &report.outcome
         && !data.is_null()
     {

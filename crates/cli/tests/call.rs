@@ -74,6 +74,8 @@ async fn a_policy_rejection_exits_1_after_one_call() {
     assert_eq!(r["outcome"], "failed");
     assert_eq!(r["reason"], "retry_refused");
     assert_eq!(r["error"]["category"], "POLICY_REJECTION");
+    assert_eq!(r["stop_kind"], "policy");
+    assert_eq!(r["next"]["step"], "explain_refusal");
     assert_eq!(r["http_calls"], 1);
 }
 
@@ -118,6 +120,10 @@ async fn an_auth_failure_stops_at_once_and_never_prints_the_key() {
     assert!(text.contains("1 HTTP call"), "{text}");
     assert!(
         text.contains("api_key=[REDACTED]") && !text.contains("rk_live_"),
+        "{text}"
+    );
+    assert!(
+        text.contains("next: fix_configuration (stop kind auth)"),
         "{text}"
     );
 }
@@ -257,4 +263,38 @@ async fn a_callers_key_is_the_one_key_sent() {
         let out = call(&url, "{}", &["--idempotency-key", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_version_tells_the_model_to_ask_the_user() {
+    let t = tools(&[]).await;
+    let url = format!("{}/api/exports", t.base_url());
+    let payload = r#"{"source_id":"sales-2024","version":4,"format":"pdf"}"#;
+    let question = "The tool has no version 4; the latest is 3. Should I use 3 instead?";
+    let out = call(
+        &url,
+        payload,
+        &["--non-idempotent", "--protect", "/version"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("next: ask_user (stop kind input)"), "{text}");
+    assert!(
+        text.contains(&format!("ask the user: {question}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("tell the model: The call failed (NOT_FOUND, HTTP 404"),
+        "{text}"
+    );
+    let r = report(&call(
+        &url,
+        payload,
+        &["--non-idempotent", "--protect", "/version", "--json"],
+    ));
+    assert_eq!(r["reason"], "retry_refused");
+    assert_eq!(r["stop_kind"], "input");
+    assert_eq!(r["next"]["step"], "ask_user");
+    assert_eq!(r["next"]["question"], question);
+    assert_eq!(t.exports_committed(), 0);
 }

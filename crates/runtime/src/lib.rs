@@ -120,13 +120,15 @@ pub use manifest::{CapabilityManifests, MANIFEST_PATH};
 pub use method::Method;
 pub use metrics::Metrics;
 pub use policy::{
-    Action, Limits, Observation, Policy, Situation, StopReason, Traits, is_unknown_outcome,
+    Action, Limits, Observation, Policy, Situation, StopKind, StopReason, Traits,
+    is_unknown_outcome,
 };
 pub use protect::{Protected, ProtectionViolation, validate_pointer};
 pub use reconcile::{ReconcileRequest, Reconciler, Reconciliation};
 pub use record::{
-    AttemptRecord, CallReport, CorrectionLayer, Event, GateRule, LookupResult, Outcome,
-    PayloadSource, RECORD_VERSION, TokenUsage, Verdict, WaitCause,
+    AttemptRecord, CallReport, CorrectionLayer, Event, GateRule, LookupResult,
+    MODEL_MESSAGE_MAX_CHARS, Next, NextStep, Outcome, PayloadSource, RECORD_VERSION, TokenUsage,
+    Verdict, WaitCause,
 };
 pub use target::Target;
 pub use transport::{

@@ -252,14 +252,14 @@ async fn rule7_non_transient_4xx_is_never_resent_unchanged() {
 }
 
 #[tokio::test]
-async fn a_huge_body_is_an_error_outcome() {
+async fn a_huge_body_is_an_error_outcome_for_a_read() {
     let big = vec![b'x'; 5 * 1024 * 1024];
     let step = Step::Respond {
         status: 200,
         headers: vec![],
         body: big,
     };
-    let (report, _, _) = call(vec![step], |c| c).await;
+    let (report, _, _) = call(vec![step], |c| c.idempotent(true)).await;
     assert_eq!(reason(&report), Some(&StopReason::ResponseTooLarge));
 }
 

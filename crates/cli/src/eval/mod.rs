@@ -15,7 +15,7 @@
 //! | finding scenarios, `--scenario` globs | `load.rs`, `builtin.rs` (globs: `../glob.rs`) |
 //! | scripted tools, request recording | `script.rs` |
 //! | the model used by correction | `model.rs` |
-//! | playing a run | `runner.rs`, `question.rs` |
+//! | playing a run | `runner.rs` |
 //! | judging a run | `score.rs` |
 //! | the scorecard: JSON, text, HTML | `report.rs`, `html.rs` |
 
@@ -23,7 +23,6 @@ mod builtin;
 pub(crate) mod html;
 mod load;
 mod model;
-mod question;
 mod report;
 mod runner;
 mod scenario;

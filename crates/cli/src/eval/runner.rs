@@ -12,7 +12,6 @@ use recourse::{
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
 use super::model::ModelChoice;
-use super::question::question_for;
 use super::scenario::{Scenario, ToolBehaviour};
 use super::script::{Recorder, ScriptedTool, SentRequest};
 
@@ -219,7 +218,8 @@ fn record(
         (None, Some(_)) => Some("TRANSPORT".to_owned()),
         (None, None) => a.status.map(|s| format!("HTTP_{s}")),
     });
-    let question = question_for(&report, sent.last().map(|s| &s.payload));
+    // The question a real call hands the agent (the record's `next.question`).
+    let question = report.next().question;
     RunRecord {
         run,
         final_state: report.outcome.name(),

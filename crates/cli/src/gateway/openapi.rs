@@ -53,30 +53,7 @@ pub(crate) fn document() -> Value {
                         "deadline_secs": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "At most the gateway's own deadline (120 s by default); longer ones are shortened to it"}
                     }
                 },
-                "CallReport": {
-                    "type": "object",
-                    "required": ["outcome", "http_calls", "llm_calls", "attempts"],
-                    "properties": {
-                        "call_id": {"type": "string"},
-                        "outcome": {"enum": ["succeeded", "failed", "unknown"]},
-                        "data": {},
-                        "error": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ToolError"}]},
-                        "reason": {"type": ["string", "null"]},
-                        "reason_text": {"type": ["string", "null"]},
-                        "http_calls": {"type": "integer"},
-                        "llm_calls": {"type": "integer"},
-                        "idempotency_key": {"type": ["string", "null"]},
-                        "operation_id": {"type": ["string", "null"]},
-                        "attempts": {"type": "array", "items": {"type": "object", "properties": {
-                            "n": {"type": "integer"}, "payload": {}, "status": {"type": ["integer", "null"]},
-                            "transport_error": {"type": ["string", "null"]}, "category": {"type": ["string", "null"]},
-                            "retry_permission": {"enum": ["allowed", "refused", "unspecified"]},
-                            "action": {"enum": ["succeed", "retry_same", "correct", "reconcile", "stop"]},
-                            "wait_ms": {"type": ["integer", "null"]},
-                            "source": {"enum": ["caller", "coercion", "repair", "llm", "semantic"]}
-                        }}}
-                    }
-                },
+                "CallReport": call_report_schema(),
                 "ToolError": {"type": "object", "required": ["code", "message", "category", "retryable"], "properties": {
                     "code": {"type": "string"}, "message": {"type": "string"}, "category": {"type": "string"},
                     "retryable": {"type": "boolean"}, "details": {}
@@ -88,4 +65,45 @@ pub(crate) fn document() -> Value {
         },
         "security": [{}, {"bearer": []}]
     })
+}
+
+/// A call's record, as `POST /v1/calls` returns it.
+fn call_report_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["outcome", "http_calls", "llm_calls", "attempts"],
+        "properties": {
+            "call_id": {"type": "string"},
+            "outcome": {"enum": ["succeeded", "failed", "unknown"]},
+            "data": {},
+            "error": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ToolError"}]},
+            "reason": {"type": ["string", "null"]},
+            "reason_text": {"type": ["string", "null"]},
+            "stop_kind": {"enum": ["auth", "permission", "policy", "input", "transient", "unknown_outcome", "budget", "configuration", null]},
+            "next": next_schema(),
+            "http_calls": {"type": "integer"},
+            "llm_calls": {"type": "integer"},
+            "idempotency_key": {"type": ["string", "null"]},
+            "operation_id": {"type": ["string", "null"]},
+            "attempts": {"type": "array", "items": {"type": "object", "properties": {
+                "n": {"type": "integer"}, "payload": {}, "status": {"type": ["integer", "null"]},
+                "transport_error": {"type": ["string", "null"]}, "category": {"type": ["string", "null"]},
+                "retry_permission": {"enum": ["allowed", "refused", "unspecified"]},
+                "action": {"enum": ["succeed", "retry_same", "correct", "reconcile", "stop"]},
+                "wait_ms": {"type": ["integer", "null"]},
+                "source": {"enum": ["caller", "coercion", "repair", "llm", "semantic"]}
+            }}}
+        }
+    })
+}
+
+/// The record's `next`: what to hand back to the model.
+fn next_schema() -> Value {
+    json!({"type": "object", "required": ["step", "model_message"], "properties": {
+        "step": {"enum": ["use_result", "fix_arguments", "ask_user", "fix_configuration", "explain_refusal", "do_not_repeat", "give_up"]},
+        "model_message": {"type": "string", "maxLength": 600, "description": "What to hand the model: redacted; the tool's words fenced as <<<…>>>"},
+        "question": {"type": "string", "description": "With ask_user: the question for the user"},
+        "operation_id": {"type": "string", "description": "With do_not_repeat: the write to check"},
+        "retry_after_ms": {"type": "integer", "description": "With give_up: when the tool accepts calls again"}
+    }})
 }

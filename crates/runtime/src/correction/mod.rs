@@ -47,6 +47,7 @@ pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
 pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
 #[cfg(feature = "llm")]
 pub use debug::{LlmDebugStore, LlmExchange};
+pub(crate) use diff::describe_changes;
 pub(crate) use gate::{Rejection, gate};
 #[cfg(feature = "llm")]
 pub use llm_fix::LlmCorrector;

@@ -44,6 +44,11 @@
 
 mod action;
 mod decide;
+mod kind;
 
 pub use action::{Action, StopReason};
 pub use decide::{Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};
+pub use kind::StopKind;
+
+#[cfg(test)]
+pub(crate) use kind::every_reason;

@@ -35,17 +35,30 @@
 //! An attempt's events are in the order they happened: the coercion of the
 //! payload it sent, then what followed its answer.
 //!
-//! The top-level names `idempotency`, `replayed`, `verification` and `next`
-//! are reserved for later additions and mean nothing today.
+//! Next to `reason`, the record has `stop_kind` (a [`StopKind`](crate::StopKind),
+//! or `null` on success) and ends with `next`, what to hand back to the
+//! model: `{"step", "model_message", "question"?, "operation_id"?,
+//! "retry_after_ms"?}` (see [`Next`]). Both are computed from the report's
+//! types when it is serialized ([`CallReport::stop_kind`],
+//! [`CallReport::next`]), so they always agree with the outcome and
+//! attempts they summarize.
+//!
+//! The top-level names `idempotency`, `replayed` and `verification` are
+//! reserved for later additions and mean nothing today.
 
 mod attempt;
 mod event;
+mod message;
+mod next;
 mod notes;
 mod outcome;
+mod question;
 mod report;
+mod words;
 
 pub use attempt::{AttemptRecord, PayloadSource};
 pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, WaitCause};
+pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
 pub use outcome::{Outcome, TokenUsage};
 pub use report::{CallReport, RECORD_VERSION};
 

@@ -6,7 +6,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::attempt::millis;
-use crate::{AttemptRecord, Idempotency, Outcome, TokenUsage};
+use super::next::{self, Next};
+use crate::{AttemptRecord, Idempotency, Outcome, StopKind, TokenUsage};
 
 /// The `record_version` of the JSON record: bumped only by an incompatible change.
 pub const RECORD_VERSION: u32 = 1;
@@ -38,6 +39,8 @@ pub const RECORD_VERSION: u32 = 1;
 /// assert_eq!(json["record_version"], 1);
 /// assert_eq!(json["outcome"], "succeeded");
 /// assert_eq!(json["data"]["price"], 468.285);
+/// assert_eq!(json["stop_kind"], serde_json::Value::Null);
+/// assert_eq!(json["next"]["step"], "use_result");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallReport {
@@ -71,6 +74,22 @@ impl CallReport {
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
+
+    /// The kind of problem that stopped the call (the record's `stop_kind`):
+    /// the stop reason's [`kind`](crate::StopReason::kind), read with the last
+    /// error's category. `None` when the call succeeded.
+    pub fn stop_kind(&self) -> Option<StopKind> {
+        let category = self.outcome.error().map(|e| &e.category);
+        self.outcome.reason().map(|r| r.kind(category))
+    }
+
+    /// What to hand back to the model (the record's `next`): the step, a
+    /// short redacted message, and the question for the user when the
+    /// choice is theirs. Computed from the report's types each time, so it
+    /// always agrees with the outcome and attempts it summarizes.
+    pub fn next(&self) -> Next {
+        next::of(self)
+    }
 }
 
 /// The record's wire form: the report's fields in the documented order.
@@ -80,6 +99,8 @@ struct Wire<'a> {
     call_id: &'a str,
     #[serde(flatten)]
     outcome: &'a Outcome,
+    stop_kind: Option<StopKind>,
+    next: Next,
     http_calls: u32,
     llm_calls: u32,
     tokens: TokenUsage,
@@ -97,6 +118,8 @@ impl Serialize for CallReport {
             record_version: RECORD_VERSION,
             call_id: &self.call_id,
             outcome: &self.outcome,
+            stop_kind: self.stop_kind(),
+            next: self.next(),
             http_calls: self.http_calls,
             llm_calls: self.llm_calls,
             tokens: self.tokens,
