@@ -15,12 +15,17 @@ use tokio::net::TcpListener;
 struct Gateway {
     child: Child,
     url: String,
+    /// The gateway's `XDG_STATE_HOME`, where its journal lives.
+    _state: tempfile::TempDir,
 }
 
 impl Gateway {
     fn start() -> Self {
+        let state = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
             .args(["serve", "--port", "0"])
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("RECOURSE_JOURNAL")
             .env("RECOURSE_BACKOFF_MS", "0")
             .env_remove("RECOURSE_GATEWAY_TOKEN")
             .stdout(Stdio::piped())
@@ -33,7 +38,11 @@ impl Gateway {
             .unwrap();
         let url = line.trim().rsplit(' ').next().unwrap().to_owned();
         assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        Self { child, url }
+        Self {
+            child,
+            url,
+            _state: state,
+        }
     }
 
     async fn call(&self, client: &reqwest::Client, url: &str) -> (u16, String) {

@@ -163,7 +163,7 @@ fn a_closed_stdout_ends_every_printing_command_quietly() {
             "--scenario",
             "control_*",
         ],
-        vec!["serve", "--port", "0"],
+        vec!["serve", "--port", "0", "--journal", "none"],
         vec!["tools", "serve", "--port", "0"],
     ] {
         let out = with_closed_stdout(&args, &[("RECOURSE_BACKOFF_MS", "0")]);

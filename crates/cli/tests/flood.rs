@@ -78,7 +78,7 @@ async fn attack(addr: String, body: Arc<Vec<u8>>) -> u16 {
 #[ignore = "two 1.5 GB floods lasting ~70 s; run by hand for BENCHMARKS.md"]
 async fn a_partial_body_flood_keeps_the_gateway_memory_bounded() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["serve", "--port", "0"])
+        .args(["serve", "--port", "0", "--journal", "none"])
         .env_remove("RECOURSE_GATEWAY_TOKEN")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 struct Gateway {
     child: Child,
     url: String,
+    /// The gateway's `XDG_STATE_HOME`, where its journal lives by default.
+    _state: tempfile::TempDir,
 }
 
 impl Gateway {
@@ -18,9 +20,12 @@ impl Gateway {
     }
 
     fn start_with_env(args: &[&str], token: Option<&str>, env: &[(&str, &str)]) -> Self {
+        let state = tempfile::tempdir().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_recourse"));
         cmd.args(["serve", "--port", "0"])
             .args(args)
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("RECOURSE_JOURNAL")
             .envs(env.iter().copied())
             .env("RECOURSE_BACKOFF_MS", "0");
         match token {
@@ -38,7 +43,11 @@ impl Gateway {
             .unwrap();
         let url = line.trim().rsplit(' ').next().unwrap().to_owned();
         assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        Self { child, url }
+        Self {
+            child,
+            url,
+            _state: state,
+        }
     }
 }
 
@@ -480,7 +489,7 @@ async fn malformed_allow_patterns_stop_the_gateway_at_startup() {
         (&["--mcp-env", "RECOURSE_GATEWAY_TOKEN"][..], "never passed"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["serve", "--port", "0"])
+            .args(["serve", "--port", "0", "--journal", "none"])
             .args(args)
             .output()
             .unwrap();

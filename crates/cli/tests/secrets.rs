@@ -219,12 +219,17 @@ async fn planted_secrets_never_reach_recourse_call_output() {
 struct Gateway {
     child: Child,
     url: String,
+    /// The gateway's `XDG_STATE_HOME`, where its journal lives.
+    _state: tempfile::TempDir,
 }
 
 impl Gateway {
     fn start() -> Self {
+        let state = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
             .args(["serve", "--port", "0"])
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("RECOURSE_JOURNAL")
             .env("RECOURSE_BACKOFF_MS", "0")
             .env_remove("RECOURSE_GATEWAY_TOKEN")
             .stdout(Stdio::piped())
@@ -236,7 +241,11 @@ impl Gateway {
             .read_line(&mut line)
             .unwrap();
         let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        Self { child, url }
+        Self {
+            child,
+            url,
+            _state: state,
+        }
     }
 }
 

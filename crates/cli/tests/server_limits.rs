@@ -39,7 +39,7 @@ impl Running {
     }
 
     fn gateway(args: &[&str]) -> Self {
-        let mut all = vec!["serve", "--port", "0"];
+        let mut all = vec!["serve", "--port", "0", "--journal", "none"];
         all.extend_from_slice(args);
         Self::start(&all, 1)
     }

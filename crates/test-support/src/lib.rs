@@ -24,7 +24,9 @@
 //! Helpers used by one crate only stay in that crate's `tests/support/`.
 
 mod fake_llm;
+mod postgres;
 mod skip;
 
 pub use fake_llm::{FakeLlm, Reply, Seen};
+pub use postgres::PostgresSchema;
 pub use skip::{NO_SKIP_VAR, service_var};

@@ -13,7 +13,10 @@
 //! calls finish, for at most the shutdown grace.
 
 mod guard;
+mod journal;
+mod keyed;
 mod openapi;
+mod records;
 mod request;
 
 use std::net::{IpAddr, SocketAddr};
@@ -21,6 +24,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use axum::extract::{Request, State};
+use axum::http::HeaderMap;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -32,6 +36,7 @@ use recourse::{
 };
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
+use serde_json::Value;
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
@@ -74,6 +79,11 @@ pub(crate) struct ServeArgs {
     limits: LimitArgs,
     #[command(flatten)]
     lease: crate::settings::LeaseArg,
+    /// Where keyed and non-idempotent calls are journaled: a SQLite path, a postgres:// URL,
+    /// or `none` (then requests with an idempotency_key are refused) [env: RECOURSE_JOURNAL]
+    /// [default: $XDG_STATE_HOME/recourse/gateway.db].
+    #[arg(long, value_name = "PATH|URL|none", value_parser = crate::settings::location)]
+    journal: Option<String>,
 }
 
 struct Gateway {
@@ -86,31 +96,22 @@ struct Gateway {
     mcp_commands: Vec<CommandPattern>,
     mcp_env: Vec<String>,
     token: Option<String>,
+    /// Where keyed and non-idempotent calls are recorded; `None` with `--journal none`.
+    journal: Option<Arc<dyn recourse::Journal>>,
 }
 
 pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
     let limits = args.limits.limits()?;
-    let gateway = Arc::new(gateway(args, settings)?);
-    if !args.bind.is_loopback() {
-        match (&gateway.token, args.insecure_no_auth) {
-            (Some(_), _) => {}
-            (None, true) => eprintln!(
-                "warning: bound to {} without RECOURSE_GATEWAY_TOKEN (--insecure-no-auth): \
-                 anyone who can reach it can make calls",
-                args.bind
-            ),
-            (None, false) => bail!(
-                "refusing to bind {} without RECOURSE_GATEWAY_TOKEN: set a token, bind 127.0.0.1, \
-                 or pass --insecure-no-auth to expose the gateway without authentication",
-                args.bind
-            ),
-        }
-    }
+    check_exposure(args, settings.gateway_token.as_deref())?;
+    let gateway = Arc::new(gateway(args, settings).await?);
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
         .await
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
+    if let Some(journal) = &gateway.journal {
+        journal::settle_abandoned(Arc::clone(journal), gateway.executor.config().lease);
+    }
     let stopped = recourse_tool::serve(listener, router(gateway))
         .with_limits(limits)
         .with_graceful_shutdown(shutdown_signal())
@@ -125,18 +126,38 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
     Ok(0)
 }
 
-fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
+/// Refuses to listen beyond loopback without a token, unless told to.
+fn check_exposure(args: &ServeArgs, token: Option<&str>) -> Result<()> {
+    if args.bind.is_loopback() {
+        return Ok(());
+    }
+    match (token, args.insecure_no_auth) {
+        (Some(_), _) => Ok(()),
+        (None, true) => {
+            eprintln!(
+                "warning: bound to {} without RECOURSE_GATEWAY_TOKEN (--insecure-no-auth): \
+                 anyone who can reach it can make calls",
+                args.bind
+            );
+            Ok(())
+        }
+        (None, false) => bail!(
+            "refusing to bind {} without RECOURSE_GATEWAY_TOKEN: set a token, bind 127.0.0.1, \
+             or pass --insecure-no-auth to expose the gateway without authentication",
+            args.bind
+        ),
+    }
+}
+
+/// The gateway `args` describe; the journal is opened last, once every
+/// flag has been checked, so a refused start leaves nothing on disk.
+async fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
     let token = settings.gateway_token.clone();
     let mut config = settings.executor.clone();
     args.lease.apply(&mut config);
     let chain = Arc::new(settings.chain(&config)?);
     let transport = Arc::new(HttpTransport::builder().build()?);
     let targets = Targets::new(&args.allow_targets).map_err(anyhow::Error::msg)?;
-    // Manifests are read only where targets may be called.
-    let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
-    let executor = Executor::standard(transport, config, chain)?
-        .with_manifests(Arc::new(manifests))
-        .build();
     let mcp_commands = args
         .allow_mcp_commands
         .iter()
@@ -144,19 +165,30 @@ fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
         .collect::<Result<_, _>>()
         .map_err(anyhow::Error::msg)?;
     guard::check_mcp_env(&args.mcp_env).map_err(anyhow::Error::msg)?;
+    // Manifests are read only where targets may be called.
+    let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
+    let mut executor =
+        Executor::standard(transport, config, chain)?.with_manifests(Arc::new(manifests));
+    let journal = journal::open(settings.journal(args.journal.as_deref())).await?;
+    if let Some(journal) = &journal {
+        executor = executor.with_journal(Arc::clone(journal));
+    }
     Ok(Gateway {
-        executor,
+        executor: executor.build(),
         metrics: Metrics::default(),
         targets,
         mcp_commands,
         mcp_env: args.mcp_env.clone(),
         token,
+        journal,
     })
 }
 
 fn router(gateway: Arc<Gateway>) -> Router {
     ToolServer::<Arc<Gateway>>::new()
-        .route("/v1/calls", post(calls))
+        .route("/v1/calls", post(calls).get(records::list))
+        .route("/v1/calls/{call_id}", get(records::one))
+        .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
         .route(
             "/healthz",
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
@@ -191,16 +223,22 @@ async fn authorize(State(g): State<Arc<Gateway>>, request: Request, next: Next) 
 
 async fn calls(
     State(g): State<Arc<Gateway>>,
-    ToolJson(req): ToolJson<CallRequest>,
-) -> Result<Response, ToolFailure> {
+    headers: HeaderMap,
+    ToolJson(body): ToolJson<Value>,
+) -> Response {
+    keyed::call(&g, &headers, body).await
+}
+
+/// The executor and the (unchecked) call a request asks for.
+async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilder), ToolFailure> {
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
     }
-    let (executor, call) = match (&req.mcp, req.url.as_deref()) {
-        (Some(_), Some(_)) => return Err(invalid_target("give url or mcp, not both").into()),
+    match (&req.mcp, req.url.as_deref()) {
+        (Some(_), Some(_)) => Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
-            let (transport, call) = mcp_call(&g, &req, mcp).await?;
-            (g.executor.with_transport(transport), call)
+            let (transport, call) = mcp_call(g, req, mcp).await?;
+            Ok((g.executor.with_transport(transport), call))
         }
         (None, Some(url)) => {
             let target = g.targets.check("url", url)?;
@@ -209,20 +247,15 @@ async fn calls(
                 &g.targets.allowlist(),
                 g.executor.config(),
             )?;
-            (g.executor.clone(), call)
+            Ok((g.executor.clone(), call))
         }
-        (None, None) => {
-            return Err(
-                ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
-                    .retryable(true)
-                    .detail("field", "url")
-                    .into(),
-            );
-        }
-    };
-    let report = executor.execute(request::build(call)?).await;
-    g.metrics.observe(&report);
-    Ok(Json(report).into_response())
+        (None, None) => Err(
+            ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
+                .retryable(true)
+                .detail("field", "url")
+                .into(),
+        ),
+    }
 }
 
 fn invalid_target(message: &str) -> ToolError {

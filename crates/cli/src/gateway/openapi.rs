@@ -14,16 +14,57 @@ pub(crate) fn document() -> Value {
             "description": "The recourse executor over HTTP: calls a tool, handles its failures by a fixed policy, and reports every attempt."
         },
         "paths": {
-            "/v1/calls": {"post": {
-                "summary": "Run one tool call through the executor",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallRequest"}}}},
+            "/v1/calls": {
+                "post": {
+                    "summary": "Run one tool call through the executor; with an idempotency key, at most once per key",
+                    "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}, "description": "Same as the body's idempotency_key (they must agree when both are given)"}],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallRequest"}}}},
+                    "responses": {
+                        "200": {"description": "The call ran (replayed false), or a retry with the same key and request got the first call's record (replayed true); its outcome (succeeded, failed or unknown) is in the record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallReport"}}}},
+                        "400": error("The request is malformed, or has an idempotency_key while the gateway keeps no journal (JOURNAL_REQUIRED)"),
+                        "401": error("A bearer token is required (RECOURSE_GATEWAY_TOKEN is set)"),
+                        "403": error("The target is not allowed (loopback only unless --allow-target), or no --allow-mcp-command pattern matches the MCP command"),
+                        "409": error("CALL_IN_PROGRESS: the call with this idempotency key is still running; ask again after Retry-After seconds"),
+                        "413": error("The request body is over the size cap"),
+                        "415": error("The request is not JSON"),
+                        "422": error("IDEMPOTENCY_KEY_REUSED: the key belongs to a different request"),
+                        "431": error("The request's headers are over the size cap"),
+                        "503": error("JOURNAL_UNAVAILABLE: the journal could not be written, so nothing was sent; or the gateway is at its in-flight limit")
+                    }
+                },
+                "get": {
+                    "summary": "The journaled calls, newest first",
+                    "parameters": [
+                        {"name": "state", "in": "query", "schema": {"enum": ["in_flight", "succeeded", "failed", "unknown"]}},
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},
+                        {"name": "before", "in": "query", "schema": {"type": "string"}, "description": "A call_id: the page after it (next_before of the previous page)"}
+                    ],
+                    "responses": {
+                        "200": {"description": "A page of calls", "content": {"application/json": {"schema": {"type": "object", "required": ["calls", "next_before"], "properties": {
+                            "calls": {"type": "array", "items": {"type": "object"}},
+                            "next_before": {"type": ["string", "null"], "description": "Pass as before for the next page; null on the last"}
+                        }}}}},
+                        "400": error("INVALID_QUERY"),
+                        "404": error("NO_JOURNAL: the gateway runs with --journal none")
+                    }
+                }
+            },
+            "/v1/calls/{call_id}": {"get": {
+                "summary": "One journaled call: its state and record",
+                "parameters": [{"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}}],
                 "responses": {
-                    "200": {"description": "The call ran; its outcome (succeeded, failed or unknown) is in the report", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallReport"}}}},
-                    "400": error("The request is malformed"),
-                    "401": error("A bearer token is required (RECOURSE_GATEWAY_TOKEN is set)"),
-                    "403": error("The target is not allowed (loopback only unless --allow-target), or no --allow-mcp-command pattern matches the MCP command"),
-                    "413": error("The request body is over the size cap"),
-                    "415": error("The request is not JSON")
+                    "200": {"description": "The call", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JournaledCall"}}}},
+                    "404": error("CALL_NOT_FOUND, or NO_JOURNAL")
+                }
+            }},
+            "/v1/calls/{call_id}/reconcile": {"post": {
+                "summary": "Settle an in-flight or unknown call through its recorded lookup; never resends",
+                "parameters": [{"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {
+                    "200": {"description": "The call after settling (still unknown when the lookup could not tell)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JournaledCall"}}}},
+                    "403": error("The recorded lookup is not an allowed target"),
+                    "404": error("CALL_NOT_FOUND, or NO_JOURNAL"),
+                    "409": error("CALL_IN_PROGRESS: another process holds the call's lease")
                 }
             }},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "The gateway is serving"}}}},
@@ -44,7 +85,9 @@ pub(crate) fn document() -> Value {
                         "headers": {"type": "array", "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}], "minItems": 2, "maxItems": 2}},
                         "schema": {"type": "object", "description": "The capability's input JSON Schema"},
                         "protect": {"type": "array", "items": {"type": "string"}, "description": "JSON Pointers no correction may change"},
-                        "idempotent": {"type": "boolean", "default": true},
+                        "idempotent": {"type": "boolean", "description": "Your word that resending is harmless; unset, the tool's manifest decides, then the HTTP method, else not idempotent"},
+                        "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 255, "description": "At most one execution per key: a retry with the same key and request gets the first record (needs the gateway's journal)"},
+                        "method": {"enum": ["POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS"], "default": "POST"},
                         "delegated": {"type": "boolean", "default": false},
                         "reconcile": {"type": "string", "description": "Lookup URL template with {key} / {operation_id}"},
                         "intent": {"type": "string", "description": "The user's original request (enables L4)"},
@@ -54,6 +97,10 @@ pub(crate) fn document() -> Value {
                     }
                 },
                 "CallReport": call_report_schema(),
+                "JournaledCall": {"type": "object", "required": ["state", "record"], "properties": {
+                    "state": {"enum": ["in_flight", "succeeded", "failed", "unknown"]},
+                    "record": {"description": "The call's record (CallReport) once it finished; a summary while in flight"}
+                }},
                 "ToolError": {"type": "object", "required": ["code", "message", "category", "retryable"], "properties": {
                     "code": {"type": "string"}, "message": {"type": "string"}, "category": {"type": "string"},
                     "retryable": {"type": "boolean"}, "details": {}
@@ -84,6 +131,11 @@ fn call_report_schema() -> Value {
             "http_calls": {"type": "integer"},
             "llm_calls": {"type": "integer"},
             "idempotency_key": {"type": ["string", "null"]},
+            "idempotency": {"type": "object", "required": ["idempotent", "from"], "properties": {
+                "idempotent": {"type": "boolean"},
+                "from": {"enum": ["caller", "manifest", "mcp_annotation", "method", "default"]}
+            }},
+            "replayed": {"type": "boolean", "description": "POST /v1/calls only: true when this is the first call's record, answered to a retry with the same idempotency key"},
             "operation_id": {"type": ["string", "null"]},
             "attempts": {"type": "array", "items": {"type": "object", "properties": {
                 "n": {"type": "integer"}, "payload": {}, "status": {"type": ["integer", "null"]},

@@ -1,0 +1,85 @@
+//! The gateway's journal: where it lives by default, and settling what a
+//! previous run of the gateway left in flight.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use recourse::{CallState, Journal, ListQuery, MAX_LIST, open_journal, settle};
+
+/// The journal location that turns journaling off.
+pub(crate) const NONE: &str = "none";
+
+/// Opens the gateway's journal: `location` (a SQLite path or `postgres://…`),
+/// `none` for no journal, or by default `$XDG_STATE_HOME/recourse/gateway.db`
+/// (`~/.local/state/recourse/gateway.db` without `XDG_STATE_HOME`).
+pub(crate) async fn open(location: Option<&str>) -> Result<Option<Arc<dyn Journal>>> {
+    let location = match location {
+        Some(NONE) => return Ok(None),
+        Some(location) => location.to_owned(),
+        None => default_location()?,
+    };
+    let journal = open_journal(&location)
+        .await
+        .with_context(|| format!("opening the gateway's journal at {location}"))?;
+    Ok(Some(journal))
+}
+
+fn default_location() -> Result<String> {
+    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
+        (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
+        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
+        _ => {
+            bail!("neither XDG_STATE_HOME nor HOME is set: give --journal PATH (or --journal none)")
+        }
+    };
+    let dir = state.join("recourse");
+    create_private_dir(&dir)
+        .with_context(|| format!("creating the journal's directory {}", dir.display()))?;
+    Ok(dir.join("gateway.db").display().to_string())
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Settles, in the background, the in-flight calls whose lease has run out —
+/// left by a gateway that stopped mid-call — through their recorded lookup,
+/// or leaves them unknown. Never resends.
+pub(crate) fn settle_abandoned(journal: Arc<dyn Journal>, lease: Duration) {
+    tokio::spawn(async move {
+        let query = ListQuery {
+            state: Some(CallState::InFlight),
+            limit: Some(MAX_LIST),
+            before: None,
+        };
+        let entries = match journal.list(&query).await {
+            Ok(entries) => entries,
+            Err(e) => {
+                eprintln!("recourse: could not read the journal to settle abandoned calls: {e}");
+                return;
+            }
+        };
+        for entry in entries.iter().filter(|e| !e.is_leased()) {
+            match settle(journal.as_ref(), entry, lease).await {
+                Ok(s) if !s.held => eprintln!(
+                    "settled call {} left in flight by an earlier run: {} ({})",
+                    s.call_id, s.state, s.note
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("recourse: could not settle call {}: {e}", entry.call_id),
+            }
+        }
+    });
+}

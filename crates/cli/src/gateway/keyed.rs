@@ -1,0 +1,196 @@
+//! `POST /v1/calls`: one call, and — with an idempotency key — at most one
+//! execution per key, whichever replica or retry asks.
+//!
+//! The semantics of Stripe's API and of the IETF `Idempotency-Key` draft: a
+//! second request with the same key and the same request gets the first
+//! call's record with `"replayed": true` and nothing is dispatched (an
+//! `unknown` stays `unknown`, never re-run); the same key with another request
+//! is refused (422 `IDEMPOTENCY_KEY_REUSED`); the same key while the first is
+//! still running answers 409 `CALL_IN_PROGRESS` with `Retry-After`. "The same
+//! request" is a SHA-256 of the request body without the key and without the
+//! execution limits (`deadline_secs`, `max_*`), which may differ between
+//! retries; only the digest is stored.
+
+use axum::Json;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use recourse::{Keyed, request_hash};
+use recourse_tool::protocol::ToolError;
+use recourse_tool::{ToolFailure, parse_json};
+use serde_json::Value;
+
+use super::request::{self, CallRequest};
+use super::{Gateway, resolve};
+
+/// The header a client may send its key in, as the IETF draft names it.
+const KEY_HEADER: &str = "idempotency-key";
+
+/// Fields that do not make a request another request.
+const NOT_HASHED: [&str; 4] = [
+    "idempotency_key",
+    "deadline_secs",
+    "max_retries",
+    "max_corrections",
+];
+
+/// Runs the request in `body`; every answer, refusals included, is a response.
+pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Response {
+    let mut req: CallRequest = match parse_json(&serde_json::to_vec(&body).unwrap_or_default()) {
+        Ok(req) => req,
+        Err(rejection) => return rejection.into_response(),
+    };
+    if let Err(e) = take_header_key(&mut req, headers) {
+        return fail(e);
+    }
+    if req.idempotency_key.is_some() && g.journal.is_none() {
+        return fail(
+            ToolError::input_error(
+                "JOURNAL_REQUIRED",
+                "this gateway keeps no journal (--journal none), so it cannot answer a retry of a \
+                 keyed request from its record; send the request without idempotency_key, or run \
+                 the gateway with a journal",
+            )
+            .detail("field", "idempotency_key"),
+        );
+    }
+    let (executor, call) = match resolve(g, &req).await {
+        Ok(resolved) => resolved,
+        Err(refused) => return refused.into_response(),
+    };
+    let call = match request::build(call) {
+        Ok(call) => call,
+        Err(e) => return fail(e),
+    };
+    let hash = request_hash(&without(&body, &NOT_HASHED));
+    let keyed = match executor.execute_keyed(call, &hash).await {
+        Ok(keyed) => keyed,
+        Err(e) => {
+            return fail(
+                ToolError::service_error("JOURNAL_UNAVAILABLE", format!("{e}; nothing was sent"))
+                    .retryable(true),
+            );
+        }
+    };
+    match keyed {
+        Keyed::Ran(report) => {
+            g.metrics.observe(&report);
+            let mut record = serde_json::to_value(&*report).unwrap_or(Value::Null);
+            record["replayed"] = Value::Bool(false);
+            Json(record).into_response()
+        }
+        Keyed::Replayed { record, .. } => {
+            let mut record = *record;
+            record["replayed"] = Value::Bool(true);
+            Json(record).into_response()
+        }
+        Keyed::InProgress { call_id } => in_progress(&call_id, g.executor.config().lease),
+        Keyed::KeyReused { call_id } => ToolFailure::from(
+            ToolError::input_error(
+                "IDEMPOTENCY_KEY_REUSED",
+                "this idempotency key belongs to a different request; use a new key for a new request",
+            )
+            .retryable(false)
+            .detail("field", "idempotency_key")
+            .detail("call_id", call_id),
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY.as_u16())
+        .into_response(),
+    }
+}
+
+/// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.
+pub(super) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response {
+    let error = ToolError::service_error(
+        "CALL_IN_PROGRESS",
+        "the call with this idempotency key is still running; ask again later",
+    )
+    .retryable(true)
+    .detail("call_id", call_id);
+    let mut response = ToolFailure::from(error)
+        .with_status(StatusCode::CONFLICT.as_u16())
+        .into_response();
+    let secs = (lease.as_secs() / 3).max(1);
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
+/// An `Idempotency-Key` header on the request counts as its `idempotency_key`.
+fn take_header_key(req: &mut CallRequest, headers: &HeaderMap) -> Result<(), ToolError> {
+    let Some(value) = headers.get(KEY_HEADER) else {
+        return Ok(());
+    };
+    let invalid = |message: &str| {
+        ToolError::input_error("INVALID_CALL", message).detail("field", "idempotency_key")
+    };
+    let header = value
+        .to_str()
+        .map_err(|_| invalid("the Idempotency-Key header is not visible ASCII"))?;
+    match &req.idempotency_key {
+        Some(key) if key != header => Err(invalid(
+            "the Idempotency-Key header disagrees with the body's idempotency_key",
+        )),
+        Some(_) => Ok(()),
+        None => {
+            req.idempotency_key = Some(header.to_owned());
+            Ok(())
+        }
+    }
+}
+
+fn fail(error: ToolError) -> Response {
+    ToolFailure::from(error).into_response()
+}
+
+/// `body` without the fields in `names`.
+fn without(body: &Value, names: &[&str]) -> Value {
+    let mut body = body.clone();
+    if let Value::Object(map) = &mut body {
+        for name in names {
+            map.remove(*name);
+        }
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_key_and_the_limits_do_not_change_the_request() {
+        let a = json!({"url": "http://h/x", "payload": {"a": 1}, "idempotency_key": "k", "deadline_secs": 5});
+        let b = json!({"payload": {"a": 1}, "url": "http://h/x", "max_retries": 1});
+        assert_eq!(
+            request_hash(&without(&a, &NOT_HASHED)),
+            request_hash(&without(&b, &NOT_HASHED))
+        );
+        let c = json!({"url": "http://h/x", "payload": {"a": 2}});
+        assert_ne!(
+            request_hash(&without(&a, &NOT_HASHED)),
+            request_hash(&without(&c, &NOT_HASHED))
+        );
+    }
+
+    #[test]
+    fn a_header_key_fills_in_or_must_agree() {
+        let mut headers = HeaderMap::new();
+        headers.insert(KEY_HEADER, HeaderValue::from_static("k-1"));
+        let mut req: CallRequest =
+            serde_json::from_value(json!({"url": "http://h/x", "payload": {}})).unwrap();
+        take_header_key(&mut req, &headers).unwrap();
+        assert_eq!(req.idempotency_key.as_deref(), Some("k-1"));
+        req.idempotency_key = Some("k-2".into());
+        assert!(take_header_key(&mut req, &headers).is_err());
+    }
+
+    #[test]
+    fn in_progress_is_a_retryable_409_with_retry_after() {
+        let r = in_progress("c-1", std::time::Duration::from_secs(30));
+        assert_eq!(r.status(), StatusCode::CONFLICT);
+        assert_eq!(r.headers()[RETRY_AFTER], "10");
+    }
+}

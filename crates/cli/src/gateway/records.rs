@@ -1,0 +1,158 @@
+//! The journal over HTTP: `GET /v1/calls/{call_id}`, `GET /v1/calls` and
+//! `POST /v1/calls/{call_id}/reconcile`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use recourse::{CallState, ListQuery, MAX_LIST, settle};
+use recourse_tool::ToolFailure;
+use recourse_tool::protocol::ToolError;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Gateway;
+use super::keyed::in_progress;
+use crate::journal::entry_json;
+
+/// How many calls a page holds unless `limit` says otherwise.
+const DEFAULT_LIMIT: u32 = 100;
+
+/// `GET /v1/calls?state=…&limit=…&before=…`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListParams {
+    state: Option<String>,
+    limit: Option<u32>,
+    before: Option<String>,
+}
+
+fn no_journal() -> Response {
+    fail(ToolError::not_found(
+        "NO_JOURNAL",
+        "this gateway keeps no journal (--journal none)",
+    ))
+}
+
+fn fail(error: ToolError) -> Response {
+    ToolFailure::from(error).into_response()
+}
+
+fn unavailable(e: &recourse::JournalError) -> Response {
+    fail(ToolError::service_error("JOURNAL_UNAVAILABLE", e.to_string()).retryable(true))
+}
+
+fn unknown_call(call_id: &str) -> Response {
+    fail(
+        ToolError::not_found("CALL_NOT_FOUND", "no call with this id in the journal")
+            .detail("call_id", call_id),
+    )
+}
+
+/// `{"state", "record"}` of one call.
+pub(super) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<String>) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal();
+    };
+    match journal.get(&call_id).await {
+        Ok(Some(entry)) => {
+            Json(json!({"state": entry.state, "record": entry.record_or_summary()})).into_response()
+        }
+        Ok(None) => unknown_call(&call_id),
+        Err(e) => unavailable(&e),
+    }
+}
+
+/// `{"calls": [...], "next_before"}`, newest first.
+pub(super) async fn list(
+    State(g): State<Arc<Gateway>>,
+    params: Result<Query<ListParams>, QueryRejection>,
+) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal();
+    };
+    let params = match params {
+        Ok(Query(params)) => params,
+        Err(rejection) => {
+            return fail(ToolError::input_error(
+                "INVALID_QUERY",
+                format!(
+                    "{}; the query takes state, limit and before",
+                    rejection.body_text().chars().take(200).collect::<String>()
+                ),
+            ));
+        }
+    };
+    let state = match params.state.as_deref().map(|s| (s, CallState::parse(s))) {
+        None => None,
+        Some((_, Some(state))) => Some(state),
+        Some((given, None)) => {
+            return fail(
+                ToolError::input_error(
+                    "INVALID_QUERY",
+                    format!("state {given:?} is not one of in_flight, succeeded, failed, unknown"),
+                )
+                .detail("field", "state"),
+            );
+        }
+    };
+    let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIST).contains(&limit) {
+        return fail(
+            ToolError::input_error("INVALID_QUERY", format!("limit must be 1..={MAX_LIST}"))
+                .detail("field", "limit"),
+        );
+    }
+    let query = ListQuery {
+        state,
+        limit: Some(limit),
+        before: params.before,
+    };
+    match journal.list(&query).await {
+        Ok(entries) => {
+            let next_before = (entries.len() == limit as usize)
+                .then(|| entries.last().map(|e| e.call_id.clone()))
+                .flatten();
+            let calls: Vec<Value> = entries.iter().map(entry_json).collect();
+            Json(json!({"calls": calls, "next_before": next_before})).into_response()
+        }
+        Err(e) => unavailable(&e),
+    }
+}
+
+/// Settles the call through its recorded lookup; 409 while another process holds it.
+pub(super) async fn reconcile(
+    State(g): State<Arc<Gateway>>,
+    Path(call_id): Path<String>,
+) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal();
+    };
+    let entry = match journal.get(&call_id).await {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return unknown_call(&call_id),
+        Err(e) => return unavailable(&e),
+    };
+    if matches!(entry.state, CallState::InFlight | CallState::Unknown) {
+        if let Some(template) = &entry.reconcile
+            && let Err(refused) = g.targets.check_template(template)
+        {
+            return ToolFailure::from(refused).into_response();
+        }
+        let lease = g.executor.config().lease;
+        match settle(journal.as_ref(), &entry, lease).await {
+            Ok(s) if s.held => return in_progress(&call_id, lease),
+            Ok(_) => {}
+            Err(e) => return unavailable(&e),
+        }
+    }
+    match journal.get(&call_id).await {
+        Ok(Some(entry)) => {
+            Json(json!({"state": entry.state, "record": entry.record_or_summary()})).into_response()
+        }
+        Ok(None) => unknown_call(&call_id),
+        Err(e) => unavailable(&e),
+    }
+}
