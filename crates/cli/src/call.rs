@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use recourse::{
     Action, Call, CallBuilder, CallReport, Evidence, Executor, ExecutorConfig, HttpTransport,
-    Outcome, Schema, Transport,
+    Method, Outcome, Schema, Target, Transport,
 };
 use serde_json::Value;
 
@@ -17,12 +17,10 @@ use crate::settings::Settings;
 
 /// Arguments of `recourse call`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["url", "mcp_command", "mcp_url"])))]
 pub(crate) struct CallArgs {
     /// The tool's URL (POSTed with a JSON body); not with --mcp-command / --mcp-url.
-    #[arg(
-        required_unless_present_any = ["mcp_command", "mcp_url"],
-        conflicts_with_all = ["mcp_command", "mcp_url"]
-    )]
+    #[arg(conflicts_with_all = ["mcp_command", "mcp_url"])]
     url: Option<String>,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
@@ -195,23 +193,56 @@ pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
     if let Some(location) = settings.journal(args.journal.as_deref()) {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
-    let shown = call.target().to_string();
+    let door = Door::of(&call);
     let report = builder.build().execute(call).await;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        out!("{}", narrate(&shown, &report));
+        out!("{}", narrate(&door, &report));
     }
     Ok(report.outcome.exit_code())
 }
 
-/// A readable trace of a call report.
-pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
-    // HTTP targets are POSTed; anything else names an MCP or in-process tool.
-    let verb = if target.starts_with("http://") || target.starts_with("https://") {
-        "POST"
-    } else {
-        "call"
+/// Where a narrated call went, as its trace names it.
+pub(crate) enum Door {
+    /// An HTTP endpoint, with the method it was sent with.
+    Http { method: Method, url: String },
+    /// An MCP or in-process tool, by name.
+    Tool(String),
+}
+
+impl Door {
+    /// Where `call` goes (its target as shown: redacted).
+    pub(crate) fn of(call: &Call) -> Self {
+        Self::new(call.target(), call.method())
+    }
+
+    /// A target written as text (a plan step's, a demo scene's): a URL is
+    /// POSTed, anything else names a tool.
+    pub(crate) fn from_text(target: &str) -> Self {
+        match Target::parse(target) {
+            Ok(parsed) => Self::new(&parsed, Method::Post),
+            Err(_) => Self::Tool(target.to_owned()),
+        }
+    }
+
+    fn new(target: &Target, method: Method) -> Self {
+        match target.url() {
+            Some(_) => Self::Http {
+                method,
+                url: target.to_string(),
+            },
+            None => Self::Tool(target.to_string()),
+        }
+    }
+}
+
+/// A readable trace of a call report. HTTP statuses and "HTTP call(s)" are
+/// named only for HTTP calls; an MCP call's answer is its category.
+pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
+    let (verb, target, over_http) = match door {
+        Door::Http { method, url } => (method.as_str(), url.as_str(), true),
+        Door::Tool(name) => ("call", name.as_str(), false),
     };
     let mut out = String::new();
     for a in &report.attempts {
@@ -221,9 +252,13 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
             a.source.as_str(),
             a.payload
         ));
+        let status = a.status.filter(|_| over_http);
         let heard = match (&a.status, &a.transport_error) {
-            (Some(s), _) if a.action == Action::Succeed => format!("{s} OK"),
-            (Some(s), _) => {
+            (Some(_), _) if a.action == Action::Succeed => match status {
+                Some(s) => format!("{s} OK"),
+                None => "OK".to_owned(),
+            },
+            (Some(_), _) => {
                 let cat = a
                     .category
                     .as_ref()
@@ -232,7 +267,8 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
                     .code
                     .as_deref()
                     .map_or(String::new(), |c| format!(" [{c}]"));
-                format!("{s} {cat}{code}, retry {}", a.retry_permission)
+                let status = status.map_or(String::new(), |s| format!("{s} "));
+                format!("{status}{cat}{code}, retry {}", a.retry_permission)
             }
             (None, Some(t)) => t.to_string(),
             (None, None) => "nothing".to_owned(),
@@ -250,10 +286,11 @@ pub(crate) fn narrate(target: &str, report: &CallReport) -> String {
         }
     }
     out.push_str(&format!(
-        "{} after {} attempt(s): {} HTTP call(s), {} LLM call(s)\n",
+        "{} after {} attempt(s): {} {} call(s), {} LLM call(s)\n",
         report.outcome.name(),
         report.attempts.len(),
         report.http_calls,
+        if over_http { "HTTP" } else { "tool" },
         report.llm_calls
     ));
     if let Some(reason) = report.outcome.reason() {

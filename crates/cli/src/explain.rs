@@ -16,9 +16,10 @@ use crate::settings::Settings;
 
 /// Arguments of `recourse explain`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("answer").required(true).args(["status", "transport"])))]
 pub(crate) struct ExplainArgs {
     /// The HTTP status the tool answered with.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(100..=599), required_unless_present = "transport")]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(100..=599))]
     status: Option<u16>,
     /// The response body, inline or as @FILE.
     #[arg(long)]

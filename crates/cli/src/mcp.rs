@@ -10,7 +10,7 @@ use clap::Args;
 use recourse::{CallBuilder, Transport};
 use recourse_mcp::{McpTarget, connect_tool};
 use recourse_mcp_server::McpToolServer;
-use recourse_reference_tools::{ToolsConfig, spawn};
+use recourse_reference_tools::ToolsConfig;
 use recourse_tool::ServerLimits;
 
 /// How `recourse call` reaches an MCP server instead of a URL.
@@ -98,17 +98,15 @@ pub(crate) async fn connect(
 
 /// `recourse tools serve --mcp`: the reference tools as MCP tools on stdio.
 ///
-/// The tools run on a loopback port of their own; each `tools/call` is
-/// forwarded there and its envelope returned. Only MCP bytes go to stdout.
+/// Each `tools/call` goes straight into the tools' router in this process —
+/// no port is bound — and its envelope is returned. Only MCP bytes go to
+/// stdout.
 pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
-    let faults = config.faults.clone();
-    let tools = spawn(config)
-        .await
-        .context("starting the reference tools")?;
-    for fault in &faults {
+    for fault in &config.faults {
         eprintln!("injecting fault {fault}");
     }
-    let server = McpToolServer::from_manifest(&tools.base_url())
+    // Called in this process: stdio is the only door, no port is bound.
+    let server = McpToolServer::from_router(recourse_reference_tools::router(&config))
         .await
         .context("reading the reference tools' manifest")?
         .with_call_log();
@@ -116,9 +114,9 @@ pub(crate) async fn serve_tools(config: ToolsConfig) -> Result<()> {
         "serving {} reference tools over MCP on stdio",
         server.tool_names().len()
     );
-    let served = recourse_mcp_server::serve_stdio(server).await;
-    tools.shutdown().await;
-    served.context("serving MCP on stdio")
+    recourse_mcp_server::serve_stdio(server)
+        .await
+        .context("serving MCP on stdio")
 }
 
 /// Serves the tools at `base_url` as MCP tools over Streamable HTTP on a free

@@ -31,7 +31,7 @@ pub(crate) struct ToolsServeArgs {
     /// Wait the `rate_limit` fault demands, in seconds.
     #[arg(long, default_value_t = 1, value_name = "SECONDS")]
     pub(crate) retry_after: u64,
-    /// Serve the tools as MCP tools on stdin/stdout instead of printing a URL
+    /// Serve the tools as MCP tools on stdin/stdout only, binding no port
     /// (failures are isError results carrying the envelope in structuredContent).
     #[arg(long, conflicts_with = "mcp_http")]
     pub(crate) mcp: bool,

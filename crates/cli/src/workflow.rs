@@ -126,7 +126,7 @@ pub(crate) fn narrate(report: &WorkflowReport) -> String {
             other => out.push_str(&format!(" ({})\n", other.reason().unwrap_or_default())),
         }
         if let (Some(call), Some(target)) = (&step.call, &step.target) {
-            for line in crate::call::narrate(target, call).lines() {
+            for line in crate::call::narrate(&crate::call::Door::from_text(target), call).lines() {
                 out.push_str(&format!("  {line}\n"));
             }
         }

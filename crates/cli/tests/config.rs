@@ -212,3 +212,40 @@ async fn journal_list_piped_into_head_stops_quietly() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "quietly: {stderr}");
 }
+
+#[test]
+fn a_port_in_use_is_reported_once_with_its_cause() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    for args in [
+        vec!["tools", "serve", "--port", &port],
+        vec!["serve", "--port", &port, "--journal", "none"],
+    ] {
+        let out = recourse(&args, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(
+            stderr.matches("in use").count(),
+            1,
+            "{args:?}: the cause once: {stderr}"
+        );
+        assert!(stderr.contains(&port), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn usage_messages_name_every_alternative() {
+    let explain = recourse(&["explain"], &[]);
+    let stderr = String::from_utf8_lossy(&explain.stderr);
+    assert_eq!(explain.status.code(), Some(2));
+    assert!(
+        stderr.contains("--status") && stderr.contains("--transport"),
+        "{stderr}"
+    );
+    let call = recourse(&["call", "--payload", "{}"], &[]);
+    let stderr = String::from_utf8_lossy(&call.stderr);
+    assert_eq!(call.status.code(), Some(2));
+    for alternative in ["URL", "--mcp-command", "--mcp-url"] {
+        assert!(stderr.contains(alternative), "{alternative}: {stderr}");
+    }
+}

@@ -37,6 +37,10 @@ fn the_demo_plays_every_scene_from_the_real_trace() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     assert!(!text.contains('✗'), "a scene misbehaved:\n{text}");
+    assert!(
+        text.contains("1 more needs a model"),
+        "the scene that could not show its recovery is not counted as behaving:\n{text}"
+    );
     assert!(!text.contains("\x1b["), "no colour when not on a terminal");
 }
 

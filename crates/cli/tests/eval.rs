@@ -255,5 +255,52 @@ fn html_report_is_self_contained_with_a_chart() {
     assert!(page.contains("RATE_LIMIT"));
     assert!(!page.contains("<script"));
     assert!(!page.contains("src=\"http"));
+    for term in [
+        "false recovery",
+        "unnecessary stop",
+        "pass^k",
+        env!("CARGO_PKG_VERSION"),
+    ] {
+        assert!(page.contains(term), "the page explains {term:?}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_text_report_names_each_scenario_and_explains_its_terms() {
+    let out = eval(&["--k", "1", "--model", "scripted", "--scenario", "control_*"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!("recourse eval {}", env!("CARGO_PKG_VERSION"))),
+        "{first}"
+    );
+    assert!(
+        first.contains("T") && first.contains("Z"),
+        "a timestamp: {first}"
+    );
+    assert!(
+        text.contains("A healthy export writes exactly once"),
+        "titles beside ids:\n{text}"
+    );
+    for term in [
+        "success:",
+        "false recovery:",
+        "unnecessary stop:",
+        "pass^k:",
+    ] {
+        assert!(text.contains(term), "legend {term:?}:\n{text}");
+    }
+    let card = json(&eval(&[
+        "--k",
+        "1",
+        "--model",
+        "scripted",
+        "--scenario",
+        "control_*",
+        "--json",
+    ]));
+    assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
+    assert!(card["started_at"].as_str().unwrap().ends_with('Z'));
 }

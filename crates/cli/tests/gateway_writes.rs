@@ -376,7 +376,10 @@ async fn a_call_left_in_flight_by_a_killed_gateway_is_settled_by_the_next() {
         })
         .await;
     let id = listed["calls"][0]["call_id"].as_str().unwrap().to_owned();
-    let key = listed["calls"][0]["idempotency_key"].as_str().unwrap().to_owned();
+    let key = listed["calls"][0]["idempotency_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     // Journaled before dispatch: wait until the tool has the request.
     let started = Instant::now();
     loop {

@@ -345,3 +345,59 @@ fn an_mcp_command_child_inherits_only_the_base_and_named_variables() {
         "{names:?}"
     );
 }
+
+/// `tools serve --mcp` binds no port: it serves while another process holds
+/// the port it was given (the default 8700, say, held by `tools serve`).
+#[tokio::test]
+async fn the_stdio_server_binds_no_port() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let target = McpTarget::Command {
+        program: BIN.to_owned(),
+        args: ["tools", "serve", "--mcp", "--port", &port]
+            .map(str::to_owned)
+            .to_vec(),
+        pass_env: Vec::new(),
+    };
+    let report = over_mcp(
+        target,
+        "weather_current",
+        json!({"location": "Flower Mound, Texas, US"}),
+    )
+    .await;
+    assert_eq!(report.outcome.name(), "succeeded", "{:?}", report.outcome);
+}
+
+/// In process, a write that commits and then loses its answer is still an
+/// unknown outcome for the MCP client — never a failure it may resend.
+#[tokio::test]
+async fn a_write_that_loses_its_answer_in_process_is_unknown() {
+    let report = over_mcp(
+        served(&["--fault", "exports:crash_after_commit"]),
+        "exports_create",
+        json!({"source_id": "sales-2024", "format": "pdf"}),
+    )
+    .await;
+    assert_eq!(report.outcome.name(), "unknown", "{:?}", report.outcome);
+    assert_eq!(report.http_calls, 1, "sent once");
+    assert_eq!(report.to_json()["error"]["code"], "TOOL_CONNECTION_LOST");
+}
+
+/// `recourse call` over MCP narrates calls, not HTTP: no status a tool never
+/// sent, no "HTTP call(s)".
+#[test]
+fn an_mcp_trace_speaks_of_calls() {
+    let server = format!("{BIN} tools serve --mcp --fault stock:rate_limit:1.0 --retry-after 0");
+    let out = std::process::Command::new(BIN)
+        .args(["call", "--mcp-command", &server, "--tool", "stock_quote"])
+        .args(["--payload", r#"{"symbol":"AAPL"}"#, "--max-retries", "1"])
+        .args(["--backoff-ms", "0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("← RATE_LIMIT"), "{stdout}");
+    assert!(!stdout.contains("← 200"), "{stdout}");
+    assert!(stdout.contains("2 tool call(s)"), "{stdout}");
+    assert!(!stdout.contains("HTTP call"), "{stdout}");
+}

@@ -6,8 +6,9 @@
 //! (`GET /api/capabilities`) and offers each capability as an MCP tool;
 //! [`serve_stdio`] serves them to an MCP client that started this process,
 //! and [`streamable_http_service`] is a Streamable HTTP endpoint to mount in
-//! an HTTP server. Each `tools/call` is forwarded to the tool over HTTP, and
-//! its envelope comes back whole — a failure as an `isError` result with the
+//! an HTTP server. Each `tools/call` is forwarded to the tool over HTTP (or,
+//! with [`McpToolServer::from_router`], into the tool server's router in this
+//! process, binding no port), and its envelope comes back whole — a failure as an `isError` result with the
 //! envelope in `structuredContent` — so an MCP client keeps the category, the
 //! code and the retry permission.
 //!
@@ -54,6 +55,7 @@
 //! author exposing tools over MCP compiles no agent-side code. Calling MCP
 //! tools through the executor is `recourse-mcp`'s job.
 
+mod backend;
 mod error;
 mod server;
 

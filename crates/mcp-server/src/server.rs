@@ -3,7 +3,8 @@
 //! Each capability in the tool server's manifest (`GET /api/capabilities`)
 //! becomes an MCP tool with the same name, description and input schema, and
 //! `idempotentHint` from the manifest. A `tools/call` is forwarded to the
-//! capability's endpoint over loopback HTTP and its envelope comes back whole:
+//! capability's endpoint — over loopback HTTP, or straight into the tool
+//! server's router in this process — and its envelope comes back whole:
 //! a success's `data` as `structuredContent`, a failure as an `isError` result
 //! with the envelope in `structuredContent`, so an MCP client keeps the
 //! category, code and retry permission. A `Retry-After` the tool sent is
@@ -14,7 +15,7 @@
 //! wait), for MCP clients that read that and not our envelope.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use recourse_protocol::mcp::{
     IDEMPOTENCY_META_KEY, TOOL_FAILURE_META_KEY, UNKNOWN_TOOL, tool_failure_meta,
@@ -31,9 +32,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::McpServeError;
-
-/// How long one forwarded call may take.
-const FORWARD_TIMEOUT: Duration = Duration::from_secs(300);
+use crate::backend::{Answer, Backend, FORWARD_TIMEOUT, Unanswered};
 
 /// One capability from the tool server's manifest.
 #[derive(Debug, Clone)]
@@ -46,11 +45,11 @@ struct Capability {
     input_schema: Value,
 }
 
-/// A recourse tool server (found by its base URL), as an MCP server.
+/// A recourse tool server (found by its base URL, or its router in this
+/// process), as an MCP server.
 #[derive(Debug, Clone)]
 pub struct McpToolServer {
-    base_url: String,
-    http: reqwest::Client,
+    backend: Backend,
     capabilities: Arc<Vec<Capability>>,
     log_calls: bool,
 }
@@ -62,32 +61,52 @@ impl McpToolServer {
     /// The manifest could not be fetched or is not a recourse manifest.
     pub async fn from_manifest(base_url: &str) -> Result<Self, McpServeError> {
         let base_url = base_url.trim_end_matches('/').to_owned();
-        let http = reqwest::Client::builder()
+        let client = reqwest::Client::builder()
             .timeout(FORWARD_TIMEOUT)
             .build()
             .map_err(|e| McpServeError::config(format!("HTTP client: {e}")))?;
-        let url = format!("{base_url}/api/capabilities");
-        let manifest: Value = http
-            .get(&url)
-            .send()
+        Self::read_manifest(Backend::Http { base_url, client }).await
+    }
+
+    /// Reads the manifest of the tool server `router` serves, and forwards
+    /// every call into it in this process: no port is bound, so this serves
+    /// a tool server over stdio alone. A router's broken response body reads
+    /// as a connection lost after sending.
+    ///
+    /// # Errors
+    /// The router has no recourse manifest at `/api/capabilities`.
+    pub async fn from_router(router: axum::Router) -> Result<Self, McpServeError> {
+        Self::read_manifest(Backend::InProcess(router)).await
+    }
+
+    async fn read_manifest(backend: Backend) -> Result<Self, McpServeError> {
+        const PATH: &str = "/api/capabilities";
+        let answer = backend
+            .send("GET", PATH, None, None)
             .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| McpServeError::unreachable(format!("GET {url}: {e}")))?
-            .json()
-            .await
-            .map_err(|e| McpServeError::unreachable(format!("GET {url}: not JSON: {e}")))?;
+            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: {}", e.message)))?;
+        let body = answer
+            .body
+            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: {e}")))?;
+        if !(200..300).contains(&answer.status) {
+            return Err(McpServeError::unreachable(format!(
+                "GET {PATH}: HTTP {}",
+                answer.status
+            )));
+        }
+        let manifest: Value = serde_json::from_slice(&body)
+            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: not JSON: {e}")))?;
         let capabilities = manifest["data"]["capabilities"]
             .as_array()
-            .ok_or_else(|| McpServeError::config(format!("{url} is not a recourse manifest")))?
+            .ok_or_else(|| McpServeError::config(format!("{PATH} is not a recourse manifest")))?
             .iter()
             .map(capability)
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
-                McpServeError::config(format!("{url} lists an incomplete capability"))
+                McpServeError::config(format!("{PATH} lists an incomplete capability"))
             })?;
         Ok(Self {
-            base_url,
-            http,
+            backend,
             capabilities: Arc::new(capabilities),
             log_calls: false,
         })
@@ -138,16 +157,13 @@ impl McpToolServer {
             .retryable(false);
             return error_result(error);
         };
-        let url = format!("{}{}", self.base_url, cap.endpoint);
-        let method =
-            reqwest::Method::from_bytes(cap.method.as_bytes()).unwrap_or(reqwest::Method::POST);
         let body = Value::Object(request.arguments.unwrap_or_default());
-        let mut http = self.http.request(method, &url).json(&body);
-        if let Some(key) = key {
-            http = http.header("Idempotency-Key", key);
-        }
-        match http.send().await {
-            Ok(response) => from_http(response, cap).await,
+        match self
+            .backend
+            .send(&cap.method, &cap.endpoint, Some(&body), key)
+            .await
+        {
+            Ok(answer) => from_answer(answer, cap),
             Err(e) => error_result(unreachable_tool(&e, cap)),
         }
     }
@@ -166,9 +182,13 @@ fn capability(v: &Value) -> Option<Capability> {
 
 /// The tool could not be reached: safe to retry only if nothing was sent or
 /// the capability is idempotent; otherwise the outcome is unknown.
-fn unreachable_tool(e: &reqwest::Error, cap: &Capability) -> ToolError {
-    let message = format!("the tool {} could not be reached: {e}", cap.name);
-    if e.is_connect() {
+fn unreachable_tool(e: &Unanswered, cap: &Capability) -> ToolError {
+    lost(e.nothing_sent, &e.message, cap)
+}
+
+fn lost(nothing_sent: bool, why: &str, cap: &Capability) -> ToolError {
+    let message = format!("the tool {} could not be reached: {why}", cap.name);
+    if nothing_sent {
         ToolError::service_error("TOOL_UNREACHABLE", message).retryable(true)
     } else if cap.idempotent {
         ToolError::service_error("TOOL_CONNECTION_LOST", message)
@@ -177,19 +197,19 @@ fn unreachable_tool(e: &reqwest::Error, cap: &Capability) -> ToolError {
     }
 }
 
-async fn from_http(response: reqwest::Response, cap: &Capability) -> CallToolResult {
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body: Option<Value> = match response.bytes().await {
+fn from_answer(answer: Answer, cap: &Capability) -> CallToolResult {
+    let Answer {
+        status,
+        retry_after,
+        body,
+    } = answer;
+    let body: Option<Value> = match body {
         Ok(bytes) => serde_json::from_slice(&bytes).ok(),
-        Err(e) => return error_result(unreachable_tool(&e, cap)),
+        Err(e) => return error_result(lost(false, &e, cap)),
     };
+    let success = (200..300).contains(&status);
     match body {
-        Some(envelope) if envelope["success"] == Value::Bool(true) && status.is_success() => {
+        Some(envelope) if envelope["success"] == Value::Bool(true) && success => {
             success_result(envelope.get("data").cloned().unwrap_or(Value::Null))
         }
         Some(mut envelope) if envelope["success"] == Value::Bool(false) => {
@@ -205,7 +225,7 @@ async fn from_http(response: reqwest::Response, cap: &Capability) -> CallToolRes
             let error = ToolError::service_error(
                 "UNREADABLE_RESPONSE",
                 format!(
-                    "the tool {} answered {status} without an envelope",
+                    "the tool {} answered HTTP {status} without an envelope",
                     cap.name
                 ),
             );

@@ -118,7 +118,7 @@ pub struct RunningTools {
 
 /// The tools could not be started.
 #[derive(Debug, thiserror::Error)]
-#[error("could not listen on 127.0.0.1:{port}: {source}")]
+#[error("could not listen on 127.0.0.1:{port}")]
 pub struct SpawnError {
     port: u16,
     #[source]

@@ -362,13 +362,15 @@ async fn a_refused_connection_is_retried_even_for_writes() {
         error.retryable,
         "recourse resent it: the final error must not say otherwise"
     );
+    let failure = report.attempts[0]
+        .transport_error
+        .as_ref()
+        .unwrap()
+        .to_string();
+    assert!(failure.starts_with("connect_failed"), "{failure}");
     assert!(
-        report.attempts[0]
-            .transport_error
-            .as_ref()
-            .unwrap()
-            .to_string()
-            .starts_with("connect_failed")
+        failure.contains("is the tool server running?"),
+        "a person is told what to check: {failure}"
     );
 }
 

@@ -58,15 +58,14 @@ pub(crate) async fn run(settings: &Settings) -> Result<i32> {
             failures += 1;
         }
     }
-    if !workflow_scene::play(SCENES.len() + 1, &tools, &workflow, style).await? {
-        failures += 1;
+    let mut not_run = 0;
+    match workflow_scene::play(SCENES.len() + 1, &tools, &workflow, style).await? {
+        Played::Behaved => {}
+        Played::Misbehaved => failures += 1,
+        Played::NeedsModel => not_run += 1,
     }
-    let total = SCENES.len() + 1;
-    let summary = format!(
-        "{} of {total} scenes behaved as a careful engineer would, in {:.1} s.",
-        total - failures,
-        started.elapsed().as_secs_f64()
-    );
+    let ran = SCENES.len() + 1 - not_run;
+    let summary = summary(ran, failures, not_run, started.elapsed());
     outln!(
         "{}",
         if failures == 0 {
@@ -76,6 +75,32 @@ pub(crate) async fn run(settings: &Settings) -> Result<i32> {
         }
     );
     Ok(if failures == 0 { 0 } else { 1 })
+}
+
+/// How a scene went.
+pub(crate) enum Played {
+    /// As a careful engineer would.
+    Behaved,
+    /// Not as a careful engineer would.
+    Misbehaved,
+    /// It stopped honestly, but what it shows needs a model, and none is configured.
+    NeedsModel,
+}
+
+/// The closing line: scenes that could not show what they are for are
+/// counted apart, never as behaving.
+fn summary(ran: usize, failures: usize, not_run: usize, took: Duration) -> String {
+    let mut line = format!(
+        "{} of {ran} scenes behaved as a careful engineer would",
+        ran - failures
+    );
+    if not_run > 0 {
+        line.push_str(&format!(
+            "; {not_run} more needs a model to show its recovery (set RECOURSE_LLM_BASE_URL and RECOURSE_LLM_MODEL)"
+        ));
+    }
+    line.push_str(&format!(", in {:.1} s.", took.as_secs_f64()));
+    line
 }
 
 /// Input schemas by route, from the tools' own manifest.
@@ -152,7 +177,7 @@ async fn play(
 }
 
 fn print_trace(url: &str, report: &CallReport, style: Style) -> Result<()> {
-    for line in narrate(url, report).lines() {
+    for line in narrate(&crate::call::Door::from_text(url), report).lines() {
         let line = if line.starts_with("succeeded") {
             style.good(line)
         } else if line.starts_with("failed") || line.starts_with("unknown") {
@@ -163,4 +188,19 @@ fn print_trace(url: &str, report: &CallReport, style: Style) -> Result<()> {
         outln!("   {line}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scene_that_needs_a_model_is_not_counted_as_behaving() {
+        let line = summary(7, 0, 1, Duration::from_millis(3200));
+        assert!(line.starts_with("7 of 7 scenes behaved"), "{line}");
+        assert!(line.contains("1 more needs a model"), "{line}");
+        let all = summary(8, 1, 0, Duration::from_secs(1));
+        assert!(all.starts_with("7 of 8 scenes behaved"), "{all}");
+        assert!(!all.contains("needs a model"), "{all}");
+    }
 }

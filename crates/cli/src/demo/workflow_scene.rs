@@ -13,6 +13,7 @@ use recourse::{
 };
 use recourse_reference_tools::RunningTools;
 
+use super::Played;
 use crate::settings::Settings;
 use crate::style::Style;
 
@@ -41,7 +42,7 @@ pub(crate) async fn play(
     tools: &RunningTools,
     setup: &Setup,
     style: Style,
-) -> Result<bool> {
+) -> Result<Played> {
     outln!(
         "{}",
         style.bold(&format!(
@@ -66,11 +67,21 @@ pub(crate) async fn play(
         outln!("   {line}");
     }
     let verdict = judge(&report, has_model);
-    match &verdict {
-        Ok(lesson) => outln!("   {} {lesson}\n", style.good("✓")),
-        Err(problem) => outln!("   {} {problem}\n", style.bad("✗")),
-    }
-    Ok(verdict.is_ok())
+    Ok(match &verdict {
+        Ok(lesson) if has_model => {
+            outln!("   {} {lesson}\n", style.good("✓"));
+            Played::Behaved
+        }
+        // Behaved, but what the scene is for (a model's recovery) did not run.
+        Ok(lesson) => {
+            outln!("   {} {lesson}\n", style.dim("–"));
+            Played::NeedsModel
+        }
+        Err(problem) => {
+            outln!("   {} {problem}\n", style.bad("✗"));
+            Played::Misbehaved
+        }
+    })
 }
 
 fn judge(report: &WorkflowReport, has_model: bool) -> Result<&'static str, String> {

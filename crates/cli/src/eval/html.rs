@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::report::{JudgedRun, Scorecard, failure_reasons};
+use super::report::{JudgedRun, LEGEND, Scorecard, failure_reasons};
 
 const BAR_WIDTH: f64 = 420.0;
 const ROW: usize = 28;
@@ -31,6 +31,13 @@ pub(crate) fn page(card: &Scorecard) -> String {
     );
     let _ = writeln!(
         html,
+        "<p>recourse {} · {} · pass^{}</p>",
+        env!("CARGO_PKG_VERSION"),
+        escape(&card.started_at),
+        card.k
+    );
+    let _ = writeln!(
+        html,
         "<p>{} scenarios, {} runs, {} skipped · success {:.1}% · false recoveries {} · \
          unnecessary stops {} · pass^{} {:.1}% · {}</p>",
         card.results.len(),
@@ -43,7 +50,16 @@ pub(crate) fn page(card: &Scorecard) -> String {
         100.0 * card.pass_k(),
         escape(&label)
     );
-    html.push_str("<h2>By category</h2>\n");
+    html.push_str("<dl>\n");
+    for (term, meaning) in LEGEND {
+        let _ = writeln!(
+            html,
+            "<dt>{}</dt><dd>{}</dd>",
+            escape(term),
+            escape(meaning)
+        );
+    }
+    html.push_str("</dl>\n<h2>By category</h2>\n");
     html.push_str(&chart(card));
     html.push_str(&scenario_table(card));
     html.push_str("<h2>Failing traces</h2>\n");

@@ -186,7 +186,30 @@ fn failure(error: &reqwest::Error) -> TransportFailure {
     } else {
         TransportFailureKind::FailedAfterSend
     };
-    TransportFailure::new(kind, error_chain(error))
+    let message = match kind {
+        TransportFailureKind::ConnectFailed => not_running(error),
+        _ => error_chain(error),
+    };
+    TransportFailure::new(kind, message)
+}
+
+/// A connection that never opened, said so a person knows what to check:
+/// "could not connect to 127.0.0.1:8700 — is the tool server running?
+/// (Connection refused)". Only the host and port are named, never the path
+/// or query.
+fn not_running(error: &reqwest::Error) -> String {
+    let place = error
+        .url()
+        .and_then(|url| Some((url.host_str()?.to_owned(), url.port_or_known_default()?)))
+        .map_or_else(
+            || "the tool".to_owned(),
+            |(host, port)| format!("{host}:{port}"),
+        );
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    format!("could not connect to {place} — is the tool server running? ({cause})")
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {
