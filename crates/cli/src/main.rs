@@ -51,7 +51,8 @@ struct Cli {
 enum Command {
     /// Watch recourse handle real tool failures, offline, in under a minute.
     Demo,
-    /// Score how recoveries go across the scenario suite (SPEC §8).
+    /// Score how recoveries go across the scenario suite: success, false recoveries,
+    /// unnecessary stops and pass^k per category.
     Eval(eval::EvalArgs),
     /// Explain what a tool response means and what the policy would do next.
     Explain(explain::ExplainArgs),

@@ -98,7 +98,7 @@ impl ErrorCategory {
     /// transient service errors). `None` for statuses that are not failures.
     ///
     /// A bare 422 is an input error, not a policy rejection: without a body
-    /// that says so, it is usually a validation failure (SPEC §3 corrects
+    /// that says so, it is usually a validation failure (protocol §3 corrects
     /// "other 4xx (…, 422, …)"), and only a tool naming `POLICY_REJECTION`
     /// may turn it into an honest stop.
     pub fn from_http_status(status: u16) -> Option<Self> {
@@ -120,7 +120,7 @@ impl ErrorCategory {
     }
 }
 
-/// The HTTP status a tool sends for `category` (SPEC §1); 500 for an unknown category.
+/// The HTTP status a tool sends for `category` (protocol §1); 500 for an unknown category.
 pub fn http_status_for_category(category: &ErrorCategory) -> u16 {
     match category {
         ErrorCategory::InputError => 400,

@@ -1,4 +1,4 @@
-//! Classifying an upstream failure for a tool to report (SPEC §2).
+//! Classifying an upstream failure for a tool to report (protocol §2).
 //!
 //! A tool that wraps a third-party API must translate that API's failures into
 //! our categories. The upstream often gives only an error string

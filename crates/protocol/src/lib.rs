@@ -41,6 +41,9 @@
 //!
 //! This crate depends on serde, serde_json, httpdate and regex only: tool
 //! authors can use it without pulling in an async runtime or an HTTP client.
+//!
+//! Sections cited as "protocol §N" are those of the recourse protocol,
+//! `docs/protocol.md` in the recourse source tree.
 
 mod category;
 mod classify;

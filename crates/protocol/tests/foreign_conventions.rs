@@ -1,4 +1,4 @@
-//! SPEC §1 foreign conventions: the dict convention, MCP `CallToolResult`,
+//! protocol §1 foreign conventions: the dict convention, MCP `CallToolResult`,
 //! JSON-RPC and RFC 9457 problem documents, each read into the same model.
 
 use std::time::Duration;

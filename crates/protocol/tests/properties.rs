@@ -203,7 +203,7 @@ fn assert_consistent(p: &ParsedResponse, status: u16) {
     }
 }
 
-/// SPEC §1: the permission our envelope grants, computed independently.
+/// protocol §1: the permission our envelope grants, computed independently.
 fn envelope_permission(body: &Value) -> RetryPermission {
     let Some(obj) = body.as_object() else {
         return RetryPermission::Unspecified;

@@ -1,4 +1,4 @@
-//! SPEC §3's server demand, as the parser reads it: every `Retry-After` form
+//! protocol §3's server demand, as the parser reads it: every `Retry-After` form
 //! and `details.retry_after`, the longer winning when both are present.
 
 use std::time::{Duration, SystemTime};

@@ -1,4 +1,4 @@
-//! SPEC §2: `classify_upstream_error` and status extraction from error text.
+//! protocol §2: `classify_upstream_error` and status extraction from error text.
 
 use recourse_protocol::{ErrorCategory, classify_upstream_error, extract_status};
 

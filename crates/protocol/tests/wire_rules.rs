@@ -1,4 +1,4 @@
-//! SPEC §1: the envelope, where `retryable` is recognised, 2xx failures,
+//! protocol §1: the envelope, where `retryable` is recognised, 2xx failures,
 //! non-envelope bodies, unknown categories and `to_tool_error` synthesis.
 //! Each test is named for the rule it pins.
 

@@ -1,4 +1,4 @@
-//! Executor configuration: defaults, builder values, and the environment (SPEC §7).
+//! Executor configuration: defaults, builder values, and the environment (the README's *Configuration*).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -36,7 +36,8 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Everything an executor needs to know, with SPEC §7's defaults.
+/// Everything an executor needs to know, with the defaults the README's
+/// *Configuration* lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecutorConfig {
     /// Per-call limits the policy enforces.

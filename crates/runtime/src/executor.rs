@@ -13,7 +13,7 @@ use crate::{
     SystemClock, Transport,
 };
 
-/// Runs calls: admits, dispatches, parses, asks the [`Policy`], and carries out its action.
+/// Runs calls: admits, dispatches, parses, asks the [`Policy`](crate::Policy), and carries out its action.
 ///
 /// One executor serves many concurrent calls; its retry budget and circuit
 /// breakers are shared by all of them (and by clones of it).

@@ -52,6 +52,9 @@
 //! writes). It serializes (serde) to the JSON `recourse call --json` prints;
 //! `record_version` is 1, the human-readable `notes` are generated from the
 //! events, and nothing in recourse reads text back to decide anything.
+//!
+//! Sections cited as "protocol §N" are those of the recourse protocol,
+//! `docs/protocol.md` in the recourse source tree.
 
 mod admit;
 mod allow;

@@ -1,4 +1,4 @@
-//! Prometheus metrics from call reports (SPEC §7), rendered as text exposition.
+//! Prometheus metrics from call reports (protocol §7), rendered as text exposition.
 //!
 //! A small fixed set of counters, fed from [`CallReport`]s and the shared
 //! budget and breakers, so any host (the gateway, an agent process) can serve

@@ -1,4 +1,4 @@
-//! The L2 coercion matrix (SPEC §4): what converts, what stays, what is recorded.
+//! The L2 coercion matrix (protocol §4): what converts, what stays, what is recorded.
 
 use recourse::{Admission, CoercionChange, Protected, Schema, SchemaCoercion};
 use serde_json::{Value, json};

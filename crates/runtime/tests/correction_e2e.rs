@@ -1,5 +1,5 @@
 //! Correction end to end: an in-process tool, the executor, and a fake
-//! OpenAI-compatible model server on loopback (SPEC §4).
+//! OpenAI-compatible model server on loopback (protocol §4).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

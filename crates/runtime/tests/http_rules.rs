@@ -1,4 +1,4 @@
-//! One behaviour test per rule of SPEC §3, against a real loopback HTTP server.
+//! One behaviour test per rule of protocol §3, against a real loopback HTTP server.
 
 mod support;
 

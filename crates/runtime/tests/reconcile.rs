@@ -1,4 +1,4 @@
-//! Unknown outcomes against the reference export tool (SPEC §5): reconcile
+//! Unknown outcomes against the reference export tool (protocol §5): reconcile
 //! before any new write, never a blind resend.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Workflows (SPEC §6) over an in-process tool: readiness order, real
+//! Workflows (protocol §6) over an in-process tool: readiness order, real
 //! overlap, skips, references, approvals and cancellation.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,5 +1,5 @@
 //! Workflows end to end over loopback: the reference tools, their catalogue,
-//! the HTTP transport, and a fake OpenAI-compatible model (SPEC §4 L4, §6).
+//! the HTTP transport, and a fake OpenAI-compatible model (protocol §4 L4, §6).
 
 use std::collections::HashMap;
 use std::sync::Arc;

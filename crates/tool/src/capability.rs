@@ -4,7 +4,7 @@
 //! schema (to shape and coerce payloads, and to check corrections), and it
 //! needs to know whether the operation is **idempotent**: a resend of a
 //! non-idempotent write after an unknown outcome may do it twice, so the
-//! executor only ever reconciles those (SPEC §5). The default here is the
+//! executor only ever reconciles those (protocol §5). The default here is the
 //! conservative one: an operation is *not* idempotent until its author says so.
 
 use axum::http::Method;

@@ -4,7 +4,7 @@
 //! read their input with [`ToolJson`], and are registered on a [`ToolServer`];
 //! every answer — success, business failure, bad body, unknown route, even a
 //! panic — is a recourse envelope with the status of its category
-//! (`recourse_protocol`, SPEC §1–§2).
+//! (`recourse_protocol`; protocol §1–§2).
 //!
 //! ## A complete tool
 //!
@@ -81,7 +81,7 @@
 //! A failure is a [`ToolError`](recourse_protocol::ToolError) — code,
 //! message, category, `retryable`, details — turned into a [`ToolFailure`]
 //! by `.into()` or `?`. Choose the category by what the *agent* should do
-//! next (SPEC §1): `INPUT_ERROR`/`NOT_FOUND` when a corrected payload can
+//! next (protocol §1): `INPUT_ERROR`/`NOT_FOUND` when a corrected payload can
 //! succeed, `POLICY_REJECTION` when a business rule refuses, `RATE_LIMIT` and
 //! `SERVICE_ERROR` for transient trouble, `UNKNOWN_OUTCOME` when a write may
 //! have committed. Set `retryable: true` only for conditions you know a
@@ -126,6 +126,9 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Sections cited as "protocol §N" are those of the recourse protocol,
+//! `docs/protocol.md` in the recourse source tree.
 
 mod capability;
 mod extract;

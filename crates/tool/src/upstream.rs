@@ -5,7 +5,7 @@
 //! 404 on a misspelt city is the caller's input error, not a missing tool
 //! route), and the upstream's error text often carries the request URL, with
 //! its API key in the query string. [`upstream_failure`] classifies the
-//! failure with [`classify_upstream_error`] (SPEC §2) and redacts the text, so
+//! failure with [`classify_upstream_error`] (protocol §2) and redacts the text, so
 //! the envelope is both correctly routed and safe to show a model. The raw
 //! text goes to the `tracing` log at debug level, never into the envelope.
 

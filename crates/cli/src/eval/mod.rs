@@ -1,4 +1,4 @@
-//! `recourse eval`: the recovery scorecard of SPEC §8.
+//! `recourse eval`: the recovery scorecard (protocol §8).
 //!
 //! Each scenario (a data file: task, tool behaviour, acceptable outcomes) is
 //! played `k` times against the real executor — over loopback HTTP to the

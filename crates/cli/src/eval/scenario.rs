@@ -1,5 +1,5 @@
 //! A scenario, as declared in a data file: a task, how the tool behaves, and
-//! which outcomes are acceptable (SPEC §8).
+//! which outcomes are acceptable (protocol §8).
 //!
 //! Scenarios are data so that a reliability engineer can add one without
 //! touching Rust: the runner knows how to play any task against any tool
@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The categories a scenario may be filed under: SPEC §1's eight, transport
+/// The categories a scenario may be filed under: the protocol's eight (§1), transport
 /// faults, and the normal control.
 pub(crate) const CATEGORIES: [&str; 10] = [
     "INPUT_ERROR",

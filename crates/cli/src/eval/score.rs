@@ -1,4 +1,4 @@
-//! Judging a run against a scenario's acceptable outcomes (SPEC §8).
+//! Judging a run against a scenario's acceptable outcomes (protocol §8).
 //!
 //! Why not just "did it end well"? A single recovered percentage hides the
 //! failures that matter: an agent that resends a write whose outcome is

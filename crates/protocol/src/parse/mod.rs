@@ -1,7 +1,7 @@
 //! The total response parser: (HTTP status, headers, body bytes) → what the tool said.
 //!
 //! Every input has an answer; nothing here panics or returns `Err`. The rules
-//! are SPEC §1's, in this order:
+//! are protocol §1's, in this order:
 //!
 //! 1. An RFC 9457 `application/problem+json` body is a problem document.
 //! 2. A JSON object whose `success` is a boolean is our envelope.
@@ -357,7 +357,7 @@ fn html_title(text: &str) -> Option<String> {
 }
 
 impl ParsedResponse {
-    /// The status this response routes as (SPEC §1): the HTTP status, except
+    /// The status this response routes as (protocol §1): the HTTP status, except
     /// that a 2xx reporting a failure routes as its category's status. `None`
     /// for a 2xx failure that names no category: the call stops, unclassified.
     pub fn routing_status(&self) -> Option<u16> {

@@ -1,5 +1,5 @@
 //! Correction: what changes a payload after a correctable failure, and what
-//! stops a bad change from being sent (SPEC §4).
+//! stops a bad change from being sent (protocol §4).
 //!
 //! The layers, cheapest first:
 //!

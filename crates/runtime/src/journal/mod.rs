@@ -1,4 +1,4 @@
-//! The journal: a write-ahead record of every logical call and attempt (SPEC §5).
+//! The journal: a write-ahead record of every logical call and attempt (protocol §5).
 //!
 //! # Why write ahead
 //!

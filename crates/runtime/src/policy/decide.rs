@@ -1,4 +1,4 @@
-//! The rules of SPEC §3, in order.
+//! The rules of protocol §3, in order.
 
 use std::time::Duration;
 
@@ -110,7 +110,7 @@ pub struct Policy {
     limits: Limits,
 }
 
-/// Whether an observation leaves a write's outcome unknown (SPEC §5): the tool
+/// Whether an observation leaves a write's outcome unknown (protocol §5): the tool
 /// said UNKNOWN_OUTCOME; or, for a non-idempotent call, the transport failed
 /// after sending, a non-envelope 500/502/504 came back, a JSON-RPC error said
 /// only that the server failed ([`CategoryBasis::Opaque`], its form of a bare

@@ -1,4 +1,4 @@
-//! The decision policy (SPEC §3): a pure function from what happened to what to do.
+//! The decision policy (protocol §3): a pure function from what happened to what to do.
 //!
 //! # Why a pure function
 //!

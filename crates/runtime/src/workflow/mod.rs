@@ -1,4 +1,4 @@
-//! Workflows (SPEC §6): a plan of steps, run as a dependency graph.
+//! Workflows (protocol §6): a plan of steps, run as a dependency graph.
 //!
 //! A planner turns "Sell 100 Tesla shares and convert the proceeds to EUR"
 //! into a [`Plan`]: a quote step and a convert step that depends on it. The

@@ -1,4 +1,4 @@
-//! One test per rule of SPEC §3, on the pure policy.
+//! One test per rule of protocol §3, on the pure policy.
 
 use std::time::Duration;
 
