@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use recourse::{
     Action, Call, CallBuilder, CallReport, Evidence, Executor, ExecutorConfig, HttpTransport,
-    Method, Outcome, Schema, Target, Transport,
+    Method, Outcome, Schema, Target, Transport, VerifySpec,
 };
 use serde_json::Value;
 
@@ -69,6 +69,8 @@ pub(crate) struct CallArgs {
     /// Reconcile unknown outcomes by GETting this URL template ({key}, {operation_id}).
     #[arg(long, value_name = "URL_TEMPLATE")]
     reconcile: Option<String>,
+    #[command(flatten)]
+    verify: VerifyArgs,
     /// Record the call and its attempts before dispatch: a SQLite path or postgres:// URL
     /// [env: RECOURSE_JOURNAL].
     #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::location)]
@@ -84,6 +86,73 @@ pub(crate) struct CallArgs {
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
+}
+
+/// How `recourse call` reads a write back: settles an unknown outcome (and,
+/// with --verify-always, checks a success) through a read of the write's effect.
+#[derive(Debug, Args)]
+#[group(skip)]
+pub(crate) struct VerifyArgs {
+    /// Verify the write by reading this HTTP endpoint (POST with --verify-args as the JSON body).
+    #[arg(
+        long,
+        value_name = "URL",
+        group = "verify_read",
+        conflicts_with = "verify_tool"
+    )]
+    verify_url: Option<String>,
+    /// Verify the write by calling this MCP tool on the write's server (with --mcp-command or --mcp-url).
+    #[arg(long, value_name = "NAME", group = "verify_read")]
+    verify_tool: Option<String>,
+    /// The verify URL's method: POST (default) or GET (--verify-args as query parameters).
+    #[arg(long, value_name = "METHOD", requires = "verify_url")]
+    verify_method: Option<String>,
+    /// The read's arguments, JSON or @FILE, with {{payload.field}} templates over the write's payload.
+    #[arg(long, value_name = "JSON", requires = "verify_read")]
+    verify_args: Option<String>,
+    /// What the read's result shows once the write took effect: 'POINTER OP VALUE', OP one of
+    /// ==, !=, exists, !exists (e.g. '/status == "cancelled"'). Repeatable; all must hold.
+    #[arg(long, value_name = "EXPECTATION", requires = "verify_read")]
+    verify_expect: Vec<String>,
+    /// Skip the read before the write.
+    #[arg(long, requires = "verify_read")]
+    verify_after_only: bool,
+    /// Read back after a success too: a success whose expectations do not hold fails, not_applied.
+    #[arg(long, requires = "verify_read")]
+    verify_always: bool,
+}
+
+impl VerifyArgs {
+    /// The declared verification, when one was declared.
+    pub(crate) fn spec(&self) -> Result<Option<VerifySpec>> {
+        let mut spec = match (&self.verify_url, &self.verify_tool) {
+            (Some(url), _) => VerifySpec::url(url.clone()),
+            (None, Some(tool)) => VerifySpec::tool(tool.clone()),
+            (None, None) => return Ok(None),
+        };
+        if let Some(method) = &self.verify_method {
+            spec = spec.method(method.parse()?);
+        }
+        if let Some(args) = &self.verify_args {
+            spec = spec.args(input::json_or_file("--verify-args", args)?);
+        }
+        for expectation in &self.verify_expect {
+            spec = spec.expect(expectation.clone());
+        }
+        if spec.expect.is_empty() {
+            bail!(
+                "--verify-url / --verify-tool need at least one --verify-expect 'POINTER OP VALUE'"
+            );
+        }
+        spec.after_only = self.verify_after_only;
+        spec.always = self.verify_always;
+        Ok(Some(spec))
+    }
+
+    /// The MCP read tool, when the read is one.
+    pub(crate) fn tool(&self) -> Option<&str> {
+        self.verify_tool.as_deref()
+    }
 }
 
 fn seconds(flag: &str, secs: f64) -> Result<Duration> {
@@ -163,6 +232,9 @@ impl CallArgs {
         if let Some(template) = &self.reconcile {
             call = call.reconcile_url(template.clone())?;
         }
+        if let Some(spec) = self.verify.spec()? {
+            call = call.verify(spec);
+        }
         Ok(call)
     }
 }
@@ -183,8 +255,19 @@ pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
     let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
         Some(target) => {
             let tool = args.mcp.tool()?;
-            crate::mcp::connect(target, &tool, call, config.request_timeout, config.deadline)
-                .await?
+            let (transport, mut call) = crate::mcp::connect(
+                target,
+                &tool,
+                call,
+                config.request_timeout,
+                config.deadline,
+                args.verify.tool(),
+            )
+            .await?;
+            if args.verify.verify_url.is_some() {
+                call = call.verify_transport(Arc::new(HttpTransport::builder().build()?));
+            }
+            (transport, call)
         }
         None => (Arc::new(HttpTransport::builder().build()?), call),
     };
@@ -194,7 +277,11 @@ pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
     let door = Door::of(&call);
-    let report = builder.build().execute(call).await;
+    let executor = builder.build();
+    let metrics = Arc::new(recourse::Metrics::default());
+    crate::telemetry::export_executor_metrics(&metrics, &executor);
+    let report = executor.execute(call).await;
+    metrics.observe(&report);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -318,6 +405,9 @@ pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
     }
     if let Some(op) = &report.operation_id {
         out.push_str(&format!("operation id: {op}\n"));
+    }
+    if let Some(verification) = report.verification {
+        out.push_str(&format!("verification: {verification}\n"));
     }
     let next = report.next();
     match report.stop_kind() {

@@ -92,6 +92,7 @@ pub(crate) fn run(args: &ExplainArgs, settings: &Settings) -> Result<i32> {
         remaining: config.deadline,
         corrector_available: !args.no_corrector,
         reconciler_available: true,
+        verify_success: false,
         has_mutable_inputs: true,
     };
     let action = Policy::new(config.limits).decide(observation, &situation);

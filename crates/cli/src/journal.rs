@@ -1,11 +1,13 @@
 //! `recourse journal list` and `recourse journal reconcile`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use recourse::{CallState, Journal, JournalEntry, ListQuery, open_journal, settle};
+use recourse::{
+    CallState, Journal, JournalEntry, ListQuery, SettleOptions, open_journal, settle_with,
+};
+use recourse_mcp::{McpTarget, McpTransport};
 use serde_json::{Value, json};
 
 use crate::settings::Settings;
@@ -34,14 +36,25 @@ enum JournalCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Settle in-flight and unknown calls through their reconcile lookups; a call another
-    /// process still holds (its lease is unexpired: it may be running) is left alone.
+    /// Settle in-flight and unknown calls by reading back their verification, else through
+    /// their reconcile lookup; a call another process still holds (its lease is unexpired:
+    /// it may be running) is left alone.
     Reconcile {
         /// Print a JSON array of what each call became.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         lease: crate::settings::LeaseArg,
+        /// A header every verification read sends, 'Name: value' (the credentials a read
+        /// needs; the journal never keeps headers). Repeatable.
+        #[arg(long = "header", value_name = "'K: V'")]
+        headers: Vec<String>,
+        /// Read MCP tools (a verification's `tool`) on the server started as this command.
+        #[arg(long, value_name = "\"CMD ARGS\"", conflicts_with = "mcp_url")]
+        mcp_command: Option<String>,
+        /// Read MCP tools on the server at this streamable HTTP endpoint.
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
     },
 }
 
@@ -54,10 +67,29 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
         JournalCommand::List { state, json } => {
             list(journal.as_ref(), state.as_deref(), *json).await
         }
-        JournalCommand::Reconcile { json, lease } => {
+        JournalCommand::Reconcile {
+            json,
+            lease,
+            headers,
+            mcp_command,
+            mcp_url,
+        } => {
             let mut config = settings.executor.clone();
             lease.apply(&mut config);
-            reconcile(journal, config.lease, *json).await
+            let mut options = SettleOptions::new(config.lease);
+            for (name, value) in crate::input::headers(headers)? {
+                options = options.with_header(name, value)?;
+            }
+            let server = match (mcp_command, mcp_url) {
+                (Some(line), _) => Some(McpTarget::command_line(line)?),
+                (None, Some(url)) => Some(McpTarget::url(url)?),
+                (None, None) => None,
+            };
+            if let Some(server) = server {
+                // Started only if a call's verification reads a tool.
+                options = options.with_tool_transport(Arc::new(McpTransport::new(server)));
+            }
+            reconcile(journal, &options, *json).await
         }
     }
 }
@@ -116,7 +148,11 @@ async fn list(journal: &dyn Journal, state: Option<&str>, as_json: bool) -> Resu
     Ok(0)
 }
 
-async fn reconcile(journal: Arc<dyn Journal>, lease: Duration, as_json: bool) -> Result<i32> {
+async fn reconcile(
+    journal: Arc<dyn Journal>,
+    options: &SettleOptions,
+    as_json: bool,
+) -> Result<i32> {
     let open_in = |state| ListQuery {
         state: Some(state),
         ..ListQuery::default()
@@ -126,7 +162,7 @@ async fn reconcile(journal: Arc<dyn Journal>, lease: Duration, as_json: bool) ->
     let mut results = Vec::new();
     let mut unresolved = 0;
     for entry in &open {
-        let s = settle(journal.as_ref(), entry, lease).await?;
+        let s = settle_with(journal.as_ref(), entry, options).await?;
         if s.held || matches!(s.state, CallState::InFlight | CallState::Unknown) {
             unresolved += 1;
         }

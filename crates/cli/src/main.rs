@@ -19,6 +19,7 @@ macro_rules! outln {
 
 mod approve;
 mod call;
+mod debug;
 mod demo;
 mod eval;
 mod explain;
@@ -32,6 +33,7 @@ mod probe;
 mod server_limits;
 mod settings;
 mod style;
+mod telemetry;
 mod tools;
 mod workflow;
 
@@ -58,7 +60,7 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
     Call(Box<call::CallArgs>),
-    /// Serve the executor over HTTP (POST /v1/calls, /healthz, /metrics, /openapi.json).
+    /// Serve the executor over HTTP (POST /v1/calls, /healthz, /readyz, /metrics, /openapi.json).
     Serve(gateway::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
@@ -66,6 +68,8 @@ enum Command {
     Probe(Box<probe::ProbeArgs>),
     /// Run a plan's steps as a workflow: references, concurrency, approvals, L4 over the trajectory.
     Run(workflow::RunArgs),
+    /// Look at what recourse recorded for debugging (the model exchanges).
+    Debug(debug::DebugArgs),
     /// Run the reference tools.
     Tools {
         #[command(subcommand)]
@@ -75,7 +79,7 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ToolsCommand {
-    /// Serve the five reference tools on 127.0.0.1, with optional faults.
+    /// Serve the five reference tools (on 127.0.0.1 unless --bind), with optional faults.
     Serve(tools::ToolsServeArgs),
 }
 
@@ -96,16 +100,17 @@ fn main() -> ExitCode {
     let s = &settings;
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args, s),
-        Command::Demo => runtime().and_then(|rt| rt.block_on(demo::run(s))),
-        Command::Eval(args) => runtime().and_then(|rt| rt.block_on(eval::run(args, s))),
-        Command::Call(args) => runtime().and_then(|rt| rt.block_on(call::run(args, s))),
-        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(gateway::serve(args, s))),
-        Command::Journal(args) => runtime().and_then(|rt| rt.block_on(journal::run(args, s))),
-        Command::Probe(args) => runtime().and_then(|rt| rt.block_on(probe::run(args, s))),
-        Command::Run(args) => runtime().and_then(|rt| rt.block_on(workflow::run(args, s))),
+        Command::Debug(args) => debug::run(args, s),
+        Command::Demo => block_on(s, demo::run(s)),
+        Command::Eval(args) => block_on(s, eval::run(args, s)),
+        Command::Call(args) => block_on(s, call::run(args, s)),
+        Command::Serve(args) => block_on(s, gateway::serve(args, s)),
+        Command::Journal(args) => block_on(s, journal::run(args, s)),
+        Command::Probe(args) => block_on(s, probe::run(args, s)),
+        Command::Run(args) => block_on(s, workflow::run(args, s)),
         Command::Tools {
             command: ToolsCommand::Serve(args),
-        } => runtime().and_then(|rt| rt.block_on(tools::serve(args.clone())).map(|()| 0)),
+        } => block_on(s, async { tools::serve(args.clone()).await.map(|()| 0) }),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
@@ -118,8 +123,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+/// Runs `command` on a new runtime, with telemetry exporting while it runs
+/// and flushed when it ends (before the runtime it sends on goes away).
+fn block_on(
+    settings: &settings::Settings,
+    command: impl std::future::Future<Output = anyhow::Result<i32>>,
+) -> anyhow::Result<i32> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?)
+        .build()?;
+    let telemetry = telemetry::Telemetry::start(&settings.telemetry, runtime.handle())?;
+    let result = runtime.block_on(command);
+    telemetry.shutdown();
+    result
 }

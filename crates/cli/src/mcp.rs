@@ -68,6 +68,9 @@ impl McpArgs {
 /// make the call more careful. A tool the server lacks is left to the
 /// executor, which stops with `UNKNOWN_TOOL` naming the tools it has.
 ///
+/// A read tool a verification names (`verifies`) must be one the server
+/// has: the call is refused before the write is sent otherwise.
+///
 /// The session's setup is part of the call: it may take no longer than one
 /// attempt (`timeout`) nor than the whole call's `deadline`, and the call is
 /// left only what remains of that deadline, so a server that never finishes
@@ -78,6 +81,7 @@ pub(crate) async fn connect(
     call: CallBuilder,
     timeout: Duration,
     deadline: Option<Duration>,
+    verifies: Option<&str>,
 ) -> Result<(Arc<dyn Transport>, CallBuilder)> {
     let shown = target.to_string();
     let started = Instant::now();
@@ -85,6 +89,20 @@ pub(crate) async fn connect(
     let (transport, tool) = connect_tool(target, tool, setup)
         .await
         .with_context(|| format!("MCP server {shown}"))?;
+    if let Some(read) = verifies
+        && transport.tool(read).await?.is_none()
+    {
+        let names: Vec<String> = transport
+            .tools()
+            .await?
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        anyhow::bail!(
+            "the verification reads {read:?}, which MCP server {shown} does not have (it has: {})",
+            names.join(", ")
+        );
+    }
     let mut call = match tool {
         Some(tool) => tool.prepare(call),
         None => call,

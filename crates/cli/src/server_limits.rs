@@ -50,14 +50,19 @@ impl LimitArgs {
     }
 }
 
-/// A positive number of seconds, fractions allowed (`0.5`).
-fn positive_secs(text: &str) -> Result<Duration, String> {
+/// A number of seconds, zero or more, fractions allowed (`0.5`).
+pub(crate) fn secs(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    let duration = Duration::try_from_secs_f64(secs)
-        .map_err(|_| format!("{text:?} is not a positive number of seconds"))?;
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("{text:?} is not a positive number of seconds"))
+}
+
+/// A positive number of seconds, fractions allowed (`0.5`).
+fn positive_secs(text: &str) -> Result<Duration, String> {
+    let duration = secs(text)?;
     if duration.is_zero() {
         return Err(format!("{text:?} must be more than zero seconds"));
     }

@@ -8,16 +8,19 @@
 //! environment themselves, so there is one reading and one set of rules.
 //!
 //! Rules: `RECOURSE_*` numbers and booleans as [`ExecutorConfig::from_env`]
-//! reads them; the model's settings as [`LlmConfig::from_env`] reads them; a
-//! path-like setting (`RECOURSE_JOURNAL`, and flags such as `--journal`,
-//! `--suite`, `--html`) may not be empty; a `RECOURSE_*` or `OPENAI_*` value
-//! that is not UTF-8 is an error naming the variable (other variables are
-//! not ours, and are left alone).
+//! reads them; the model's settings as [`LlmConfig::from_env`] reads them;
+//! the standard `OTEL_*` export variables as [`TelemetryConfig`] reads them; a
+//! path-like setting (`RECOURSE_JOURNAL`, `RECOURSE_LLM_DEBUG_DIR`, and flags
+//! such as `--journal`, `--suite`, `--html`) may not be empty; a `RECOURSE_*`,
+//! `OPENAI_*` or `OTEL_*` value that is not UTF-8 is an error naming the
+//! variable (other variables are not ours, and are left alone).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use recourse::{ConfigError, CorrectionChain, ExecutorConfig, LlmConfig};
+
+use crate::telemetry::TelemetryConfig;
 
 /// `--lease-ms`: how long a journaled call's lease lasts unless renewed.
 #[derive(Debug, Clone, clap::Args)]
@@ -39,7 +42,7 @@ impl LeaseArg {
 }
 
 /// The variables recourse reads, by prefix.
-const OURS: [&str; 2] = ["RECOURSE_", "OPENAI_"];
+const OURS: [&str; 3] = ["RECOURSE_", "OPENAI_", "OTEL_"];
 
 /// Every setting the environment gives, checked.
 #[derive(Debug, Clone)]
@@ -52,6 +55,10 @@ pub(crate) struct Settings {
     journal: Option<String>,
     /// `RECOURSE_GATEWAY_TOKEN`, when set.
     pub(crate) gateway_token: Option<String>,
+    /// `RECOURSE_SHARED_STATE`, when set.
+    shared_state: Option<String>,
+    /// What the `OTEL_*` variables ask to export.
+    pub(crate) telemetry: TelemetryConfig,
     vars: HashMap<String, String>,
 }
 
@@ -86,6 +93,10 @@ impl Settings {
             .get("RECOURSE_JOURNAL")
             .map(|v| non_empty(v).map_err(|p| ConfigError::new("RECOURSE_JOURNAL", p)))
             .transpose()?;
+        let shared_state = vars
+            .get("RECOURSE_SHARED_STATE")
+            .map(|v| non_empty(v).map_err(|p| ConfigError::new("RECOURSE_SHARED_STATE", p)))
+            .transpose()?;
         let gateway_token = match vars.get("RECOURSE_GATEWAY_TOKEN") {
             Some(t) if t.trim().is_empty() => {
                 return Err(ConfigError::new(
@@ -95,11 +106,14 @@ impl Settings {
             }
             t => t.cloned(),
         };
+        let telemetry = TelemetryConfig::from_vars(&vars)?;
         Ok(Self {
             executor,
             llm,
             journal,
             gateway_token,
+            shared_state,
+            telemetry,
             vars,
         })
     }
@@ -111,6 +125,11 @@ impl Settings {
     /// A model client that cannot be built.
     pub(crate) fn chain(&self, config: &ExecutorConfig) -> Result<CorrectionChain, ConfigError> {
         CorrectionChain::from_vars(config, &self.vars)
+    }
+
+    /// `RECOURSE_SHARED_STATE`: the Redis a fleet shares, when set.
+    pub(crate) fn shared_state(&self) -> Option<&str> {
+        self.shared_state.as_deref()
     }
 
     /// The journal: the `--journal` flag, else `RECOURSE_JOURNAL`.
@@ -161,8 +180,11 @@ mod tests {
             ("RECOURSE_IDEMPOTENCY_HEADER", "Content-Length"),
             ("RECOURSE_JOURNAL", ""),
             ("RECOURSE_JOURNAL", "  "),
+            ("RECOURSE_LLM_DEBUG_DIR", ""),
             ("RECOURSE_GATEWAY_TOKEN", ""),
+            ("RECOURSE_SHARED_STATE", " "),
             ("RECOURSE_LLM_BASE_URL", "ftp://model"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"),
         ] {
             let text = problem(&[(name, value)]);
             assert!(text.contains(name), "{name}={value:?}: {text}");

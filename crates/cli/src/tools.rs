@@ -1,9 +1,10 @@
-//! `recourse tools serve`: the five reference tools on 127.0.0.1.
+//! `recourse tools serve`: the five reference tools, on 127.0.0.1 unless `--bind` says otherwise.
 //!
 //! Prints the base URL on stdout (one line, nothing else, so scripts can read
 //! it), a summary of injected faults on stderr, and serves until Ctrl-C or
 //! SIGTERM, with the server limits of the flags (the same as `recourse serve`'s).
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -14,9 +15,16 @@ use crate::server_limits::LimitArgs;
 /// Options of `recourse tools serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ToolsServeArgs {
-    /// Port to listen on, on 127.0.0.1; 0 picks a free port.
+    /// Port to listen on; 0 picks a free port.
     #[arg(long, default_value_t = 8700)]
     pub(crate) port: u16,
+    /// Address to bind. The tools have no authentication: anything but loopback serves them
+    /// (and their seeded faults) to the network, e.g. to gateways in other containers.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) bind: IpAddr,
+    /// Check the flags, say what would be served, and exit without serving.
+    #[arg(long)]
+    pub(crate) check: bool,
     /// Seed for fault decisions and operation ids: the same seed and calls give the same run.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -54,12 +62,24 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         faults: args.faults,
         slow_latency: Duration::from_millis(args.slow_ms),
         retry_after: Duration::from_secs(args.retry_after),
+        bind: args.bind,
         port: args.port,
         correctable_amounts: args.correctable_amounts,
         limits: args.limits.limits()?,
     };
+    if args.check {
+        let addr = SocketAddr::new(args.bind, args.port);
+        outln!("configuration ok: would serve the reference tools on http://{addr}");
+        return Ok(());
+    }
     if args.mcp {
         return crate::mcp::serve_tools(config).await;
+    }
+    if !args.bind.is_loopback() {
+        eprintln!(
+            "warning: bound to {}: the reference tools answer anyone who can reach the port",
+            args.bind
+        );
     }
     let (faults, limits) = (config.faults.clone(), config.limits);
     let tools = spawn(config)

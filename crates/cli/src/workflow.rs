@@ -91,6 +91,8 @@ pub(crate) async fn run(args: &RunArgs, settings: &Settings) -> Result<i32> {
         builder = builder.with_journal(recourse::open_journal(location).await?);
     }
     let executor = builder.build();
+    let metrics = Arc::new(recourse::Metrics::default());
+    crate::telemetry::export_executor_metrics(&metrics, &executor);
     let runner = WorkflowRunner::new(executor)
         .with_correction_chain(chain)
         .with_approver(Arc::new(CliApprover::new(
@@ -108,6 +110,9 @@ pub(crate) async fn run(args: &RunArgs, settings: &Settings) -> Result<i32> {
         }
     });
     let report = runner.run_with_cancel(&workflow, cancel).await;
+    for call in report.steps.iter().filter_map(|step| step.call.as_ref()) {
+        metrics.observe(call);
+    }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {

@@ -188,6 +188,7 @@ async fn journal_list_piped_into_head_stops_quietly() {
             capability: None,
             idempotency_key: Some(format!("key-{i:05}-0123456789abcdef")),
             reconcile: None,
+            verification: None,
             payload: serde_json::json!({}),
             owner: "test".to_owned(),
             lease: std::time::Duration::from_secs(1),

@@ -592,3 +592,40 @@ async fn an_allowed_mcp_server_sees_only_the_base_and_named_environment() {
         assert_eq!(body["error"]["code"], "COMMAND_NOT_ALLOWED", "{refused}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verify_object_settles_a_lost_reply_and_its_url_passes_the_allowlist() {
+    let t = tools(&["exports:crash_after_commit"]).await;
+    let gw = Gateway::start(&[], None);
+    let verify = json!({
+        "url": format!("{}/api/exports/lookup", t.base_url()),
+        "args": {"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"},
+        "expect": ["/latest exists"],
+    });
+    let call = |verify: Value| {
+        json!({"url": format!("{}/api/exports", t.base_url()), "idempotent": false,
+               "payload": {"source_id": "inventory", "format": "csv"}, "verify": verify})
+    };
+    let (status, report) = post(&gw, call(verify.clone()), None).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["outcome"], "succeeded", "{report:#}");
+    assert_eq!(report["verification"], "verified");
+    assert_eq!(t.exports_committed(), 1);
+
+    let mut elsewhere = verify.clone();
+    elsewhere["url"] = json!("http://192.0.2.2:9101/lookup");
+    let (status, body) = post(&gw, call(elsewhere), None).await;
+    assert_refused(status, &body, "verify.url");
+    assert_eq!(body["error"]["details"]["field"], "verify.url");
+
+    let mut missing = verify.clone();
+    missing["expect"] = json!(["/latest/version == {{payload.version}}"]);
+    let (status, body) = post(&gw, call(missing), None).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["details"]["field"], "verify");
+    let mut unknown_field = verify;
+    unknown_field["headers"] = json!({"Authorization": "x"});
+    let (status, _) = post(&gw, call(unknown_field), None).await;
+    assert_eq!(status, 400);
+    assert_eq!(t.exports_committed(), 1, "refused calls write nothing");
+}

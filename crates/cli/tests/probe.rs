@@ -109,7 +109,7 @@ async fn the_reference_tools_pass_every_required_check_and_replay_without_a_seco
     assert_eq!(card["required_failed"], 0);
     assert_eq!(card["transport"], "http");
     let all = card["tools"].as_array().unwrap();
-    assert_eq!(all.len(), 6);
+    assert_eq!(all.len(), 7);
     for t in all {
         assert_eq!(t["probed"], true, "{t:#}");
         for check in ["envelope", "category_status", "details_field", "no_leak"] {

@@ -1,5 +1,6 @@
 //! Configuration: the seed, the faults to inject, and their timings.
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use recourse_tool::ServerLimits;
@@ -30,7 +31,10 @@ pub struct ToolsConfig {
     pub slow_latency: Duration,
     /// The wait a `rate_limit` fault demands. Default 1 s.
     pub retry_after: Duration,
-    /// The port to bind on 127.0.0.1; 0 (the default) picks a free one.
+    /// The address to bind: 127.0.0.1 by default. The tools have no
+    /// authentication: anything but loopback serves them to the network.
+    pub bind: IpAddr,
+    /// The port to bind; 0 (the default) picks a free one.
     pub port: u16,
     /// The currency tool opts a non-positive `amount` into correction
     /// (`retryable: true`). Off by default: only the caller knows the intended
@@ -49,6 +53,7 @@ impl Default for ToolsConfig {
             faults: Vec::new(),
             slow_latency: Duration::from_secs(2),
             retry_after: Duration::from_secs(1),
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             correctable_amounts: false,
             limits: ServerLimits::default(),
@@ -96,6 +101,13 @@ impl ToolsConfig {
     #[must_use]
     pub fn with_limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Sets the address to bind (127.0.0.1 by default).
+    #[must_use]
+    pub fn with_bind(mut self, bind: IpAddr) -> Self {
+        self.bind = bind;
         self
     }
 

@@ -28,6 +28,8 @@ struct Inner {
 
 #[derive(Debug)]
 struct Operation {
+    /// The order it started in.
+    seq: u64,
     fingerprint: Value,
     result: Option<ExportResult>,
 }
@@ -95,6 +97,7 @@ impl ExportStore {
         inner.started += 1;
         let id = format!("op-{:016x}", mix(self.seed ^ mix(inner.started)));
         let op = Operation {
+            seq: inner.started,
             fingerprint,
             result: None,
         };
@@ -114,6 +117,26 @@ impl ExportStore {
             op.result = Some(result);
             self.committed.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    /// The committed exports of `source_id` in `format` (of `version`, when
+    /// given), oldest first.
+    pub(crate) fn committed_for(
+        &self,
+        source_id: &str,
+        format: &str,
+        version: Option<u32>,
+    ) -> Vec<ExportResult> {
+        let inner = self.lock();
+        let mut found: Vec<(u64, &ExportResult)> = inner
+            .operations
+            .values()
+            .filter_map(|op| Some((op.seq, op.result.as_ref()?)))
+            .filter(|(_, r)| r.source_id == source_id && r.format == format)
+            .filter(|(_, r)| version.is_none_or(|v| r.version == v))
+            .collect();
+        found.sort_by_key(|(seq, _)| *seq);
+        found.into_iter().map(|(_, r)| r.clone()).collect()
     }
 
     /// What is known of an operation id, or of the operation a key is bound to.
@@ -210,6 +233,30 @@ mod tests {
         ));
         assert!(matches!(store.lookup(&id), Lookup::Committed(_)));
         assert!(matches!(store.lookup("never"), Lookup::Unknown));
+    }
+
+    #[test]
+    fn committed_exports_are_found_by_their_inputs_in_order() {
+        let store = ExportStore::new(1);
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let Begin::Started(id) = store.begin(None, json!({})) else {
+                panic!()
+            };
+            ids.push(id);
+        }
+        store.commit(&ids[2], result(&ids[2]));
+        store.commit(&ids[0], result(&ids[0]));
+        let found = store.committed_for("s", "csv", None);
+        let order: Vec<&str> = found.iter().map(|r| r.operation_id.as_str()).collect();
+        assert_eq!(
+            order,
+            [ids[0].as_str(), ids[2].as_str()],
+            "the pending one is not listed"
+        );
+        assert_eq!(store.committed_for("s", "csv", Some(1)).len(), 2);
+        assert!(store.committed_for("s", "csv", Some(2)).is_empty());
+        assert!(store.committed_for("s", "pdf", None).is_empty());
     }
 
     #[test]

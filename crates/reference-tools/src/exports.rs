@@ -1,4 +1,6 @@
-//! `POST /api/exports` and `GET /api/exports/{operation_id}`: a non-idempotent write.
+//! `POST /api/exports`, `GET /api/exports/{operation_id}` and `POST
+//! /api/exports/lookup`: a non-idempotent write, its operation lookup, and
+//! a read of the exports a source has.
 //!
 //! An export is a write: each accepted call commits a new export and is
 //! counted. It is therefore declared *not* idempotent, and it honours an
@@ -17,6 +19,11 @@
 //! and keys it has never seen: this server is the only writer, so an
 //! operation it has no record of did not commit. The record lives as long as
 //! the server process.
+//!
+//! The read (`exports_lookup`) lists the committed exports of a source in a
+//! format (of a version, when given), oldest first, with the newest as
+//! `latest` (`null` when there is none). It needs no key or operation id,
+//! so a caller can verify a write by its inputs alone: `/latest exists`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +49,17 @@ pub(crate) struct ExportInput {
     pub(crate) version: Option<u32>,
     /// The file format: "pdf", "docx" or "csv".
     pub(crate) format: String,
+}
+
+/// Input of `POST /api/exports/lookup`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct ExportLookupInput {
+    /// The data source, e.g. "sales-2024".
+    pub(crate) source_id: String,
+    /// The file format: "pdf", "docx" or "csv".
+    pub(crate) format: String,
+    /// Only exports of this version; any version when omitted.
+    pub(crate) version: Option<u32>,
 }
 
 /// A committed export.
@@ -151,6 +169,24 @@ pub(crate) async fn lookup(
         Lookup::Unknown => json!({"operation_id": id, "state": "not_committed"}),
     };
     Ok(Success(data))
+}
+
+/// The read handler: the committed exports of a source in a format.
+pub(crate) async fn exports_of(
+    State(shared): State<Arc<Shared>>,
+    ToolJson(input): ToolJson<ExportLookupInput>,
+) -> ToolResult<Value> {
+    let exports = shared
+        .exports
+        .committed_for(&input.source_id, &input.format, input.version);
+    Ok(Success(json!({
+        "source_id": input.source_id,
+        "format": input.format,
+        "version": input.version,
+        "count": exports.len(),
+        "latest": exports.last(),
+        "exports": exports,
+    })))
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ToolFailure> {

@@ -1,7 +1,7 @@
 //! Building the router and running the tools in-process.
 
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use crate::connection::killable;
 use crate::currency::ConvertInput;
 use crate::export_store::ExportStore;
-use crate::exports::ExportInput;
+use crate::exports::{ExportInput, ExportLookupInput};
 use crate::faults::{FaultPlan, inject_faults};
 use crate::orders::{OrderInput, RefundLedger};
 use crate::stock::QuoteInput;
@@ -98,13 +98,18 @@ fn build(shared: Arc<Shared>) -> Router {
                 .with_reconcile("/api/exports/{operation_id}"),
             exports::create,
         )
+        .tool(
+            Capability::post::<ExportLookupInput>("exports_lookup", "/api/exports/lookup", "The committed exports of a data source in a format (and version, when given), oldest first, and the latest. A read: verifies an export by its inputs.")
+                .idempotent(),
+            exports::exports_of,
+        )
         .route("/api/exports/{operation_id}", get(exports::lookup))
         .into_router()
         .with_state(Arc::clone(&shared))
         .layer(middleware::from_fn_with_state(shared, inject_faults))
 }
 
-/// The reference tools, running on a loopback port.
+/// The reference tools, running (on a loopback port unless bound elsewhere).
 ///
 /// Dropping it stops the server; [`RunningTools::shutdown`] stops it gracefully.
 #[derive(Debug)]
@@ -118,14 +123,14 @@ pub struct RunningTools {
 
 /// The tools could not be started.
 #[derive(Debug, thiserror::Error)]
-#[error("could not listen on 127.0.0.1:{port}")]
+#[error("could not listen on {addr}")]
 pub struct SpawnError {
-    port: u16,
+    addr: SocketAddr,
     #[source]
     source: io::Error,
 }
 
-/// Starts the tools on `127.0.0.1:config.port` (0: a free port) in the current
+/// Starts the tools on `config.bind:config.port` (by default 127.0.0.1 and a free port) in the current
 /// Tokio runtime, served with `config.limits`.
 ///
 /// ```
@@ -144,11 +149,12 @@ pub struct SpawnError {
 ///
 /// [`SpawnError`] when the port cannot be bound.
 pub async fn spawn(config: ToolsConfig) -> Result<RunningTools, SpawnError> {
-    let port = config.port;
-    let bind_error = |source| SpawnError { port, source };
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
-        .await
-        .map_err(bind_error)?;
+    let wanted = SocketAddr::new(config.bind, config.port);
+    let bind_error = |source| SpawnError {
+        addr: wanted,
+        source,
+    };
+    let listener = TcpListener::bind(wanted).await.map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
     let shared = Arc::new(Shared::new(&config));
     let (stop, stopped) = oneshot::channel::<()>();
@@ -173,7 +179,7 @@ impl RunningTools {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://ADDRESS:PORT` (`http://127.0.0.1:PORT` by default), without a trailing slash.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }

@@ -3,7 +3,7 @@
 mod support;
 
 use recourse_tool::protocol::{ErrorCategory, RetryPermission};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{get, post, start};
 
 #[tokio::test]
@@ -225,6 +225,34 @@ async fn exports_commit_and_refuse_honestly() {
 }
 
 #[tokio::test]
+async fn the_export_lookup_reads_exports_by_their_inputs() {
+    let tools = start(&[]).await;
+    let asked = json!({"source_id": "inventory", "format": "csv"});
+    let r = post(&tools, "/api/exports/lookup", asked.clone()).await;
+    assert_eq!(r.data()["count"], 0);
+    assert_eq!(r.data()["latest"], Value::Null);
+    let body = json!({"source_id": "inventory", "version": 1, "format": "csv"});
+    post(&tools, "/api/exports", body.clone()).await;
+    post(
+        &tools,
+        "/api/exports",
+        json!({"source_id": "inventory", "format": "pdf"}),
+    )
+    .await;
+    let r = post(&tools, "/api/exports/lookup", asked).await;
+    assert_eq!(r.data()["count"], 1);
+    assert_eq!(r.data()["latest"]["file_name"], "inventory-v1.csv");
+    let r = post(
+        &tools,
+        "/api/exports/lookup",
+        json!({"source_id": "inventory", "format": "csv", "version": 2}),
+    )
+    .await;
+    assert_eq!(r.data()["count"], 0);
+    assert_eq!(tools.exports_committed(), 2, "a lookup writes nothing");
+}
+
+#[tokio::test]
 async fn manifest_unknown_routes_and_bad_bodies_are_envelopes() {
     let tools = start(&[]).await;
     let r = get(&tools, "/api/capabilities").await;
@@ -238,7 +266,8 @@ async fn manifest_unknown_routes_and_bad_bodies_are_envelopes() {
             "currency_convert",
             "orders_lookup",
             "orders_refund",
-            "exports_create"
+            "exports_create",
+            "exports_lookup"
         ]
     );
     let exports = &caps[5];
@@ -249,6 +278,7 @@ async fn manifest_unknown_routes_and_bad_bodies_are_envelopes() {
         json!(["source_id", "format"])
     );
     assert!(caps[..5].iter().all(|c| c["idempotent"] == true));
+    assert_eq!(caps[6]["idempotent"], true, "the lookup is a read");
 
     get(&tools, "/api/nothing-here").await.assert_failure(
         404,

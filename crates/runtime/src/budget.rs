@@ -122,6 +122,13 @@ impl RetryBudget {
         true
     }
 
+    /// Counts a withdrawal another budget (the fleet's) refused, so
+    /// [`exhausted_count`](Self::exhausted_count) tells every refusal this
+    /// process saw.
+    pub(crate) fn count_refusal(&self) {
+        self.lock().exhausted += 1;
+    }
+
     /// How many withdrawals were refused so far.
     pub fn exhausted_count(&self) -> u64 {
         self.lock().exhausted

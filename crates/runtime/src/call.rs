@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::verify::Verifier;
 use crate::{
-    ConfigError, Evidence, Idempotency, Method, Reconciler, Schema, Target, Traits,
-    validate_pointer,
+    ConfigError, Evidence, Idempotency, Method, Reconciler, Schema, Target, Traits, Transport,
+    VerifySpec, validate_pointer,
 };
 
 /// The header a caller's own idempotency key arrives in, unless told otherwise.
@@ -71,6 +72,8 @@ pub struct Call {
     pub(crate) intent: Option<String>,
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
     pub(crate) reconcile_template: Option<String>,
+    pub(crate) verifier: Option<Arc<Verifier>>,
+    pub(crate) verify_transport: Option<Arc<dyn Transport>>,
     pub(crate) capability: Option<String>,
     pub(crate) limits: CallLimits,
 }
@@ -125,6 +128,8 @@ impl Call {
                 intent: None,
                 reconciler: None,
                 reconcile_template: None,
+                verify: None,
+                verify_transport: None,
                 capability: None,
                 limits: CallLimits::default(),
             },
@@ -195,6 +200,11 @@ impl Call {
     pub fn reconcile_template(&self) -> Option<&str> {
         self.reconcile_template.as_deref()
     }
+
+    /// The declared verification, when the call has one.
+    pub fn verification(&self) -> Option<&VerifySpec> {
+        self.verifier.as_deref().map(Verifier::spec)
+    }
 }
 
 /// Builds a [`Call`]; [`build`](Self::build) checks it.
@@ -227,6 +237,8 @@ struct CallParts {
     intent: Option<String>,
     reconciler: Option<Arc<dyn Reconciler>>,
     reconcile_template: Option<String>,
+    verify: Option<VerifySpec>,
+    verify_transport: Option<Arc<dyn Transport>>,
     capability: Option<String>,
     limits: CallLimits,
 }
@@ -389,6 +401,24 @@ impl CallBuilder {
         self
     }
 
+    /// Settles unknown outcomes (and, with [`VerifySpec::always`], checks
+    /// successes) by reading the write's effect back (see
+    /// [`VerifySpec`]); checked against the payload when the call is built,
+    /// and journaled with it. It takes the place of any reconciler.
+    #[must_use]
+    pub fn verify(mut self, spec: VerifySpec) -> Self {
+        self.call.verify = Some(spec);
+        self
+    }
+
+    /// Sends the verification's reads through `transport` rather than the
+    /// executor's (an HTTP read endpoint for a write over MCP, say).
+    #[must_use]
+    pub fn verify_transport(mut self, transport: Arc<dyn Transport>) -> Self {
+        self.call.verify_transport = Some(transport);
+        self
+    }
+
     /// Names the capability (recorded in the journal).
     #[must_use]
     pub fn capability(mut self, name: impl Into<String>) -> Self {
@@ -425,7 +455,11 @@ impl CallBuilder {
     /// or a hop-by-hop or framing header such as `Host` or `Content-Length`),
     /// `idempotency_key` (not 1–255 visible ASCII characters, or a key header
     /// that disagrees with it), `method` (not `POST` for a tool that is not
-    /// an HTTP URL), `schema` (not a usable JSON Schema), `deadline` (zero).
+    /// an HTTP URL), `schema` (not a usable JSON Schema), `deadline` (zero),
+    /// `verify` (a malformed verification, a template naming a field the
+    /// payload lacks, or a read the call's transport cannot send: an MCP
+    /// tool for an HTTP call, a URL for a tool call, without a
+    /// [`verify_transport`](Self::verify_transport)).
     pub fn build(self) -> Result<Call, ConfigError> {
         let mut c = self.call;
         let target = match self.target {
@@ -452,6 +486,15 @@ impl CallBuilder {
         let idempotency = Idempotency::decide(c.caller_idempotent, c.tool_idempotent, http_method);
         let ask_manifest =
             c.caller_idempotent.is_none() && c.tool_idempotent.is_none() && http_method.is_some();
+        let verifier = match c.verify {
+            Some(spec) => Some(Arc::new(verifier(
+                spec,
+                &c.payload,
+                &target,
+                &c.verify_transport,
+            )?)),
+            None => None,
+        };
         let schema = match c.schema {
             Some(Pending::Raw(raw)) => Some(Schema::compile(&raw)?),
             Some(Pending::Compiled(schema)) => Some(schema),
@@ -472,10 +515,41 @@ impl CallBuilder {
             intent: c.intent,
             reconciler: c.reconciler,
             reconcile_template: c.reconcile_template,
+            verifier,
+            verify_transport: c.verify_transport,
             capability: c.capability,
             limits: c.limits,
         })
     }
+}
+
+/// Checks a verification for a call of `payload` to `target`: its read
+/// must be one the call's transport (or the one given for reads) can send.
+fn verifier(
+    spec: VerifySpec,
+    payload: &Value,
+    target: &Target,
+    transport: &Option<Arc<dyn Transport>>,
+) -> Result<Verifier, ConfigError> {
+    let verifier = Verifier::new(spec, payload)?;
+    if transport.is_none() {
+        match (verifier.reads_tool(), target.url().is_some()) {
+            (true, true) => {
+                return Err(ConfigError::new(
+                    "verify",
+                    "tool names an MCP tool on the write's server, and this call is HTTP; use url",
+                ));
+            }
+            (false, false) => {
+                return Err(ConfigError::new(
+                    "verify",
+                    "url reads over HTTP, and this call goes to a tool: use tool, or give the reads an HTTP transport",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(verifier)
 }
 
 /// The caller's key: given, or taken from its key header (which is then not

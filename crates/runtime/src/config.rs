@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::Limits;
@@ -58,6 +59,9 @@ pub struct ExecutorConfig {
     pub semantic_independent_steps: bool,
     /// Whether full LLM prompts and replies are kept (redacted) for debugging.
     pub llm_debug: bool,
+    /// Where each prompt/reply pair is also written, one JSON file per
+    /// exchange (`RECOURSE_LLM_DEBUG_DIR`, which turns `llm_debug` on).
+    pub llm_debug_dir: Option<PathBuf>,
     /// The header carrying the idempotency key of non-idempotent calls.
     pub idempotency_header: String,
     /// How long a journaled call's lease lasts unless its process renews it
@@ -77,6 +81,7 @@ impl Default for ExecutorConfig {
             semantic_retry: true,
             semantic_independent_steps: true,
             llm_debug: false,
+            llm_debug_dir: None,
             idempotency_header: "Idempotency-Key".to_owned(),
             lease: Duration::from_secs(30),
         }
@@ -127,8 +132,25 @@ impl ExecutorConfig {
         if let Some(b) = env.bool("RECOURSE_SEMANTIC_INDEPENDENT_STEPS")? {
             c.semantic_independent_steps = b;
         }
-        if let Some(b) = env.bool("RECOURSE_LLM_DEBUG")? {
+        let debug = env.bool("RECOURSE_LLM_DEBUG")?;
+        if let Some(b) = debug {
             c.llm_debug = b;
+        }
+        if let Some(dir) = env.0.get("RECOURSE_LLM_DEBUG_DIR") {
+            if dir.trim().is_empty() {
+                return Err(ConfigError::new(
+                    "RECOURSE_LLM_DEBUG_DIR",
+                    "it is empty; give a directory (or unset it)",
+                ));
+            }
+            if debug == Some(false) {
+                return Err(ConfigError::new(
+                    "RECOURSE_LLM_DEBUG_DIR",
+                    "it turns LLM debugging on, but RECOURSE_LLM_DEBUG is false; unset one of them",
+                ));
+            }
+            c.llm_debug = true;
+            c.llm_debug_dir = Some(PathBuf::from(dir));
         }
         if let Some(ms) = env.u32("RECOURSE_JOURNAL_LEASE_MS")? {
             if ms == 0 {
@@ -268,6 +290,23 @@ mod tests {
         assert_eq!(c.limits.max_retries, 5);
         assert_eq!(c.backoff_base, Duration::from_millis(250));
         assert!(!c.ai_correction && c.llm_debug && !c.semantic_independent_steps);
+    }
+
+    #[test]
+    fn a_debug_dir_turns_debugging_on() {
+        let c = ExecutorConfig::from_vars(vars(&[("RECOURSE_LLM_DEBUG_DIR", "/tmp/x")])).unwrap();
+        assert!(c.llm_debug);
+        assert_eq!(c.llm_debug_dir, Some(PathBuf::from("/tmp/x")));
+        for pairs in [
+            &[("RECOURSE_LLM_DEBUG_DIR", " ")][..],
+            &[
+                ("RECOURSE_LLM_DEBUG_DIR", "/tmp/x"),
+                ("RECOURSE_LLM_DEBUG", "no"),
+            ][..],
+        ] {
+            let e = ExecutorConfig::from_vars(vars(pairs)).unwrap_err();
+            assert_eq!(e.setting(), "RECOURSE_LLM_DEBUG_DIR");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     Admission, AsIs, Call, CallReport, CapabilityManifests, CircuitBreakers, Clock, ConfigError,
     CorrectionChain, Corrector, ExecutorConfig, Journal, Reconciler, RetryBudget, SchemaCoercion,
-    SystemClock, Transport,
+    SharedState, SystemClock, Transport,
 };
 
 /// Runs calls: admits, dispatches, parses, asks the [`Policy`](crate::Policy), and carries out its action.
@@ -39,6 +39,8 @@ pub struct Executor {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) budget: Option<Arc<RetryBudget>>,
     pub(crate) breakers: Option<Arc<CircuitBreakers>>,
+    /// The fleet's budget and breakers, deciding while they answer.
+    pub(crate) shared: Option<Arc<dyn SharedState>>,
     pub(crate) corrector: Option<Arc<dyn Corrector>>,
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
     pub(crate) admission: Arc<dyn Admission>,
@@ -53,6 +55,7 @@ impl std::fmt::Debug for Executor {
         f.debug_struct("Executor")
             .field("config", &self.config)
             .field("corrector", &self.corrector.is_some())
+            .field("shared", &self.shared)
             .field("reconciler", &self.reconciler.is_some())
             .finish_non_exhaustive()
     }
@@ -81,6 +84,7 @@ impl Executor {
                 clock: Arc::new(SystemClock),
                 budget: None,
                 breakers: None,
+                shared: None,
                 corrector: None,
                 reconciler: None,
                 admission: Arc::new(SchemaCoercion),
@@ -179,6 +183,11 @@ impl Executor {
     pub fn circuit_breakers(&self) -> Option<&Arc<CircuitBreakers>> {
         self.breakers.as_ref()
     }
+
+    /// The fleet-wide state deciding resends and admissions, if any.
+    pub fn shared_state(&self) -> Option<&Arc<dyn SharedState>> {
+        self.shared.as_ref()
+    }
 }
 
 impl ExecutorBuilder {
@@ -233,6 +242,17 @@ impl ExecutorBuilder {
     pub fn without_circuit_breakers(mut self) -> Self {
         self.executor.breakers = None;
         self.default_breakers = false;
+        self
+    }
+
+    /// Lets `shared` — a budget and breakers the whole fleet sees — decide
+    /// resends and admissions while it answers; the local budget and breakers
+    /// are still fed, and decide whenever it does not (see [`SharedState`]).
+    /// Without a local budget or breakers, the shared one of that kind is
+    /// not asked either.
+    #[must_use]
+    pub fn with_shared_state(mut self, shared: Arc<dyn SharedState>) -> Self {
+        self.executor.shared = Some(shared);
         self
     }
 

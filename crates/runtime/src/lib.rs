@@ -37,7 +37,8 @@
 //!
 //! The pieces, each in its own module: [`Policy`] (pure decisions),
 //! [`Backoff`] (an iterator of waits), [`RetryBudget`] and [`CircuitBreakers`]
-//! (shared across calls), [`Transport`]s ([`HttpTransport`],
+//! (shared across calls; across processes through a [`SharedState`], such as
+//! `RedisSharedState` with the `redis` feature), [`Transport`]s ([`HttpTransport`],
 //! [`InProcessTransport`]), the [`Corrector`] and [`Reconciler`] seams, and the
 //! [`Executor`] loop that ties them together and yields a [`CallReport`].
 //! [`Executor::from_env`] wires the standard executor from `RECOURSE_*`.
@@ -70,6 +71,7 @@ mod executor;
 mod http_reconciler;
 mod idempotency;
 mod journal;
+mod json_order;
 mod keyed;
 #[cfg(feature = "llm")]
 mod llm;
@@ -81,8 +83,11 @@ mod protect;
 mod reconcile;
 mod record;
 mod run;
+mod shared;
 mod target;
+mod template;
 mod transport;
+mod verify;
 #[cfg(feature = "workflow")]
 mod workflow;
 
@@ -100,7 +105,10 @@ pub use correction::{
     FailedAttempt, NO_MODEL, Schema, SchemaCoercion, SchemaViolation, Trajectory,
 };
 #[cfg(feature = "llm")]
-pub use correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, LlmExchange};
+pub use correction::{
+    ContextualReresolution, DebugMessage, LLM_DEBUG_VERSION, LlmCorrector, LlmDebugDir,
+    LlmDebugEntry, LlmDebugRecord, LlmDebugStore, LlmExchange,
+};
 pub use executor::{Executor, ExecutorBuilder};
 pub use http_reconciler::HttpReconciler;
 pub use idempotency::{Evidence, Idempotency};
@@ -110,8 +118,8 @@ pub use journal::PostgresJournal;
 pub use journal::SqliteJournal;
 pub use journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalResult,
-    KeyClaim, ListQuery, MAX_LIST, NewCall, Settlement, open_journal, process_owner, rfc3339,
-    settle,
+    KeyClaim, ListQuery, MAX_LIST, NewCall, SettleOptions, Settlement, open_journal, process_owner,
+    rfc3339, settle, settle_with,
 };
 pub use keyed::{Keyed, request_hash};
 #[cfg(feature = "llm")]
@@ -121,24 +129,28 @@ pub use llm::{
 };
 pub use manifest::{CapabilityManifests, MANIFEST_PATH};
 pub use method::Method;
-pub use metrics::Metrics;
+pub use metrics::{MetricFamily, MetricKind, MetricSample, Metrics};
 pub use policy::{
-    Action, Limits, Observation, Policy, Situation, StopKind, StopReason, Traits,
-    is_unknown_outcome,
+    Action, Limits, Observation, Policy, Situation, StopKind, StopReason, Traits, Verification,
+    VerifyResult, WriteAnswer, is_unknown_outcome,
 };
 pub use protect::{Protected, ProtectionViolation, validate_pointer};
 pub use reconcile::{ReconcileRequest, Reconciler, Reconciliation};
 pub use record::{
     AttemptRecord, CallReport, CorrectionLayer, Event, GateRule, LookupResult,
     MODEL_MESSAGE_MAX_CHARS, Next, NextStep, Outcome, PayloadSource, RECORD_VERSION, TokenUsage,
-    Verdict, WaitCause,
+    Verdict, VerifyPhase, WaitCause,
 };
+pub use shared::{EndpointHealth, SharedMode, SharedState, SharedUnavailable};
+#[cfg(feature = "redis")]
+pub use shared::{RedisSharedState, RedisSharedStateBuilder, SharedStateError};
 pub use target::Target;
 pub use transport::{
     BoxFuture, DEFAULT_MAX_BODY_BYTES, Delivery, HttpTransport, HttpTransportBuilder,
     InProcessTransport, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
 };
 pub use url::Url;
+pub use verify::VerifySpec;
 #[cfg(feature = "workflow")]
 pub use workflow::{
     Approval, ApprovalRequest, ApproveAll, Approver, CAPABILITIES_PATH, Catalogue, CatalogueEntry,

@@ -3,6 +3,8 @@
 //! A small fixed set of counters, fed from [`CallReport`]s and the shared
 //! budget and breakers, so any host (the gateway, an agent process) can serve
 //! `/metrics` without a global recorder. Every name is prefixed `recourse_`.
+//! [`Metrics::families`] gives the same families as data, for an exporter
+//! other than Prometheus text (the CLI's OpenTelemetry export reads them).
 //!
 //! # What a label may hold
 //!
@@ -20,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::{BreakerState, CallReport, CircuitBreakers, Event, RetryBudget};
+use crate::{BreakerState, CallReport, CircuitBreakers, Event, RetryBudget, SharedMode};
 
 /// The most breaker series rendered; the rest share one `other` series.
 const MAX_ENDPOINT_SERIES: usize = 100;
@@ -75,112 +77,250 @@ impl Metrics {
         budget: Option<&RetryBudget>,
         breakers: Option<&CircuitBreakers>,
     ) -> String {
-        let c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
         let mut out = String::new();
-        family(
-            &mut out,
-            "recourse_calls_total",
-            "Logical calls by outcome.",
-            "counter",
-        );
-        for (outcome, n) in &c.calls {
-            let _ = writeln!(out, "recourse_calls_total{{outcome=\"{outcome}\"}} {n}");
+        for f in self.families(budget, breakers) {
+            render_family(&mut out, &f);
         }
-        family(
-            &mut out,
-            "recourse_attempts_total",
-            "Attempts by the action the policy chose.",
-            "counter",
-        );
-        for (action, n) in &c.attempts {
-            let _ = writeln!(out, "recourse_attempts_total{{action=\"{action}\"}} {n}");
-        }
-        family(
-            &mut out,
-            "recourse_corrections_total",
-            "Correction layers asked, by layer (repair, llm, semantic) and verdict (fixed, cannot_fix, rejected_by_gate, skipped).",
-            "counter",
-        );
-        for ((source, result), n) in &c.corrections {
-            let _ = writeln!(
-                out,
-                "recourse_corrections_total{{source=\"{source}\",result=\"{result}\"}} {n}"
-            );
-        }
-        scalar(
-            &mut out,
-            "recourse_dispatches_total",
-            "Requests sent to tools.",
-            c.dispatches,
-        );
-        scalar(
-            &mut out,
-            "recourse_llm_calls_total",
-            "Model calls made by correctors.",
-            c.llm_calls,
-        );
-        family(
-            &mut out,
-            "recourse_llm_tokens_total",
-            "Model tokens by kind.",
-            "counter",
-        );
-        let _ = writeln!(
-            out,
-            "recourse_llm_tokens_total{{kind=\"prompt\"}} {}",
-            c.prompt_tokens
-        );
-        let _ = writeln!(
-            out,
-            "recourse_llm_tokens_total{{kind=\"completion\"}} {}",
-            c.completion_tokens
-        );
-        family(
-            &mut out,
-            "recourse_llm_latency_seconds",
-            "Time spent in corrections that called a model.",
-            "summary",
-        );
-        let _ = writeln!(out, "recourse_llm_latency_seconds_sum {}", c.llm_seconds);
-        let _ = writeln!(out, "recourse_llm_latency_seconds_count {}", c.llm_calls);
-        let exhausted = budget.map_or(0, RetryBudget::exhausted_count);
-        scalar(
-            &mut out,
-            "recourse_retry_budget_exhausted_total",
-            "Resends refused by the shared retry budget.",
-            exhausted,
-        );
-        render_breakers(&mut out, breakers);
         out
+    }
+
+    /// Every family `/metrics` renders, as data: what an exporter other than
+    /// Prometheus (OpenTelemetry) reads, so both always show the same counters.
+    /// Every family is present, with no samples where nothing was counted.
+    pub fn families(
+        &self,
+        budget: Option<&RetryBudget>,
+        breakers: Option<&CircuitBreakers>,
+    ) -> Vec<MetricFamily> {
+        let c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
+        let by = |label: &'static str, map: &BTreeMap<&'static str, u64>| {
+            map.iter()
+                .map(|(value, n)| MetricSample::labelled(vec![(label, (*value).to_owned())], *n))
+                .collect()
+        };
+        let corrections = c
+            .corrections
+            .iter()
+            .map(|((source, result), n)| {
+                let labels = vec![
+                    ("source", (*source).to_owned()),
+                    ("result", (*result).to_owned()),
+                ];
+                MetricSample::labelled(labels, *n)
+            })
+            .collect();
+        let tokens = vec![
+            MetricSample::labelled(vec![("kind", "prompt".to_owned())], c.prompt_tokens),
+            MetricSample::labelled(vec![("kind", "completion".to_owned())], c.completion_tokens),
+        ];
+        let latency = vec![
+            MetricSample {
+                suffix: "_sum",
+                labels: Vec::new(),
+                value: c.llm_seconds,
+            },
+            MetricSample {
+                suffix: "_count",
+                ..MetricSample::plain(c.llm_calls)
+            },
+        ];
+        let exhausted = budget.map_or(0, RetryBudget::exhausted_count);
+        let mut families = vec![
+            MetricFamily::counter(
+                "recourse_calls_total",
+                "Logical calls by outcome.",
+                by("outcome", &c.calls),
+            ),
+            MetricFamily::counter(
+                "recourse_attempts_total",
+                "Attempts by the action the policy chose.",
+                by("action", &c.attempts),
+            ),
+            MetricFamily::counter(
+                "recourse_corrections_total",
+                "Correction layers asked, by layer (repair, llm, semantic) and verdict (fixed, cannot_fix, rejected_by_gate, skipped).",
+                corrections,
+            ),
+            MetricFamily::counter(
+                "recourse_dispatches_total",
+                "Requests sent to tools.",
+                vec![MetricSample::plain(c.dispatches)],
+            ),
+            MetricFamily::counter(
+                "recourse_llm_calls_total",
+                "Model calls made by correctors.",
+                vec![MetricSample::plain(c.llm_calls)],
+            ),
+            MetricFamily::counter("recourse_llm_tokens_total", "Model tokens by kind.", tokens),
+            MetricFamily {
+                kind: MetricKind::Summary,
+                ..MetricFamily::counter(
+                    "recourse_llm_latency_seconds",
+                    "Time spent in corrections that called a model.",
+                    latency,
+                )
+            },
+            MetricFamily::counter(
+                "recourse_retry_budget_exhausted_total",
+                "Resends refused by the shared retry budget.",
+                vec![MetricSample::plain(exhausted)],
+            ),
+        ];
+        drop(c);
+        families.extend(breaker_families(breakers));
+        families
+    }
+}
+
+/// One metric family: its name, what it measures, and its samples now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricFamily {
+    /// The name, prefixed `recourse_` (`recourse_calls_total`).
+    pub name: &'static str,
+    /// What it measures, in a sentence.
+    pub help: &'static str,
+    /// Counter, gauge or summary.
+    pub kind: MetricKind,
+    /// One sample per series.
+    pub samples: Vec<MetricSample>,
+}
+
+impl MetricFamily {
+    fn counter(name: &'static str, help: &'static str, samples: Vec<MetricSample>) -> Self {
+        Self {
+            name,
+            help,
+            kind: MetricKind::Counter,
+            samples,
+        }
+    }
+}
+
+/// How a family's values behave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    /// Only ever grows (since the process started).
+    Counter,
+    /// A level now.
+    Gauge,
+    /// A sum and a count (samples suffixed `_sum` and `_count`), both growing.
+    Summary,
+}
+
+/// One series of a family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSample {
+    /// Appended to the family's name (`_sum`, `_count` in a summary), else empty.
+    pub suffix: &'static str,
+    /// Label names and values; values are bounded sets (outcomes, actions,
+    /// layers) or redacted, capped endpoints.
+    pub labels: Vec<(&'static str, String)>,
+    /// The value.
+    pub value: f64,
+}
+
+impl MetricSample {
+    #[allow(clippy::cast_precision_loss)] // counts stay far below 2^53
+    fn labelled(labels: Vec<(&'static str, String)>, n: u64) -> Self {
+        Self {
+            suffix: "",
+            labels,
+            value: n as f64,
+        }
+    }
+
+    fn plain(n: u64) -> Self {
+        Self::labelled(Vec::new(), n)
+    }
+}
+
+impl Metrics {
+    /// The `recourse_shared_state{state}` gauge: 1 for the mode deciding now
+    /// (`shared` or `fallback`), 0 for the other. Hosts with a
+    /// [`SharedState`](crate::SharedState) append it to [`render`](Self::render)'s text.
+    pub fn render_shared_state(mode: SharedMode) -> String {
+        let mut out = String::new();
+        render_family(&mut out, &Self::shared_state_family(mode));
+        out
+    }
+
+    /// The `recourse_shared_state{state}` gauge as data (for exporters).
+    pub fn shared_state_family(mode: SharedMode) -> MetricFamily {
+        let samples = [SharedMode::Shared, SharedMode::Fallback]
+            .into_iter()
+            .map(|state| {
+                MetricSample::labelled(vec![("state", state.to_string())], u64::from(state == mode))
+            })
+            .collect();
+        MetricFamily {
+            kind: MetricKind::Gauge,
+            ..MetricFamily::counter(
+                "recourse_shared_state",
+                "Which state decides resends and admissions: the fleet's (shared) or this process's own (fallback).",
+                samples,
+            )
+        }
+    }
+}
+
+/// One family in the Prometheus text exposition.
+fn render_family(out: &mut String, f: &MetricFamily) {
+    let kind = match f.kind {
+        MetricKind::Counter => "counter",
+        MetricKind::Gauge => "gauge",
+        MetricKind::Summary => "summary",
+    };
+    let _ = writeln!(
+        out,
+        "# HELP {} {}\n# TYPE {} {kind}",
+        f.name, f.help, f.name
+    );
+    for sample in &f.samples {
+        let _ = write!(out, "{}{}", f.name, sample.suffix);
+        if !sample.labels.is_empty() {
+            let labels: Vec<String> = sample
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+                .collect();
+            let _ = write!(out, "{{{}}}", labels.join(","));
+        }
+        let _ = writeln!(out, " {}", sample.value);
     }
 }
 
 /// The breaker families: counts by state, then one bounded series per endpoint.
-fn render_breakers(out: &mut String, breakers: Option<&CircuitBreakers>) {
+fn breaker_families(breakers: Option<&CircuitBreakers>) -> [MetricFamily; 2] {
     let states = breakers.map(CircuitBreakers::snapshot).unwrap_or_default();
-    family(
-        out,
-        "recourse_breakers",
-        "Endpoints whose breaker is tracked (failing now or lately), by state.",
-        "gauge",
-    );
-    for name in ["closed", "half_open", "open"] {
-        let n = states.iter().filter(|(_, s)| s.name() == name).count();
-        let _ = writeln!(out, "recourse_breakers{{state=\"{name}\"}} {n}");
-    }
-    family(
-        out,
-        "recourse_breaker_state",
-        "Circuit breaker state per endpoint: 0 closed, 1 half-open, 2 open.",
-        "gauge",
-    );
-    for (endpoint, level) in endpoint_series(&states) {
-        let _ = writeln!(
-            out,
-            "recourse_breaker_state{{endpoint=\"{}\"}} {level}",
-            escape(&endpoint)
-        );
-    }
+    let by_state = ["closed", "half_open", "open"]
+        .into_iter()
+        .map(|name| {
+            let n = states.iter().filter(|(_, s)| s.name() == name).count();
+            MetricSample::labelled(vec![("state", name.to_owned())], n as u64)
+        })
+        .collect();
+    let per_endpoint = endpoint_series(&states)
+        .into_iter()
+        .map(|(endpoint, level)| MetricSample::labelled(vec![("endpoint", endpoint)], level.into()))
+        .collect();
+    [
+        MetricFamily {
+            kind: MetricKind::Gauge,
+            ..MetricFamily::counter(
+                "recourse_breakers",
+                "Endpoints whose breaker is tracked (failing now or lately), by state.",
+                by_state,
+            )
+        },
+        MetricFamily {
+            kind: MetricKind::Gauge,
+            ..MetricFamily::counter(
+                "recourse_breaker_state",
+                "Circuit breaker state per endpoint: 0 closed, 1 half-open, 2 open.",
+                per_endpoint,
+            )
+        },
+    ]
 }
 
 /// 0 closed, 1 half-open, 2 open.
@@ -215,15 +355,6 @@ fn endpoint_series(states: &[(String, BreakerState)]) -> Vec<(String, u8)> {
     series
 }
 
-fn family(out: &mut String, name: &str, help: &str, kind: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
-
-fn scalar(out: &mut String, name: &str, help: &str, value: u64) {
-    family(out, name, help, "counter");
-    let _ = writeln!(out, "{name} {value}");
-}
-
 /// Escapes a label value per the exposition format.
 fn escape(value: &str) -> String {
     value
@@ -235,6 +366,23 @@ fn escape(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shared_state_gauge_marks_the_mode_deciding() {
+        let text = Metrics::render_shared_state(SharedMode::Fallback);
+        assert!(
+            text.contains("# TYPE recourse_shared_state gauge"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recourse_shared_state{state=\"shared\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recourse_shared_state{state=\"fallback\"} 1"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn label_values_are_escaped() {
@@ -259,6 +407,7 @@ mod tests {
             idempotency: crate::Idempotency::decide(None, None, None),
             idempotency_key: None,
             operation_id: None,
+            verification: None,
             elapsed: std::time::Duration::from_secs(2),
         };
         let metrics = Metrics::default();
@@ -273,6 +422,27 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line} missing from\n{text}");
         }
+    }
+
+    #[test]
+    fn every_family_is_data_and_text_alike() {
+        let metrics = Metrics::default();
+        let families = metrics.families(None, None);
+        assert_eq!(families.len(), 10);
+        let text = metrics.render(None, None);
+        for f in &families {
+            assert!(text.contains(&format!("# TYPE {} ", f.name)), "{}", f.name);
+            for sample in &f.samples {
+                assert!(text.contains(&format!("{}{}", f.name, sample.suffix)));
+            }
+        }
+        let latency = families
+            .iter()
+            .find(|f| f.name == "recourse_llm_latency_seconds")
+            .unwrap();
+        assert_eq!(latency.kind, MetricKind::Summary);
+        let suffixes: Vec<&str> = latency.samples.iter().map(|s| s.suffix).collect();
+        assert_eq!(suffixes, ["_sum", "_count"]);
     }
 
     #[test]
@@ -330,6 +500,7 @@ mod tests {
             idempotency: crate::Idempotency::decide(None, None, None),
             idempotency_key: None,
             operation_id: None,
+            verification: None,
             elapsed: std::time::Duration::ZERO,
         };
         let render = |r: &CallReport| {

@@ -21,6 +21,9 @@ fn new_call(id: &str) -> NewCall {
         capability: Some("exports.create".to_owned()),
         idempotency_key: Some(format!("key-{id}")),
         reconcile: Some("http://127.0.0.1:1/api/exports/{operation_id}".to_owned()),
+        verification: Some(json!({"url": "http://127.0.0.1:1/api/exports/lookup",
+                                  "args": {"source_id": "{{payload.source_id}}"},
+                                  "expect": ["/latest exists"]})),
         payload: json!({"source_id": "sales-2024", "format": "pdf"}),
         owner: "owner-a".to_owned(),
         lease: LONG,
@@ -55,6 +58,11 @@ async fn suite(journal: Arc<dyn Journal>) {
     assert_eq!(c1.idempotency_key.as_deref(), Some("key-c1"));
     assert_eq!(c1.attempts, 0);
     assert_eq!(c1.payload["source_id"], "sales-2024");
+    assert_eq!(
+        c1.verification.as_ref().unwrap()["expect"][0],
+        "/latest exists",
+        "the verification spec is kept with the call"
+    );
     assert!(c1.started_at.ends_with('Z'));
     assert_eq!(c1.owner.as_deref(), Some("owner-a"));
     assert!(c1.is_leased());

@@ -503,3 +503,33 @@ async fn cancellation_stops_new_dispatches() {
     );
     assert_eq!(log.names(), ["first"]);
 }
+
+#[tokio::test]
+async fn a_step_read_back_after_a_success_that_did_nothing_fails_not_applied() {
+    let log = Arc::new(Log::default());
+    // `cancel` answers success and changes nothing; `get` shows the order.
+    let answer: Answer = Arc::new(|name, payload| match name {
+        "get" => ToolResponse::ok(json!({"order_id": payload["order_id"], "status": "pending"})),
+        _ => ToolResponse::ok(json!({"status": "cancelled"})),
+    });
+    let mut cancel = step("cancel", &[], json!({"order_id": "W7"}));
+    cancel["idempotent"] = json!(false);
+    cancel["verify"] = json!({"url": "/get", "args": {"order_id": "{{payload.order_id}}"},
+                              "expect": ["/status == \"cancelled\""], "always": true});
+    let plan = json!({"plan_id": "verify", "steps": [cancel]});
+    let report = WorkflowRunner::new(executor(transport(&log, answer)))
+        .run(&workflow(plan))
+        .await;
+    assert_eq!(outcome(&report, "cancel"), "failed", "{}", report.to_json());
+    let call = report.step("cancel").unwrap().call.as_ref().unwrap();
+    assert_eq!(
+        call.outcome.reason(),
+        Some(&recourse::StopReason::NotApplied)
+    );
+    assert_eq!(call.verification, Some(recourse::Verification::NotApplied));
+    assert_eq!(
+        log.names(),
+        ["get", "cancel", "get"],
+        "read before, write once, read after"
+    );
+}

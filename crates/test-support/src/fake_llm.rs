@@ -3,6 +3,11 @@
 //! It answers each `POST /v1/chat/completions` with the next scripted reply
 //! and records what it was sent. When the script runs out it answers 500, so
 //! an unexpected model call shows up as a failure, not a silent success.
+//!
+//! A reply is a message's content, a raw status and body, or tool calls in
+//! the OpenAI tool-calling format (an assistant message with `tool_calls`,
+//! `finish_reason: "tool_calls"`), which an agent loop answers with `tool`
+//! messages on its next request ([`Seen::tool_results`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -22,6 +27,17 @@ pub enum Reply {
     Content(String),
     /// This status and body, as they are.
     Raw(u16, String),
+    /// An assistant message calling these tools, in order.
+    ToolCalls(Vec<ToolCall>),
+}
+
+/// One scripted tool call: the function's name and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The function (tool) name.
+    pub name: String,
+    /// The arguments, sent as a JSON string as the OpenAI format has them.
+    pub arguments: Value,
 }
 
 impl Reply {
@@ -33,6 +49,14 @@ impl Reply {
     /// A completion with this exact text.
     pub fn text(text: &str) -> Self {
         Self::Content(text.to_owned())
+    }
+
+    /// A completion calling one tool, `name`, with `arguments`.
+    pub fn tool_call(name: &str, arguments: Value) -> Self {
+        Self::ToolCalls(vec![ToolCall {
+            name: name.to_owned(),
+            arguments,
+        }])
     }
 }
 
@@ -57,6 +81,30 @@ impl Seen {
                     .join("\n")
             })
             .unwrap_or_default()
+    }
+
+    /// The `tool` messages of the request, in order: `(tool_call_id, content)`,
+    /// with content as the text the model reads (array parts' texts joined).
+    pub fn tool_results(&self) -> Vec<(String, String)> {
+        self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                let id = m["tool_call_id"].as_str().unwrap_or_default().to_owned();
+                let content = match &m["content"] {
+                    Value::String(text) => text.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                (id, content)
+            })
+            .collect()
     }
 }
 
@@ -121,6 +169,7 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: S
             .map(str::to_owned),
     });
     let next = shared.script.lock().unwrap().pop_front();
+    let served = shared.seen.lock().unwrap().len();
     match next {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
         Some(Reply::Raw(status, text)) => (
@@ -129,23 +178,51 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: S
         )
             .into_response(),
         Some(Reply::Content(content)) => {
-            let prompt_chars: usize = body["messages"]
-                .as_array()
-                .map(|ms| {
-                    ms.iter()
-                        .filter_map(|m| m["content"].as_str())
-                        .map(str::len)
-                        .sum()
+            let usage = usage(&body, content.len());
+            let message = json!({"role": "assistant", "content": content});
+            completion(&body, message, "stop", usage)
+        }
+        Some(Reply::ToolCalls(calls)) => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, call)| {
+                    json!({
+                        "id": format!("call_{served}_{i}"),
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments.to_string()}
+                    })
                 })
-                .unwrap_or(0);
-            axum::Json(json!({
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "model": body["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt_chars / 4, "completion_tokens": content.len() / 4, "total_tokens": 0}
-            }))
-            .into_response()
+                .collect();
+            let usage = usage(&body, Value::from(tool_calls.clone()).to_string().len());
+            let message = json!({"role": "assistant", "content": null, "tool_calls": tool_calls});
+            completion(&body, message, "tool_calls", usage)
         }
     }
+}
+
+/// A chat completion whose one choice is `message`.
+fn completion(body: &Value, message: Value, finish_reason: &str, usage: Value) -> Response {
+    axum::Json(json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": body["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": usage
+    }))
+    .into_response()
+}
+
+/// Rough token counts: four characters a token.
+fn usage(body: &Value, completion_chars: usize) -> Value {
+    let prompt_chars: usize = body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["content"].as_str())
+                .map(str::len)
+                .sum()
+        })
+        .unwrap_or(0);
+    json!({"prompt_tokens": prompt_chars / 4, "completion_tokens": completion_chars / 4, "total_tokens": 0})
 }

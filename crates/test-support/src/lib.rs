@@ -4,11 +4,15 @@
 //! published):
 //!
 //! - [`FakeLlm`]: a scripted OpenAI-compatible model server on loopback, which
-//!   records every request it was sent.
+//!   records every request it was sent. Its replies are text, raw answers, or
+//!   tool calls in the OpenAI tool-calling format ([`Reply::tool_call`]), so
+//!   it can drive an agent loop.
 //! - [`service_var`]: the skip rule for tests that need an outside service
 //!   (PostgreSQL, Redis, a third-party MCP server). An unset variable skips
 //!   the test and says so on stderr, past libtest's output capture; with
 //!   [`NO_SKIP_VAR`] on, it fails the test instead.
+//! - [`OwnedRedis`]: a `redis-server` of the test's own, to stop and start
+//!   mid-run; [`redis_ping`] checks that a Redis answers.
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -25,8 +29,10 @@
 
 mod fake_llm;
 mod postgres;
+mod redis_server;
 mod skip;
 
-pub use fake_llm::{FakeLlm, Reply, Seen};
+pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
 pub use postgres::PostgresSchema;
+pub use redis_server::{OwnedRedis, redis_ping};
 pub use skip::{NO_SKIP_VAR, service_var};

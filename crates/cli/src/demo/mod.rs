@@ -16,15 +16,16 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use recourse::{
     Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Transport,
+    VerifySpec,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::call::narrate;
 use crate::settings::Settings;
 use crate::style::Style;
 use recovering::Recovering;
-use scenes::{SCENES, Scene};
+use scenes::{SCENES, Scene, Settle};
 
 pub(crate) async fn run(settings: &Settings) -> Result<i32> {
     let config = ExecutorConfig {
@@ -158,8 +159,18 @@ async fn play(
     if let Some(schema) = schemas.get(scene.route) {
         call = call.schema(schema.clone());
     }
-    if scene.reconcile {
-        call = call.reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
+    match scene.settle {
+        Settle::No => {}
+        Settle::Lookup => {
+            call =
+                call.reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
+        }
+        Settle::ReadBack => {
+            let exported = VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
+                .args(json!({"source_id": "{{payload.source_id}}", "version": "{{payload.version}}", "format": "{{payload.format}}"}))
+                .expect("/latest exists");
+            call = call.verify(exported);
+        }
     }
     let report = executor(tools, scene, config)?.execute(call.build()?).await;
     tools.set_faults(Vec::new());

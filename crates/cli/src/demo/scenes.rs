@@ -1,7 +1,9 @@
 //! The demo's scenes: each a real call against the reference tools, a fault
 //! to inject, and what a careful engineer would expect to see.
 
-use recourse::{AttemptRecord, CallReport, Event, PayloadSource, StopReason, WaitCause};
+use recourse::{
+    AttemptRecord, CallReport, Event, PayloadSource, StopReason, Verification, WaitCause,
+};
 use recourse_protocol::ErrorCategory;
 use serde_json::{Value, json};
 
@@ -17,10 +19,21 @@ pub(crate) struct Scene {
     /// The route called.
     pub(crate) route: &'static str,
     pub(crate) payload: fn() -> Value,
-    /// Whether to reconcile through the export lookup.
-    pub(crate) reconcile: bool,
+    /// How an unknown outcome is settled.
+    pub(crate) settle: Settle,
     /// Checks the report; `Ok(lesson)` or `Err(what went wrong)`.
     pub(crate) check: fn(&CallReport, usize) -> Result<&'static str, String>,
+}
+
+/// How a scene settles an unknown outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settle {
+    /// It does not: an unknown outcome stays unknown.
+    No,
+    /// Through the export tool's operation lookup.
+    Lookup,
+    /// By reading the exports back through the tool's read route.
+    ReadBack,
 }
 
 fn expect(cond: bool, lesson: &'static str, otherwise: &str) -> Result<&'static str, String> {
@@ -39,7 +52,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/weather/current",
         payload: || json!({"location": "Flower Mound, TX"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, _| {
             let repaired = r.attempts.iter().any(|a| a.source == PayloadSource::Repair);
             expect(
@@ -56,7 +69,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: Some(1),
         route: "/api/weather/current",
         payload: || json!({"location": "Paris, Ile-de-France, FR"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, _| {
             let waited = r.attempts.first().and_then(AttemptRecord::wait_ms);
             let told = r.attempts.first().is_some_and(|a| {
@@ -82,7 +95,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/stock/quote",
         payload: || json!({"symbol": "TSLA"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, _| {
             expect(
                 r.outcome.name() == "failed" && r.http_calls == 1,
@@ -98,7 +111,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: Some(2),
         route: "/api/stock/quote",
         payload: || json!({"symbol": "TSLA"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, _| {
             let same = r.attempts.windows(2).all(|w| w[0].payload == w[1].payload);
             expect(
@@ -115,12 +128,31 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/exports",
         payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
-        reconcile: true,
+        settle: Settle::Lookup,
         check: |r, writes| {
             expect(
                 r.outcome.name() == "succeeded" && writes == 1 && r.http_calls == 1,
                 "looked the operation up instead of resending: exactly one export was written",
                 &format!("expected one write and a reconciled success, saw {writes} write(s)"),
+            )
+        },
+    },
+    Scene {
+        title: "A lost reply, settled by reading back",
+        story: "The export tool writes the file, then the connection drops; its read route lists the exports.",
+        faults: &["exports:crash_after_commit"],
+        recover_after: None,
+        route: "/api/exports",
+        payload: || json!({"source_id": "inventory", "version": 1, "format": "csv"}),
+        settle: Settle::ReadBack,
+        check: |r, writes| {
+            expect(
+                r.outcome.name() == "succeeded"
+                    && r.verification == Some(Verification::Verified)
+                    && writes == 1
+                    && r.http_calls == 1,
+                "read the exports back: absent before, present after — committed, never resent",
+                &format!("expected a verified success with one write, saw {writes} write(s)"),
             )
         },
     },
@@ -131,7 +163,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/exports",
         payload: || json!({"source_id": "sales-2024", "format": "pdf"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, writes| {
             let stopped = r.outcome.reason() == Some(&StopReason::PermissionDenied);
             expect(
@@ -148,7 +180,7 @@ pub(crate) const SCENES: &[Scene] = &[
         recover_after: None,
         route: "/api/orders/refund",
         payload: || json!({"order_id": "ORD-2002"}),
-        reconcile: false,
+        settle: Settle::No,
         check: |r, _| {
             let explained = r
                 .outcome

@@ -185,6 +185,30 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../scenarios/unknown_refused_not_committed.json"),
     ),
     (
+        "verify_already_applied.json",
+        include_str!("../../../../scenarios/verify_already_applied.json"),
+    ),
+    (
+        "verify_crash_after_commit.json",
+        include_str!("../../../../scenarios/verify_crash_after_commit.json"),
+    ),
+    (
+        "verify_dropped_write_resent.json",
+        include_str!("../../../../scenarios/verify_dropped_write_resent.json"),
+    ),
+    (
+        "verify_not_committed_refused.json",
+        include_str!("../../../../scenarios/verify_not_committed_refused.json"),
+    ),
+    (
+        "verify_read_cannot_tell.json",
+        include_str!("../../../../scenarios/verify_read_cannot_tell.json"),
+    ),
+    (
+        "verify_silent_no_op.json",
+        include_str!("../../../../scenarios/verify_silent_no_op.json"),
+    ),
+    (
         "weather_abbreviated_region.json",
         include_str!("../../../../scenarios/weather_abbreviated_region.json"),
     ),

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use recourse::{
-    Action, Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport,
-    ManualClock, Reconciler, Transport,
+    Action, Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig,
+    HttpTransport, ManualClock, Reconciler, Transport, VerifySpec,
 };
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
@@ -74,6 +74,9 @@ impl Tool {
 /// client cannot be built) — never for how the call ends.
 pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> Result<RunRecord> {
     let (tool, transport, target, reconciler) = start_tool(scenario, run).await?;
+    // Reads are not attempts: they bypass the recorder, whose requests the
+    // false-recovery checks read.
+    let reads = Arc::clone(&transport);
     let (recorder, sent) = Recorder::new(transport);
     let config = config(scenario);
     let mut chain = CorrectionChain::new(&config);
@@ -89,7 +92,13 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
     if let Some(reconciler) = reconciler {
         builder = builder.with_reconciler(reconciler);
     }
-    let call = call(scenario, target)?;
+    let mut call = call(scenario, target)?;
+    if let Some(spec) = verify_spec(scenario, &tool) {
+        call = call.verify(spec).verify_transport(reads);
+    }
+    let call = call
+        .build()
+        .with_context(|| format!("scenario {}: the call is invalid", scenario.id))?;
     let shape = CallShape {
         target: call.target().as_str().to_owned(),
         headers: call.headers().to_vec(),
@@ -114,7 +123,10 @@ async fn start_tool(
     String,
     Option<Arc<dyn Reconciler>>,
 )> {
-    let wants_lookup = scenario.task.reconcile.unwrap_or_else(|| scenario.writes());
+    let wants_lookup = scenario
+        .task
+        .reconcile
+        .unwrap_or_else(|| scenario.writes() && scenario.task.verify.is_none());
     match &scenario.tool {
         ToolBehaviour::Reference(reference) => {
             let mut config = ToolsConfig::default().with_seed(u64::from(run));
@@ -179,7 +191,16 @@ fn config(scenario: &Scenario) -> ExecutorConfig {
     config
 }
 
-fn call(scenario: &Scenario, target: String) -> Result<Call> {
+/// The task's verification, its reference-tool route made a URL.
+fn verify_spec(scenario: &Scenario, tool: &Tool) -> Option<VerifySpec> {
+    let mut spec = scenario.task.verify.clone()?;
+    if let (Tool::Reference(tools, _), Some(route)) = (tool, &spec.url) {
+        spec.url = Some(format!("{}{route}", tools.base_url()));
+    }
+    Some(spec)
+}
+
+fn call(scenario: &Scenario, target: String) -> Result<CallBuilder> {
     let task = &scenario.task;
     let mut call = Call::builder(target, task.payload.clone());
     if let Some(idempotent) = task.idempotent {
@@ -200,8 +221,7 @@ fn call(scenario: &Scenario, target: String) -> Result<Call> {
     if let Some(intent) = &task.intent {
         call = call.intent(intent.clone());
     }
-    call.build()
-        .with_context(|| format!("scenario {}: the call is invalid", scenario.id))
+    Ok(call)
 }
 
 fn record(

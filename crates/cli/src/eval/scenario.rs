@@ -75,9 +75,14 @@ pub(crate) struct Task {
     /// The capability's input schema.
     #[serde(default)]
     pub(crate) schema: Option<Value>,
-    /// Whether an outcome lookup is configured (default: for non-idempotent calls).
+    /// Whether an outcome lookup is configured (default: for non-idempotent
+    /// calls without a verification).
     #[serde(default)]
     pub(crate) reconcile: Option<bool>,
+    /// A read-back verification (the gateway's `verify` object); a `url`
+    /// starting with `/` is a reference-tool route, a `tool` a script's read.
+    #[serde(default)]
+    pub(crate) verify: Option<recourse::VerifySpec>,
     /// The call's deadline in seconds (default 120).
     #[serde(default)]
     pub(crate) deadline_secs: Option<f64>,
@@ -143,6 +148,23 @@ pub(crate) struct Script {
     /// What an outcome lookup reports: `truth` (what was committed) or `unknown`.
     #[serde(default)]
     pub(crate) lookup: Lookup,
+    /// The script's read tool, for verifications: what it shows.
+    #[serde(default)]
+    pub(crate) read: Option<ScriptRead>,
+}
+
+/// A scripted read tool: it answers with the tool's state, which starts as
+/// `initial` and becomes a committing answer's `state`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScriptRead {
+    /// The read tool's name (a verification's `tool`).
+    pub(crate) tool: String,
+    /// What it shows before anything is committed.
+    pub(crate) initial: Value,
+    /// It answers 503 to every read: a verification cannot tell.
+    #[serde(default)]
+    pub(crate) unavailable: bool,
 }
 
 /// What a scripted outcome lookup says.
@@ -189,6 +211,10 @@ pub(crate) struct Step {
     /// Whether the tool committed a write while answering this way.
     #[serde(default)]
     pub(crate) commits: bool,
+    /// What the script's read shows once this answer committed (default:
+    /// unchanged).
+    #[serde(default)]
+    pub(crate) state: Option<Value>,
 }
 
 /// The model's reference replies, in the order a correction asks for them.
@@ -241,10 +267,28 @@ pub(crate) struct Acceptance {
     /// Waits (ms) the executor must have taken, in order.
     #[serde(default)]
     pub(crate) waits_ms: Option<Vec<u64>>,
+    /// What the record's `verification` must say (`verified`,
+    /// `already_applied`, `not_committed`, `not_applied`, `cannot_tell`).
+    #[serde(default)]
+    pub(crate) verification: Option<String>,
 }
 
 const STATES: [&str; 3] = ["succeeded", "failed", "unknown"];
-const ACTIONS: [&str; 5] = ["succeed", "retry_same", "correct", "reconcile", "stop"];
+const ACTIONS: [&str; 6] = [
+    "succeed",
+    "retry_same",
+    "correct",
+    "reconcile",
+    "verify",
+    "stop",
+];
+const VERIFICATIONS: [&str; 5] = [
+    "verified",
+    "already_applied",
+    "not_committed",
+    "not_applied",
+    "cannot_tell",
+];
 const TRANSPORT_KINDS: [&str; 3] = [
     "connect_failed",
     "timed_out_after_send",
@@ -281,12 +325,33 @@ impl Scenario {
             return Err(format!("task.deadline_secs must be positive, not {secs}"));
         }
         self.tool_is_valid()?;
+        self.verify_is_valid()?;
         if let Some(model) = &self.model
             && model.replies.is_empty()
         {
             return Err("model.replies must hold at least one reply".to_owned());
         }
         self.accept.validate()
+    }
+
+    /// A verification fits the tool: a route of the reference tools, or the
+    /// script's read tool; its templates resolve against the payload.
+    fn verify_is_valid(&self) -> Result<(), String> {
+        let Some(spec) = &self.task.verify else {
+            return Ok(());
+        };
+        match (&self.tool, &spec.url, &spec.tool) {
+            (ToolBehaviour::Reference(_), Some(url), None) if url.starts_with("/api/") => {}
+            (ToolBehaviour::Script(s), None, Some(tool))
+                if s.read.as_ref().is_some_and(|r| &r.tool == tool) => {}
+            _ => {
+                return Err(
+                    "task.verify reads a reference-tool route (url: \"/api/…\") or the script's read.tool"
+                        .to_owned(),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn tool_is_valid(&self) -> Result<(), String> {
@@ -376,6 +441,14 @@ impl Acceptance {
         for pointer in self.final_payload.keys() {
             recourse::validate_pointer(pointer)
                 .map_err(|e| format!("accept.final_payload: {e}"))?;
+        }
+        if let Some(v) = &self.verification
+            && !VERIFICATIONS.contains(&v.as_str())
+        {
+            return Err(format!(
+                "accept.verification: {v:?} is not one of {}",
+                VERIFICATIONS.join(", ")
+            ));
         }
         Ok(())
     }

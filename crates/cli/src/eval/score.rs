@@ -9,7 +9,7 @@
 //! for **unnecessary stopping** — giving up where a permitted recovery
 //! existed. An honest stop on a permanent failure is a success.
 
-use recourse::{AttemptRecord, Event, LookupResult};
+use recourse::{AttemptRecord, Event, LookupResult, VerifyPhase, VerifyResult};
 use recourse_protocol::{ErrorCategory, redact};
 use serde_json::Value;
 
@@ -138,6 +138,10 @@ fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<St
                 Event::Lookup {
                     result: LookupResult::NotCommitted,
                     ..
+                } | Event::Verify {
+                    phase: VerifyPhase::After,
+                    result: VerifyResult::NotHeld,
+                    ..
                 }
             )
         });
@@ -207,6 +211,15 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
             problems.push(redact(&format!(
                 "last payload has {pointer} = {got}, expected {want}"
             )));
+        }
+    }
+    if let Some(want) = &accept.verification {
+        let got = run.report.verification.map(|v| v.as_str());
+        if got != Some(want.as_str()) {
+            problems.push(format!(
+                "verification {}, expected {want}",
+                got.unwrap_or("none")
+            ));
         }
     }
     if let Some(want) = &accept.waits_ms {
@@ -287,6 +300,7 @@ mod tests {
                 idempotency: recourse::Idempotency::decide(Some(false), None, None),
                 idempotency_key: Some("k".into()),
                 operation_id: None,
+                verification: None,
                 elapsed: std::time::Duration::ZERO,
             },
             sent: sent

@@ -10,7 +10,9 @@ use recourse::{
 };
 use serde_json::Value;
 
-use super::scenario::{Lookup, Script, Step};
+use recourse_protocol::{ToolError, ToolResponse};
+
+use super::scenario::{Lookup, Script, ScriptRead, Step};
 
 /// What a scripted tool has seen and done.
 #[derive(Debug, Default)]
@@ -18,6 +20,8 @@ struct ScriptState {
     answered: usize,
     /// The data of each committed write, in order.
     commits: Vec<Value>,
+    /// What the script's read shows now (`None`: its initial state).
+    shown: Option<Value>,
 }
 
 /// A scenario's scripted tool: its transport and its ground truth.
@@ -39,7 +43,10 @@ impl ScriptedTool {
     pub(crate) fn transport(&self) -> InProcessTransport {
         let tool = self.clone();
         InProcessTransport::new(move |request: Request| {
-            let delivery = tool.answer(&request.payload);
+            let delivery = match &tool.script.read {
+                Some(read) if request.target.as_str() == read.tool => tool.read(read),
+                _ => tool.answer(&request.payload),
+            };
             async move { delivery }
         })
     }
@@ -82,8 +89,32 @@ impl ScriptedTool {
                 .cloned()
                 .unwrap_or_else(|| payload.clone());
             state.commits.push(data);
+            if let Some(shown) = &step.state {
+                state.shown = Some(shown.clone());
+            }
         }
         deliver(step)
+    }
+
+    /// The script's read: what the tool shows now, as an envelope.
+    fn read(&self, read: &ScriptRead) -> Delivery {
+        if read.unavailable {
+            let failure = ToolResponse::failure(
+                ToolError::service_error("READ_DOWN", "the read is unavailable").retryable(true),
+            );
+            return Ok(RawResponse {
+                status: failure.http_status(),
+                headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+                body: failure.to_json_bytes(),
+            });
+        }
+        let shown = self.lock().shown.clone();
+        let body = ToolResponse::ok(shown.unwrap_or_else(|| read.initial.clone()));
+        Ok(RawResponse {
+            status: 200,
+            headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+            body: body.to_json_bytes(),
+        })
     }
 }
 

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use recourse::{CallState, Journal, ListQuery, MAX_LIST, open_journal, settle};
+use recourse::{
+    CallState, Journal, ListQuery, MAX_LIST, SettleOptions, TargetAllowlist, open_journal,
+    settle_with,
+};
 
 /// The journal location that turns journaling off.
 pub(crate) const NONE: &str = "none";
@@ -57,7 +60,12 @@ fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 /// Settles, in the background, the in-flight calls whose lease has run out —
 /// left by a gateway that stopped mid-call — through their recorded lookup,
 /// or leaves them unknown. Never resends.
-pub(crate) fn settle_abandoned(journal: Arc<dyn Journal>, lease: Duration) {
+/// Lookups and reads go only where `allowlist` allows.
+pub(crate) fn settle_abandoned(
+    journal: Arc<dyn Journal>,
+    lease: Duration,
+    allowlist: Arc<TargetAllowlist>,
+) {
     tokio::spawn(async move {
         let query = ListQuery {
             state: Some(CallState::InFlight),
@@ -71,8 +79,9 @@ pub(crate) fn settle_abandoned(journal: Arc<dyn Journal>, lease: Duration) {
                 return;
             }
         };
+        let options = SettleOptions::new(lease).with_allowlist(allowlist);
         for entry in entries.iter().filter(|e| !e.is_leased()) {
-            match settle(journal.as_ref(), entry, lease).await {
+            match settle_with(journal.as_ref(), entry, &options).await {
                 Ok(s) if !s.held => eprintln!(
                     "settled call {} left in flight by an earlier run: {} ({})",
                     s.call_id, s.state, s.note

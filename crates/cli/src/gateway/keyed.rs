@@ -75,9 +75,12 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Respo
     match keyed {
         Keyed::Ran(report) => {
             g.metrics.observe(&report);
-            let mut record = serde_json::to_value(&*report).unwrap_or(Value::Null);
-            record["replayed"] = Value::Bool(false);
-            Json(record).into_response()
+            // Serialized in the record's own field order, `replayed` last.
+            Json(Answer {
+                record: &report,
+                replayed: false,
+            })
+            .into_response()
         }
         Keyed::Replayed { record, .. } => {
             let mut record = *record;
@@ -97,6 +100,14 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Respo
         .with_status(StatusCode::UNPROCESSABLE_ENTITY.as_u16())
         .into_response(),
     }
+}
+
+/// A call's record as `POST /v1/calls` answers it.
+#[derive(serde::Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    record: &'a recourse::CallReport,
+    replayed: bool,
 }
 
 /// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.

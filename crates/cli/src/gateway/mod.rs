@@ -9,13 +9,20 @@
 //! to bind beyond loopback without one, unless told `--insecure-no-auth`),
 //! caps request bodies, and serves with
 //! [`ServerLimits`](recourse_tool::ServerLimits) on time, connections and
-//! requests in flight. SIGTERM or Ctrl-C stops accepting and lets in-flight
-//! calls finish, for at most the shutdown grace.
+//! requests in flight. SIGTERM or Ctrl-C turns `/readyz` to 503 `draining`,
+//! keeps serving for `--drain-delay`, then stops accepting and lets
+//! in-flight calls finish, for at most the shutdown grace.
+//!
+//! Several gateways make a fleet: `--shared-state redis://…` shares the
+//! retry budget and breakers between them (`fleet.rs`); `/healthz` and
+//! `/readyz` answer load balancers without a token (`ready.rs`).
 
+mod fleet;
 mod guard;
 mod journal;
 mod keyed;
 mod openapi;
+mod ready;
 mod records;
 mod request;
 
@@ -32,7 +39,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
 use recourse::{
-    CallBuilder, CapabilityManifests, Executor, HttpTransport, Metrics, Target, Transport,
+    CallBuilder, CapabilityManifests, Executor, HttpTransport, Metrics, SharedState, Target,
+    Transport,
 };
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJson, ToolServer};
@@ -84,6 +92,12 @@ pub(crate) struct ServeArgs {
     /// [default: $XDG_STATE_HOME/recourse/gateway.db].
     #[arg(long, value_name = "PATH|URL|none", value_parser = crate::settings::location)]
     journal: Option<String>,
+    #[command(flatten)]
+    fleet: fleet::FleetArgs,
+    /// Check the flags and settings, say what would be served, and exit without serving
+    /// (nothing is bound and no Redis is asked).
+    #[arg(long)]
+    check: bool,
 }
 
 struct Gateway {
@@ -91,30 +105,52 @@ struct Gateway {
     /// breakers and one corrector for every request (MCP calls share them
     /// through [`Executor::with_transport`]).
     executor: Executor,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     targets: Targets,
     mcp_commands: Vec<CommandPattern>,
     mcp_env: Vec<String>,
     token: Option<String>,
     /// Where keyed and non-idempotent calls are recorded; `None` with `--journal none`.
     journal: Option<Arc<dyn recourse::Journal>>,
+    readiness: ready::Readiness,
 }
 
 pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
     let limits = args.limits.limits()?;
     check_exposure(args, settings.gateway_token.as_deref())?;
-    let gateway = Arc::new(gateway(args, settings).await?);
+    let shared_state = args.fleet.shared_state(settings)?;
+    let shared_words = match &shared_state {
+        Some(_) => "shared state: on",
+        None => "shared state: off",
+    };
+    let shared = match shared_state {
+        Some(builder) if !args.check => Some(fleet::connect(builder).await),
+        _ => None,
+    };
+    let gateway = Arc::new(gateway(args, settings, shared).await?);
+    crate::telemetry::export_executor_metrics(&gateway.metrics, &gateway.executor);
+    if args.check {
+        outln!(
+            "configuration ok: would serve on http://{} ({shared_words})",
+            SocketAddr::new(args.bind, args.port)
+        );
+        return Ok(0);
+    }
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
         .await
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
     if let Some(journal) = &gateway.journal {
-        journal::settle_abandoned(Arc::clone(journal), gateway.executor.config().lease);
+        journal::settle_abandoned(
+            Arc::clone(journal),
+            gateway.executor.config().lease,
+            gateway.targets.allowlist(),
+        );
     }
-    let stopped = recourse_tool::serve(listener, router(gateway))
+    let stopped = recourse_tool::serve(listener, router(Arc::clone(&gateway)))
         .with_limits(limits)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(drain(Arc::clone(&gateway), args.fleet.drain_delay()))
         .await;
     match stopped.connections_cut() {
         0 => eprintln!("gateway stopped; in-flight calls finished"),
@@ -151,7 +187,12 @@ fn check_exposure(args: &ServeArgs, token: Option<&str>) -> Result<()> {
 
 /// The gateway `args` describe; the journal is opened last, once every
 /// flag has been checked, so a refused start leaves nothing on disk.
-async fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
+/// With `--check`, no journal is opened.
+async fn gateway(
+    args: &ServeArgs,
+    settings: &Settings,
+    shared: Option<Arc<recourse::RedisSharedState>>,
+) -> Result<Gateway> {
     let token = settings.gateway_token.clone();
     let mut config = settings.executor.clone();
     args.lease.apply(&mut config);
@@ -169,17 +210,25 @@ async fn gateway(args: &ServeArgs, settings: &Settings) -> Result<Gateway> {
     let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
     let mut executor =
         Executor::standard(transport, config, chain)?.with_manifests(Arc::new(manifests));
-    let journal = journal::open(settings.journal(args.journal.as_deref())).await?;
+    let shared = shared.map(|s| s as Arc<dyn SharedState>);
+    if let Some(shared) = &shared {
+        executor = executor.with_shared_state(Arc::clone(shared));
+    }
+    let journal = match args.check {
+        true => None,
+        false => journal::open(settings.journal(args.journal.as_deref())).await?,
+    };
     if let Some(journal) = &journal {
         executor = executor.with_journal(Arc::clone(journal));
     }
     Ok(Gateway {
         executor: executor.build(),
-        metrics: Metrics::default(),
+        metrics: Arc::default(),
         targets,
         mcp_commands,
         mcp_env: args.mcp_env.clone(),
         token,
+        readiness: ready::Readiness::new(journal.clone(), shared),
         journal,
     })
 }
@@ -191,7 +240,11 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
         .route(
             "/healthz",
-            get(|| async { Json(serde_json::json!({"status": "ok"})) }),
+            get(|State(g): State<Arc<Gateway>>| async move { g.readiness.healthz() }),
+        )
+        .route(
+            "/readyz",
+            get(|State(g): State<Arc<Gateway>>| async move { g.readiness.readyz().await }),
         )
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
@@ -204,8 +257,15 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .with_state(gateway)
 }
 
+/// Paths a load balancer asks without a token: status words only.
+const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
+
 async fn authorize(State(g): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
-    if let Some(expected) = &g.token {
+    if let Some(expected) = g
+        .token
+        .as_ref()
+        .filter(|_| !OPEN_PATHS.contains(&request.uri().path()))
+    {
         let presented = request
             .headers()
             .get(AUTHORIZATION)
@@ -233,6 +293,9 @@ async fn calls(
 async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilder), ToolFailure> {
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
+    }
+    if let Some(url) = req.verify.as_ref().and_then(|v| v.url.as_deref()) {
+        g.targets.check("verify.url", url)?;
     }
     match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => Err(invalid_target("give url or mcp, not both").into()),
@@ -309,21 +372,44 @@ async fn mcp_call(
         .deadline_secs
         .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
         .or(config.deadline);
-    crate::mcp::connect(target, tool, call, config.request_timeout, deadline)
-        .await
-        .map_err(|e| {
-            ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}"))
-                .retryable(true)
-                .into()
-        })
+    let (transport, mut call) =
+        crate::mcp::connect(target, tool, call, config.request_timeout, deadline, None)
+            .await
+            .map_err(|e| {
+                ToolFailure::from(
+                    ToolError::service_error("MCP_UNAVAILABLE", format!("{e:#}")).retryable(true),
+                )
+            })?;
+    if req.verify.as_ref().is_some_and(|v| v.url.is_some()) {
+        let http = HttpTransport::builder()
+            .build()
+            .map_err(|e| ToolError::service_error("HTTP_CLIENT", e.to_string()))?;
+        call = call.verify_transport(Arc::new(http));
+    }
+    Ok((transport, call))
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
-    let text = g.metrics.render(
+    let mut text = g.metrics.render(
         g.executor.retry_budget().map(AsRef::as_ref),
         g.executor.circuit_breakers().map(AsRef::as_ref),
     );
+    if let Some(shared) = g.executor.shared_state() {
+        text.push_str(&Metrics::render_shared_state(shared.mode()));
+    }
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// Resolves when the server should stop accepting: on SIGTERM or Ctrl-C
+/// `/readyz` turns to 503 `draining` at once, then `delay` passes.
+async fn drain(g: Arc<Gateway>, delay: std::time::Duration) {
+    shutdown_signal().await;
+    g.readiness.start_draining();
+    if delay.is_zero() {
+        return;
+    }
+    eprintln!("draining: /readyz answers 503; still serving for {delay:?}");
+    tokio::time::sleep(delay).await;
 }
 
 async fn shutdown_signal() {

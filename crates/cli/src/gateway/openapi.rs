@@ -67,13 +67,34 @@ pub(crate) fn document() -> Value {
                     "409": error("CALL_IN_PROGRESS: another process holds the call's lease")
                 }
             }},
-            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "The gateway is serving"}}}},
+            "/healthz": {"get": {"summary": "Liveness (no token needed)", "security": [], "responses": {"200": {"description": "The gateway is serving", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}}}}},
+            "/readyz": {"get": {"summary": "Readiness for a load balancer (no token needed)", "security": [], "responses": {
+                "200": {"description": "Ready for traffic (shared state in fallback still is)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}},
+                "503": {"description": "Draining after SIGTERM, or the journal does not answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}}
+            }}},
             "/metrics": {"get": {"summary": "Prometheus metrics (recourse_*)", "responses": {"200": {"description": "Text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
             "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
+                "Health": {
+                    "type": "object",
+                    "required": ["status", "shared_state"],
+                    "properties": {
+                        "status": {"const": "ok"},
+                        "shared_state": {"enum": ["shared", "fallback", "off"], "description": "shared: the fleet's budget and breakers decide; fallback: Redis does not answer and this gateway decides alone; off: no --shared-state"}
+                    }
+                },
+                "Readiness": {
+                    "type": "object",
+                    "required": ["status", "journal", "shared_state"],
+                    "properties": {
+                        "status": {"enum": ["ready", "draining", "unavailable"]},
+                        "journal": {"enum": ["ok", "unreachable", "none"]},
+                        "shared_state": {"enum": ["shared", "fallback", "off"]}
+                    }
+                },
                 "CallRequest": {
                     "type": "object",
                     "required": ["payload"],
@@ -90,6 +111,15 @@ pub(crate) fn document() -> Value {
                         "method": {"enum": ["POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS"], "default": "POST"},
                         "delegated": {"type": "boolean", "default": false},
                         "reconcile": {"type": "string", "description": "Lookup URL template with {key} / {operation_id}"},
+                        "verify": {"type": "object", "additionalProperties": false, "required": ["expect"],
+                            "description": "Read the write back: an HTTP read (url, allowlisted like the call) or an MCP tool on the same server, args templated over the payload ({{payload.x}}), expectations 'POINTER OP VALUE' (==, !=, exists, !exists)",
+                            "properties": {
+                                "url": {"type": "string"}, "tool": {"type": "string"},
+                                "method": {"enum": ["GET", "POST"]}, "args": {"type": "object"},
+                                "expect": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                                "after_only": {"type": "boolean", "default": false},
+                                "always": {"type": "boolean", "default": false}
+                            }},
                         "intent": {"type": "string", "description": "The user's original request (enables L4)"},
                         "max_retries": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_RETRIES); larger values are lowered to it"},
                         "max_corrections": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_CORRECTIONS); larger values are lowered to it"},
@@ -137,11 +167,12 @@ fn call_report_schema() -> Value {
             }},
             "replayed": {"type": "boolean", "description": "POST /v1/calls only: true when this is the first call's record, answered to a retry with the same idempotency key"},
             "operation_id": {"type": ["string", "null"]},
+            "verification": {"enum": ["verified", "already_applied", "not_committed", "not_applied", "cannot_tell", null]},
             "attempts": {"type": "array", "items": {"type": "object", "properties": {
                 "n": {"type": "integer"}, "payload": {}, "status": {"type": ["integer", "null"]},
                 "transport_error": {"type": ["string", "null"]}, "category": {"type": ["string", "null"]},
                 "retry_permission": {"enum": ["allowed", "refused", "unspecified"]},
-                "action": {"enum": ["succeed", "retry_same", "correct", "reconcile", "stop"]},
+                "action": {"enum": ["succeed", "retry_same", "correct", "reconcile", "verify", "stop"]},
                 "wait_ms": {"type": ["integer", "null"]},
                 "source": {"enum": ["caller", "coercion", "repair", "llm", "semantic"]}
             }}}

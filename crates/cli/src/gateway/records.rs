@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::{CallState, ListQuery, MAX_LIST, settle};
+use recourse::{CallState, ListQuery, MAX_LIST, SettleOptions, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
@@ -142,7 +142,8 @@ pub(super) async fn reconcile(
             return ToolFailure::from(refused).into_response();
         }
         let lease = g.executor.config().lease;
-        match settle(journal.as_ref(), &entry, lease).await {
+        let options = SettleOptions::new(lease).with_allowlist(g.targets.allowlist());
+        match settle_with(journal.as_ref(), &entry, &options).await {
             Ok(s) if s.held => return in_progress(&call_id, lease),
             Ok(_) => {}
             Err(e) => return unavailable(&e),

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, TargetAllowlist};
+use recourse::{
+    Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, TargetAllowlist, VerifySpec,
+};
 use recourse_tool::protocol::ToolError;
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,6 +28,8 @@ pub(crate) struct CallRequest {
     #[serde(default)]
     pub(crate) delegated: bool,
     pub(crate) reconcile: Option<String>,
+    /// A read-back verification: `{url | tool, method?, args, expect, after_only?, always?}`.
+    pub(crate) verify: Option<VerifySpec>,
     pub(crate) intent: Option<String>,
     pub(crate) max_retries: Option<u32>,
     pub(crate) max_corrections: Option<u32>,
@@ -89,6 +93,9 @@ impl CallRequest {
                 .with_allowlist(Arc::clone(allowlist));
             call = call.http_reconciler(reconciler);
         }
+        if let Some(spec) = &self.verify {
+            call = call.verify(spec.clone());
+        }
         if let Some(n) = self.max_retries {
             call = call.max_retries(n.min(ceiling.limits.max_retries));
         }
@@ -113,7 +120,9 @@ impl CallRequest {
 pub(crate) fn build(call: CallBuilder) -> Result<Call, ToolError> {
     call.build().map_err(|e| {
         let field = match e.setting() {
-            "protect" | "headers" | "schema" | "idempotency_key" | "method" => e.setting(),
+            "protect" | "headers" | "schema" | "idempotency_key" | "method" | "verify" => {
+                e.setting()
+            }
             "deadline" => "deadline_secs",
             _ => "url",
         };

@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod http_server;
+pub mod state_server;
 pub mod stdio_server;
 
 use std::collections::HashMap;

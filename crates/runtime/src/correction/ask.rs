@@ -86,6 +86,7 @@ impl Asker {
             temperature: self.temperature,
             max_tokens: self.max_tokens,
         };
+        let at = std::time::SystemTime::now();
         let answer = tokio::time::timeout(self.timeout, self.model.complete(&completion)).await;
         let (text, tokens) = match answer {
             Ok(Ok(c)) => (Ok(c.text), c.usage),
@@ -98,8 +99,10 @@ impl Asker {
         if let Some(store) = &self.debug {
             store.record(LlmExchange {
                 layer: layer.as_str(),
-                target: request.target.to_string(),
+                target: request.target.endpoint().to_owned(),
                 attempt: request.attempt,
+                at,
+                tokens,
                 prompt: completion.messages,
                 reply: text.clone(),
             });

@@ -87,7 +87,13 @@ impl CorrectionChain {
                 max_semantic: config.max_semantic,
             },
             #[cfg(feature = "llm")]
-            debug: config.llm_debug.then(|| Arc::new(LlmDebugStore::default())),
+            debug: config.llm_debug.then(|| {
+                let store = LlmDebugStore::default();
+                Arc::new(match &config.llm_debug_dir {
+                    Some(dir) => store.with_dir(dir),
+                    None => store,
+                })
+            }),
         }
     }
 
@@ -104,13 +110,23 @@ impl CorrectionChain {
     /// the `llm` feature, the model variables are not read.
     ///
     /// # Errors
-    /// As [`from_env`](Self::from_env).
+    /// As [`from_env`](Self::from_env), and a debug directory
+    /// (`config.llm_debug_dir`) that cannot be created or written.
     #[cfg_attr(not(feature = "llm"), allow(unused_variables))]
     pub fn from_vars(
         config: &ExecutorConfig,
         vars: &HashMap<String, String>,
     ) -> Result<Self, ConfigError> {
         let chain = Self::new(config);
+        #[cfg(feature = "llm")]
+        if let Some(dir) = chain.debug.as_ref().and_then(|s| s.dir()) {
+            dir.prepare().map_err(|e| {
+                ConfigError::new(
+                    "RECOURSE_LLM_DEBUG_DIR",
+                    format!("{}: {e}", dir.path().display()),
+                )
+            })?;
+        }
         #[cfg(feature = "llm")]
         let chain = chain.with_configured_model(vars)?;
         Ok(chain)
@@ -140,8 +156,8 @@ impl CorrectionChain {
         trajectory: Option<&Trajectory>,
     ) -> Correction {
         let mut tally = Tally::default();
-        let repaired = DeterministicRepair.propose(&request);
-        if let Some(done) = tally.consider(repaired, &request) {
+        let repaired = async { DeterministicRepair.propose(&request) };
+        if let Some(done) = tally.ask(CorrectionLayer::Repair, &request, repaired).await {
             return done;
         }
         #[cfg(feature = "llm")]

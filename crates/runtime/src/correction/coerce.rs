@@ -193,7 +193,10 @@ impl<'a> Walk<'a> {
     fn object(&mut self, map: Map<String, Value>, schema: &'a Value) -> Map<String, Value> {
         let len = self.path.len();
         let mut out = Map::with_capacity(map.len());
-        for (k, v) in map {
+        // By key, so the changes are listed alike whatever serde_json's features.
+        let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (k, v) in entries {
             let Some(sub) = property_schema(self.root, schema, &k) else {
                 out.insert(k, v);
                 continue;

@@ -24,7 +24,9 @@ fn walk(before: Option<&Value>, after: Option<&Value>, path: &mut String, out: &
     match (before, after) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             let len = path.len();
-            let keys = a.keys().chain(b.keys().filter(|k| !a.contains_key(*k)));
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort_unstable();
+            keys.dedup();
             for key in keys {
                 path.push('/');
                 path.push_str(&escape_token(key));

@@ -46,7 +46,10 @@ mod trajectory;
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
 pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
 #[cfg(feature = "llm")]
-pub use debug::{LlmDebugStore, LlmExchange};
+pub use debug::{
+    DebugMessage, LLM_DEBUG_VERSION, LlmDebugDir, LlmDebugEntry, LlmDebugRecord, LlmDebugStore,
+    LlmExchange,
+};
 pub(crate) use diff::describe_changes;
 pub(crate) use gate::{Rejection, gate};
 #[cfg(feature = "llm")]

@@ -78,8 +78,8 @@ impl CorrectionChain {
     ) -> Correction {
         let s = self.settings;
         if s.ai_correction {
-            let proposed = llm.propose(request).await;
-            if let Some(done) = tally.consider(proposed, request) {
+            let proposed = llm.propose(request);
+            if let Some(done) = tally.ask(CorrectionLayer::Llm, request, proposed).await {
                 return done;
             }
         } else {
@@ -96,10 +96,12 @@ impl CorrectionChain {
                 format!("limit of {} reached", s.max_semantic)
             }
             Some(t) => {
-                let proposed = ContextualReresolution::new(llm.clone())
-                    .propose(request, t)
-                    .await;
-                if let Some(done) = tally.consider(proposed, request) {
+                let reresolution = ContextualReresolution::new(llm.clone());
+                let proposed = reresolution.propose(request, t);
+                if let Some(done) = tally
+                    .ask(CorrectionLayer::Semantic, request, proposed)
+                    .await
+                {
                     return done;
                 }
                 return tally.cannot_fix();

@@ -144,7 +144,7 @@ fn fence(label: &str, text: &str) -> String {
 
 /// Compact JSON, cut to `max` characters.
 fn compact(value: &Value, max: usize) -> String {
-    truncate_chars(&value.to_string(), max)
+    truncate_chars(&crate::json_order::sorted(value).to_string(), max)
 }
 
 /// The target as shown to a model: redacted, without query, at most 200 characters.

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresJournal;
-pub use settle::{Settlement, settle};
+pub use settle::{SettleOptions, Settlement, settle, settle_with};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteJournal;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -96,6 +96,9 @@ pub struct JournalEntry {
     pub operation_id: Option<String>,
     /// The reconcile URL template, when one was configured.
     pub reconcile: Option<String>,
+    /// The declared verification ([`VerifySpec`](crate::VerifySpec) as
+    /// JSON, redacted; never headers), when one was declared.
+    pub verification: Option<Value>,
     /// The caller's payload (redacted).
     pub payload: Value,
     /// Where the call stands.
@@ -168,6 +171,8 @@ pub struct NewCall {
     pub idempotency_key: Option<String>,
     /// The reconcile template, if any.
     pub reconcile: Option<String>,
+    /// The declared verification as JSON (redacted; never headers), if any.
+    pub verification: Option<Value>,
     /// The caller's payload (redacted by the executor before it gets here).
     pub payload: Value,
     /// The process running the call.
@@ -398,11 +403,15 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
         ALTER TABLE recourse_calls ADD COLUMN lease_until TEXT;
         CREATE UNIQUE INDEX recourse_calls_caller_key ON recourse_calls (caller_key);",
     ),
+    (
+        3,
+        "ALTER TABLE recourse_calls ADD COLUMN verification TEXT;",
+    ),
 ];
 
 /// The columns every entry query selects, in [`JournalEntry`]'s order.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record";
+pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification";
 
 /// The most calls one list returns.
 pub const MAX_LIST: u32 = 1000;

@@ -78,6 +78,7 @@ fn entry(row: &Row) -> JournalEntry {
     let state: String = row.get(7);
     let attempts: i32 = row.get(8);
     let record: Option<String> = row.get(15);
+    let verification: Option<String> = row.get(16);
     JournalEntry {
         call_id: row.get(0),
         target: row.get(1),
@@ -85,6 +86,7 @@ fn entry(row: &Row) -> JournalEntry {
         idempotency_key: row.get(3),
         operation_id: row.get(4),
         reconcile: row.get(5),
+        verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
         payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
         state: CallState::parse(&state).unwrap_or(CallState::Unknown),
         attempts: u32::try_from(attempts).unwrap_or(0),
@@ -146,12 +148,13 @@ impl Journal for PostgresJournal {
             let now = timestamp::now();
             self.client
                 .execute(
-                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9)
+                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10)
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                        idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
-                       updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until",
-                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease)],
+                       updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
+                       verification = excluded.verification",
+                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease), &call.verification.as_ref().map(Value::to_string)],
                 )
                 .await
                 .map(drop)

@@ -95,6 +95,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     let payload: String = row.get(6)?;
     let state: String = row.get(7)?;
     let record: Option<String> = row.get(15)?;
+    let verification: Option<String> = row.get(16)?;
     Ok(JournalEntry {
         call_id: row.get(0)?,
         target: row.get(1)?,
@@ -102,6 +103,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         idempotency_key: row.get(3)?,
         operation_id: row.get(4)?,
         reconcile: row.get(5)?,
+        verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
         payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
         state: CallState::parse(&state).unwrap_or(CallState::Unknown),
         attempts: row.get(8)?,
@@ -145,12 +147,13 @@ impl Journal for SqliteJournal {
         Box::pin(self.with("recording call", move |c| {
             let now = timestamp::now();
             c.execute(
-                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9)
+                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10)
                  ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                    idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
-                   updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until",
-                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease)],
+                   updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
+                   verification = excluded.verification",
+                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string)],
             )
             .map(drop)
         }))

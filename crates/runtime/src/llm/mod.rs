@@ -33,6 +33,17 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// `system`, `user` or `assistant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ChatMessage {

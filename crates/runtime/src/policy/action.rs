@@ -29,6 +29,10 @@ pub enum Action {
         /// pending write's wait for the next.
         wait: Duration,
     },
+    /// The tool said it succeeded, and the call declared a verification
+    /// to run after a success too: read the write's effect back before
+    /// reporting it.
+    Verify,
     /// Stop, for a reason.
     Stop {
         /// Why the call stops.
@@ -37,13 +41,15 @@ pub enum Action {
 }
 
 impl Action {
-    /// The snake-case name used in reports: `succeed`, `retry_same`, `correct`, `reconcile`, `stop`.
+    /// The snake-case name used in reports: `succeed`, `retry_same`,
+    /// `correct`, `reconcile`, `verify`, `stop`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Succeed => "succeed",
             Self::RetrySame { .. } => "retry_same",
             Self::Correct => "correct",
             Self::Reconcile { .. } => "reconcile",
+            Self::Verify => "verify",
             Self::Stop { .. } => "stop",
         }
     }
@@ -113,6 +119,9 @@ pub enum StopReason {
     OutcomeUnknown,
     /// A reconcile lookup said nothing was committed and another attempt is not allowed.
     NotCommitted,
+    /// The tool said the write succeeded, and the declared verification
+    /// read says its effect is absent: a silent no-op, or a write undone.
+    NotApplied,
     /// The call was cancelled.
     Cancelled,
     /// The request could not be built (a URL or header the HTTP stack
@@ -158,6 +167,7 @@ impl StopReason {
             Self::ResponseTooLarge => "response_too_large",
             Self::OutcomeUnknown => "outcome_unknown",
             Self::NotCommitted => "not_committed",
+            Self::NotApplied => "not_applied",
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "invalid_call",
             Self::JournalUnavailable => "journal_unavailable",
@@ -210,6 +220,9 @@ impl fmt::Display for StopReason {
                 "the outcome of the write is unknown; check before writing again"
             }
             Self::NotCommitted => "nothing was committed and another attempt is not allowed",
+            Self::NotApplied => {
+                "the tool said the write succeeded, but reading it back shows it did not take effect"
+            }
             Self::Cancelled => "cancelled",
             Self::InvalidCall => "the request could not be built; nothing was sent",
             Self::JournalUnavailable => "the journal could not record the call; nothing was sent",

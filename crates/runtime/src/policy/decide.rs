@@ -80,8 +80,13 @@ pub struct Situation {
     pub remaining: Option<Duration>,
     /// Whether a corrector is configured.
     pub corrector_available: bool,
-    /// Whether a reconciler is configured to look up unknown outcomes.
+    /// Whether a reconciler (or a declared verification) is configured to
+    /// look up unknown outcomes.
     pub reconciler_available: bool,
+    /// Whether a success is read back before it is reported: the call's
+    /// verification runs after successes too, or the attempt resent a
+    /// write a verification found not committed.
+    pub verify_success: bool,
     /// Whether the payload has at least one unprotected input.
     pub has_mutable_inputs: bool,
 }
@@ -99,6 +104,7 @@ impl Situation {
             remaining: None,
             corrector_available: true,
             reconciler_available: true,
+            verify_success: false,
             has_mutable_inputs: true,
         }
     }
@@ -107,7 +113,7 @@ impl Situation {
 /// The decision policy. Cheap to clone; clone one per call.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    limits: Limits,
+    pub(super) limits: Limits,
 }
 
 /// Whether an observation leaves a write's outcome unknown (protocol §5): the tool
@@ -154,6 +160,9 @@ impl Policy {
         if let Observation::Response(r) = observation
             && r.success
         {
+            if situation.verify_success {
+                return Action::Verify;
+            }
             return Action::Succeed;
         }
         if situation.traits.delegated {
@@ -250,21 +259,7 @@ impl Policy {
     ) -> Action {
         match found {
             Reconciliation::Committed(_) => Action::Succeed,
-            Reconciliation::NotCommitted => {
-                let reason = if permission == RetryPermission::Refused {
-                    StopReason::NotCommitted
-                } else if situation.retries_used >= self.limits.max_retries {
-                    StopReason::RetriesExhausted
-                } else if situation.remaining.is_some_and(|left| left.is_zero()) {
-                    StopReason::DeadlineExceeded
-                } else {
-                    return Action::RetrySame {
-                        wait: Duration::ZERO,
-                        cause: WaitCause::Backoff,
-                    };
-                };
-                Action::stop(reason)
-            }
+            Reconciliation::NotCommitted => self.resend_not_committed(permission, situation),
             Reconciliation::Pending { wait } => {
                 let wait = wait
                     .unwrap_or(situation.backoff)

@@ -35,8 +35,9 @@ pub enum StopKind {
     Input,
     /// A condition that passes with time: an outage, a rate limit, an open circuit.
     Transient,
-    /// A write may or may not have committed, or a lookup of one settled it
-    /// without allowing another attempt.
+    /// A write may or may not have committed, a lookup of one settled it
+    /// without allowing another attempt, or the tool's word and a read of
+    /// the write's effect disagree.
     UnknownOutcome,
     /// The call's own limits ran out: its deadline, the shared retry budget,
     /// or the caller cancelled it.
@@ -119,7 +120,9 @@ impl StopReason {
             Self::RetriesExhausted | Self::RateLimited { .. } | Self::CircuitOpen => {
                 StopKind::Transient
             }
-            Self::OutcomeUnknown | Self::NotCommitted => StopKind::UnknownOutcome,
+            Self::OutcomeUnknown | Self::NotCommitted | Self::NotApplied => {
+                StopKind::UnknownOutcome
+            }
             Self::DeadlineExceeded | Self::RetryBudgetExhausted | Self::Cancelled => {
                 StopKind::Budget
             }
@@ -166,7 +169,8 @@ pub(crate) fn every_reason() -> Vec<StopReason> {
             R::UnexpectedStatus => R::ResponseTooLarge,
             R::ResponseTooLarge => R::OutcomeUnknown,
             R::OutcomeUnknown => R::NotCommitted,
-            R::NotCommitted => R::Cancelled,
+            R::NotCommitted => R::NotApplied,
+            R::NotApplied => R::Cancelled,
             R::Cancelled => R::InvalidCall,
             R::InvalidCall => R::JournalUnavailable,
             R::JournalUnavailable => R::NeedsInput,
@@ -203,7 +207,7 @@ mod tests {
         assert_eq!(codes.len(), all.len());
         // A new reason joins the chain in `every_reason`, the README's table
         // of reasons, and this count.
-        assert_eq!(all.len(), 27);
+        assert_eq!(all.len(), 28);
     }
 
     #[test]

@@ -12,12 +12,16 @@
 //!
 //! The rules, first match wins:
 //!
-//! 1. a 2xx that does not report failure → [`Action::Succeed`];
+//! 1. a 2xx that does not report failure → [`Action::Succeed`] (or
+//!    [`Action::Verify`], when the call reads its successes back);
 //! 2. a delegated orchestrator → stop after its single dispatch;
 //! 3. an unknown outcome → [`Action::Reconcile`] (a lookup is not a resend):
 //!    UNKNOWN_OUTCOME, or for a non-idempotent call a failure after sending,
 //!    a bare 500/502/504, a JSON-RPC error that says only that the server
-//!    failed, or a body over the cap after a 2xx (or a 500/502/504);
+//!    failed, or a body over the cap after a 2xx (or a 500/502/504); what
+//!    follows the lookup — an operation lookup ([`Policy::after_lookup`])
+//!    or a read of the write's effect ([`Policy::after_verification`]) —
+//!    is decided here too;
 //! 4. `retryable: false` → stop, on every status;
 //! 5. 401, 403, 405, or AUTH_ERROR / PERMISSION_DENIED / POLICY_REJECTION → stop;
 //!    so does a call that needs what no attempt supplies (an MCP server asking
@@ -45,10 +49,12 @@
 mod action;
 mod decide;
 mod kind;
+mod verify;
 
 pub use action::{Action, StopReason};
 pub use decide::{Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};
 pub use kind::StopKind;
+pub use verify::{Verification, VerifyResult, WriteAnswer};
 
 #[cfg(test)]
 pub(crate) use kind::every_reason;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::{CallState, CoercionChange};
+use crate::{CallState, CoercionChange, VerifyResult};
 
 /// One thing recourse did for an attempt, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,6 +35,17 @@ pub enum Event {
         /// What it found.
         result: LookupResult,
         /// Why it could not tell, when it could not (redacted; for people).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// A verification read of the write's effect (see
+    /// [`Policy::after_verification`](crate::Policy::after_verification)).
+    Verify {
+        /// Before the first dispatch, or after an answer.
+        phase: VerifyPhase,
+        /// What it found.
+        result: VerifyResult,
+        /// What did not hold, or why it could not tell (redacted; for people).
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
@@ -171,6 +182,26 @@ impl LookupResult {
             Self::NotCommitted => "not_committed",
             Self::Pending => "pending",
             Self::CannotTell => "cannot_tell",
+        }
+    }
+}
+
+/// When a verification read ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyPhase {
+    /// Once, before the first dispatch: was the effect there already?
+    Before,
+    /// After the write answered (an unknown outcome, or a success read back).
+    After,
+}
+
+impl VerifyPhase {
+    /// `before` or `after`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Before => "before",
+            Self::After => "after",
         }
     }
 }

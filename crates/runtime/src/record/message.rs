@@ -15,7 +15,7 @@ use super::words::{is_token, tool_words};
 use crate::correction::describe_changes;
 use crate::{
     Action, AttemptRecord, CallReport, Event, LookupResult, Outcome, PayloadSource, StopKind,
-    StopReason, Verdict,
+    StopReason, Verdict, Verification,
 };
 
 /// The most characters of the tool's message quoted.
@@ -44,6 +44,15 @@ pub(super) fn succeeded(report: &CallReport) -> String {
             "The tool lost its answer and a lookup found the write committed: do not repeat it."
                 .to_owned(),
         );
+    }
+    match report.verification {
+        Some(Verification::Verified) => out
+            .push("Reading it back confirmed the write took effect: do not repeat it.".to_owned()),
+        Some(Verification::AlreadyApplied) => out.push(
+            "Reading it back shows the effect was already there before the call: do not repeat it."
+                .to_owned(),
+        ),
+        _ => {}
     }
     out.push("Now: use the result.".to_owned());
     cap(&out.join(" "))
@@ -138,6 +147,11 @@ fn now(report: &CallReport, reason: &StopReason, error: Option<&ToolError>, next
         },
         NextStep::ExplainRefusal => {
             "Now: explain the refusal to the user; do not retry or work around it.".to_owned()
+        }
+        NextStep::DoNotRepeat if *reason == StopReason::NotApplied => {
+            "Now: tell the user the tool reported success but reading it back shows the change \
+             did not take effect; do not repeat it — a person should check."
+                .to_owned()
         }
         NextStep::DoNotRepeat => format!(
             "Now: do not repeat it; it may have taken effect. Tell the user, and check{} before \
@@ -262,7 +276,7 @@ impl Did {
             match attempt.action {
                 Action::RetrySame { .. } | Action::Reconcile { .. } => did.resends += 1,
                 Action::Correct => did.corrections += 1,
-                Action::Succeed | Action::Stop { .. } => {}
+                Action::Succeed | Action::Verify | Action::Stop { .. } => {}
             }
         }
         for event in attempts.iter().flat_map(|a| &a.events) {

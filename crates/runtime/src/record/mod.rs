@@ -30,6 +30,7 @@
 //! | `correction` | `layer` (`repair`/`llm`/`semantic`), `verdict` (`fixed`/`cannot_fix`/`rejected_by_gate`/`skipped`), `rule` (with `rejected_by_gate`), `reason` |
 //! | `waited` | `ms`, `cause` (`backoff`/`retry_after`/`pending_lookup`) |
 //! | `lookup` | `result` (`committed`/`not_committed`/`pending`/`cannot_tell`), `detail`? |
+//! | `verify` | `phase` (`before`/`after`), `result` (`holds`/`not_held`/`cannot_tell`), `detail`? |
 //! | `journal` | `state` (`in_flight`/`succeeded`/`failed`/`unknown`) |
 //!
 //! An attempt's events are in the order they happened: the coercion of the
@@ -43,8 +44,10 @@
 //! [`CallReport::next`]), so they always agree with the outcome and
 //! attempts they summarize.
 //!
-//! The top-level names `idempotency`, `replayed` and `verification` are
-//! reserved for later additions and mean nothing today.
+//! `verification` is what a declared read-back verification established
+//! (`verified`, `already_applied`, `not_committed`, `not_applied`,
+//! `cannot_tell`), or `null` when none ran after the write. The top-level
+//! name `replayed` is reserved for a later addition and means nothing today.
 
 mod attempt;
 mod event;
@@ -57,7 +60,7 @@ mod report;
 mod words;
 
 pub use attempt::{AttemptRecord, PayloadSource};
-pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, WaitCause};
+pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, VerifyPhase, WaitCause};
 pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
 pub use outcome::{Outcome, TokenUsage};
 pub use report::{CallReport, RECORD_VERSION};

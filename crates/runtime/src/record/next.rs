@@ -127,7 +127,7 @@ impl NextStep {
                 Self::fix_or_ask(asks)
             }
             R::NothingMutable => Self::AskUser,
-            R::OutcomeUnknown => Self::DoNotRepeat,
+            R::OutcomeUnknown | R::NotApplied => Self::DoNotRepeat,
             R::RetriesExhausted
             | R::RateLimited { .. }
             | R::DeadlineExceeded

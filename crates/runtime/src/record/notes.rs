@@ -34,6 +34,18 @@ pub(super) fn describe(event: &Event) -> Option<String> {
             Some(why) => format!("reconcile: {} ({why})", spaced(result.as_str())),
             None => format!("reconcile: {}", spaced(result.as_str())),
         },
+        Event::Verify {
+            phase,
+            result,
+            detail,
+        } => match detail {
+            Some(why) => format!(
+                "verify ({}): {} ({why})",
+                phase.as_str(),
+                spaced(result.as_str())
+            ),
+            None => format!("verify ({}): {}", phase.as_str(), spaced(result.as_str())),
+        },
         Event::Journal { state } => format!("journal: {state}"),
     })
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::attempt::millis;
 use super::next::{self, Next};
-use crate::{AttemptRecord, Idempotency, Outcome, StopKind, TokenUsage};
+use crate::{AttemptRecord, Idempotency, Outcome, StopKind, TokenUsage, Verification};
 
 /// The `record_version` of the JSON record: bumped only by an incompatible change.
 pub const RECORD_VERSION: u32 = 1;
@@ -33,6 +33,7 @@ pub const RECORD_VERSION: u32 = 1;
 ///     idempotency: Idempotency { idempotent: true, from: Evidence::Caller },
 ///     idempotency_key: None,
 ///     operation_id: None,
+///     verification: None,
 ///     elapsed: Duration::from_millis(12),
 /// };
 /// let json = report.to_json();
@@ -65,6 +66,9 @@ pub struct CallReport {
     pub idempotency_key: Option<String>,
     /// The tool's operation id, if it reported one (for reconciliation by a person).
     pub operation_id: Option<String>,
+    /// What the call's declared verification established after the write,
+    /// if one ran after it.
+    pub verification: Option<Verification>,
     /// Wall time (clock time) the call took.
     pub elapsed: Duration,
 }
@@ -108,6 +112,7 @@ struct Wire<'a> {
     idempotency: Idempotency,
     idempotency_key: Option<&'a str>,
     operation_id: Option<&'a str>,
+    verification: Option<Verification>,
     elapsed_ms: u64,
     attempts: &'a [AttemptRecord],
 }
@@ -127,6 +132,7 @@ impl Serialize for CallReport {
             idempotency: self.idempotency,
             idempotency_key: self.idempotency_key.as_deref(),
             operation_id: self.operation_id.as_deref(),
+            verification: self.verification,
             elapsed_ms: millis(self.elapsed),
             attempts: &self.attempts,
         }

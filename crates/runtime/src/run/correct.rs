@@ -2,9 +2,9 @@
 
 use recourse_protocol::{ToolError, redact};
 use serde_json::Value;
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 
-use super::{Flow, Run};
+use super::{Flow, Run, span};
 use crate::correction::{Rejection, gate};
 use crate::{
     Admitted, Correction, CorrectionLayer, CorrectionRequest, Event, LayerVerdict, StopReason,
@@ -29,13 +29,22 @@ impl Run<'_> {
             intent: self.call.intent.as_deref(),
             attempt: self.corrections + 1,
         };
-        let span = tracing::info_span!("correction", attempt = self.corrections + 1);
+        let span = span::correction(self.corrections + 1);
         let asked_at = self.exec.clock.now();
-        let correction = corrector.correct(request).instrument(span).await;
+        let correction = corrector.correct(request).instrument(span.clone()).await;
         let took = self.exec.clock.now().saturating_duration_since(asked_at);
         self.corrections += 1;
         let (llm_calls, tokens) = correction.spent();
         self.spend(llm_calls, tokens, took);
+        span.record("recourse.llm_calls", crate::run::span::int(llm_calls));
+        span.record(
+            "recourse.tokens.prompt",
+            crate::run::span::int(tokens.prompt),
+        );
+        span.record(
+            "recourse.tokens.completion",
+            crate::run::span::int(tokens.completion),
+        );
         match correction {
             Correction::Corrected {
                 payload,
@@ -45,10 +54,12 @@ impl Run<'_> {
                 ..
             } => {
                 self.verdicts(tried);
-                self.accept(payload, layer, &reason)
+                span.record("recourse.layer", layer.as_str());
+                self.accept(payload, layer, &reason, &span)
             }
             Correction::CannotFix { tried, .. } => {
                 self.verdicts(tried);
+                span.record("recourse.verdict", Verdict::CannotFix.as_str());
                 Flow::Done(self.stopped(StopReason::CannotFix))
             }
         }
@@ -73,9 +84,16 @@ impl Run<'_> {
         }
     }
 
-    fn accept(&mut self, candidate: Value, layer: CorrectionLayer, reason: &str) -> Flow {
+    fn accept(
+        &mut self,
+        candidate: Value,
+        layer: CorrectionLayer,
+        reason: &str,
+        span: &Span,
+    ) -> Flow {
         match self.gate(candidate) {
             Ok(admitted) => {
+                span.record("recourse.verdict", Verdict::Fixed.as_str());
                 self.event(Event::Correction {
                     layer,
                     verdict: Verdict::Fixed,
@@ -87,11 +105,14 @@ impl Run<'_> {
                 Flow::Next
             }
             Err(rejection) => {
+                let verdict = Verdict::RejectedByGate {
+                    rule: rejection.rule,
+                };
+                span.record("recourse.verdict", verdict.as_str());
+                span.record("recourse.gate_rule", rejection.rule.as_str());
                 self.event(Event::Correction {
                     layer,
-                    verdict: Verdict::RejectedByGate {
-                        rule: rejection.rule,
-                    },
+                    verdict,
                     reason: rejection.detail,
                 });
                 Flow::Done(self.stopped(StopReason::CannotFix))

@@ -28,6 +28,12 @@ impl Run<'_> {
             capability: self.call.capability.clone(),
             idempotency_key: self.key.clone(),
             reconcile: self.call.reconcile_template.clone(),
+            verification: self
+                .call
+                .verifier
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v.spec()).ok())
+                .map(|spec| redact_value(&spec)),
             payload: redact_value(&self.call.payload),
             owner: process_owner().to_owned(),
             lease,

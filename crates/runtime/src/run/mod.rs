@@ -18,13 +18,17 @@ use tracing::Instrument;
 mod correct;
 mod journal;
 mod reconcile;
+mod resilience;
+pub(crate) mod span;
+mod verify;
 
 use crate::record::millis;
 use crate::transport::{Delivery, Request, TransportFailure};
 use crate::{
-    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, Event, Evidence, Executor,
-    Idempotency, Observation, Outcome, PayloadSource, Policy, Protected, Situation, StopReason,
-    TokenUsage, Traits, WaitCause, is_unknown_outcome,
+    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, EndpointHealth, Event,
+    Evidence, Executor, Idempotency, Observation, Outcome, PayloadSource, Policy, Protected,
+    Situation, StopReason, TokenUsage, Traits, Verification, VerifyResult, WaitCause, WriteAnswer,
+    is_unknown_outcome,
 };
 
 pub(crate) struct Run<'e> {
@@ -57,6 +61,13 @@ pub(crate) struct Run<'e> {
     llm_time: Duration,
     /// Held while the call is journaled: its lease, renewed.
     lease: Option<journal::LeaseRenewal>,
+    /// The verification read before the first dispatch, and what it found.
+    before: Option<(crate::verify::ResolvedRead, VerifyResult)>,
+    /// What the last verification read after the write established.
+    verification: Option<Verification>,
+    /// The next success is read back: it answers a resend of a write a
+    /// verification found not committed.
+    verify_next_success: bool,
 }
 
 enum Flow {
@@ -107,17 +118,15 @@ impl<'e> Run<'e> {
             tokens: TokenUsage::default(),
             llm_time: Duration::ZERO,
             lease: None,
+            before: None,
+            verification: None,
+            verify_next_success: false,
         }
     }
 
     pub(crate) async fn run(mut self) -> CallReport {
-        let span = tracing::info_span!("call", target = %self.call.target);
-        let outcome = self.drive().instrument(span).await;
-        tracing::info!(
-            outcome = outcome.name(),
-            attempts = self.attempts.len(),
-            "call finished"
-        );
+        let span = span::call(&self.call, &self.call_id);
+        let outcome = self.drive().instrument(span.clone()).await;
         let report = CallReport {
             call_id: self.call_id.clone(),
             outcome,
@@ -129,13 +138,16 @@ impl<'e> Run<'e> {
             idempotency: self.idempotency,
             idempotency_key: self.key.clone(),
             operation_id: self.operation_id.clone(),
+            verification: self.verification,
             elapsed: self
                 .exec
                 .clock
                 .now()
                 .saturating_duration_since(self.started),
         };
-        self.journal_outcome(report).await
+        let report = self.journal_outcome(report).instrument(span.clone()).await;
+        span::call_finished(&span, &report);
+        report
     }
 
     async fn drive(&mut self) -> Outcome {
@@ -147,9 +159,7 @@ impl<'e> Run<'e> {
             ));
             return self.stopped(StopReason::JournalUnavailable);
         }
-        if let Some(budget) = &self.exec.budget {
-            budget.deposit();
-        }
+        self.deposit().await;
         let admitted = self.exec.admission.admit(
             self.payload.clone(),
             self.call.schema.as_ref(),
@@ -160,6 +170,7 @@ impl<'e> Run<'e> {
             self.source = PayloadSource::Coercion;
             self.coerced(admitted.changes);
         }
+        self.verify_before().await;
         loop {
             if self.cancel.is_cancelled() {
                 return self.stopped(StopReason::Cancelled);
@@ -209,9 +220,7 @@ impl<'e> Run<'e> {
     }
 
     async fn attempt(&mut self) -> Flow {
-        if let Some(breakers) = &self.exec.breakers
-            && !breakers.admit(self.call.target.endpoint())
-        {
+        if !self.admit().await {
             self.last_error.get_or_insert_with(|| {
                 ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
                     .retryable(true)
@@ -234,10 +243,8 @@ impl<'e> Run<'e> {
             ));
             return Flow::Done(self.stopped(StopReason::JournalUnavailable));
         }
-        let delivery = self
-            .dispatch(timeout)
-            .instrument(tracing::debug_span!("attempt", n))
-            .await;
+        let span = span::attempt(n, millis(timeout));
+        let delivery = self.dispatch(timeout).instrument(span.clone()).await;
         if delivery
             .as_ref()
             .map_or_else(|t| t.kind.was_sent(), |_| true)
@@ -255,11 +262,16 @@ impl<'e> Run<'e> {
             Ok(p) => Observation::Response(p),
             Err(t) => Observation::Transport(t),
         };
-        self.observe(observation);
+        let health = self.observe(observation);
+        self.record_health(health).await;
         let situation = self.situation();
-        let action = self.gate_retry(self.policy.decide(observation, &situation));
+        let action = self.policy.decide(observation, &situation);
+        let action = self.gate_retry(action).await;
         self.record(n, observation, &action, timeout);
-        self.journal_attempt_end(n).await;
+        if let Some(record) = self.attempts.last() {
+            span::attempt_decided(&span, record);
+        }
+        self.journal_attempt_end(n).instrument(span).await;
         self.carry_out(action).await
     }
 
@@ -290,8 +302,8 @@ impl<'e> Run<'e> {
         }
     }
 
-    /// Remembers what the attempt said, and tells the breaker how the endpoint is.
-    fn observe(&mut self, observation: Observation<'_>) {
+    /// Remembers what the attempt said, and how the endpoint is, for its breaker.
+    fn observe(&mut self, observation: Observation<'_>) -> EndpointHealth {
         let unknown = is_unknown_outcome(observation, self.traits());
         let transient = match observation {
             Observation::Response(r) => {
@@ -307,13 +319,10 @@ impl<'e> Run<'e> {
                 t.kind.is_transient()
             }
         };
-        if let Some(breakers) = &self.exec.breakers {
-            let endpoint = self.call.target.endpoint();
-            if transient {
-                breakers.record_transient_failure(endpoint);
-            } else {
-                breakers.record_healthy(endpoint);
-            }
+        if transient {
+            EndpointHealth::TransientFailure
+        } else {
+            EndpointHealth::Healthy
         }
     }
 
@@ -355,15 +364,19 @@ impl<'e> Run<'e> {
             backoff: self.backoff.next().unwrap_or_default(),
             remaining: self.remaining(),
             corrector_available: self.exec.corrector.is_some(),
-            reconciler_available: self.call.reconciler.is_some() || self.exec.reconciler.is_some(),
+            reconciler_available: self.call.verifier.is_some()
+                || self.call.reconciler.is_some()
+                || self.exec.reconciler.is_some(),
+            verify_success: self.verify_next_success
+                || self.call.verifier.as_ref().is_some_and(|v| v.always()),
             has_mutable_inputs: self.protected.has_mutable_inputs(&self.payload),
         }
     }
 
     /// A resend also needs a token from the shared budget.
-    fn gate_retry(&self, action: Action) -> Action {
-        match (&action, &self.exec.budget) {
-            (Action::RetrySame { .. }, Some(budget)) if !budget.withdraw() => {
+    async fn gate_retry(&self, action: Action) -> Action {
+        match action {
+            Action::RetrySame { .. } if !self.withdraw().await => {
                 Action::stop(StopReason::RetryBudgetExhausted)
             }
             _ => action,
@@ -379,7 +392,6 @@ impl<'e> Run<'e> {
                 (t.status, Some(failure), None, None)
             }
         };
-        tracing::debug!(n, status, action = action.name(), "attempt decided");
         self.attempts.push(AttemptRecord {
             n,
             payload: redact_value(&self.payload),
@@ -432,7 +444,12 @@ impl<'e> Run<'e> {
                 Flow::Next
             }
             Action::Correct => self.correct().await,
+            Action::Reconcile { .. } if self.call.verifier.is_some() => {
+                let permission = self.last_permission;
+                self.verify_after(WriteAnswer::Unknown { permission }).await
+            }
             Action::Reconcile { .. } => self.reconcile().await,
+            Action::Verify => self.verify_after(WriteAnswer::Succeeded).await,
             Action::Stop { reason } => Flow::Done(self.stopped(reason)),
         }
     }

@@ -2,11 +2,12 @@
 //! resend blindly. What follows each lookup is the policy's decision.
 
 use recourse_protocol::redact;
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 
-use super::{Flow, Run};
+use super::{Flow, Run, span};
 use crate::{
-    Action, Event, LookupResult, Outcome, ReconcileRequest, Reconciliation, StopReason, WaitCause,
+    Action, Event, LookupResult, Outcome, ReconcileRequest, Reconciler, Reconciliation, StopReason,
+    WaitCause,
 };
 
 impl Run<'_> {
@@ -19,6 +20,17 @@ impl Run<'_> {
         else {
             return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
         };
+        let span = span::reconcile();
+        let flow = self
+            .lookups(reconciler.as_ref(), &span)
+            .instrument(span.clone())
+            .await;
+        span.record("recourse.lookups", crate::run::span::int(self.lookups));
+        flow
+    }
+
+    /// Looks up until the policy's decision after a lookup ends the reconciliation.
+    async fn lookups(&mut self, reconciler: &dyn Reconciler, reconcile: &Span) -> Flow {
         self.lookups = 0;
         loop {
             let request = ReconcileRequest {
@@ -27,17 +39,27 @@ impl Run<'_> {
                 operation_id: self.operation_id.as_deref(),
                 payload: &self.payload,
             };
+            let lookup = span::lookup(self.lookups + 1);
             let found = reconciler
                 .reconcile(request)
-                .instrument(tracing::info_span!("reconcile"))
+                .instrument(lookup.clone())
                 .await;
             self.lookups += 1;
-            self.event(lookup_event(&found));
+            let event = lookup_event(&found);
+            if let Event::Lookup { result, .. } = &event {
+                span::lookup_found(&lookup, *result);
+                reconcile.record("recourse.result", result.as_str());
+            }
+            self.event(event);
             let situation = self.situation();
             let decided = self
                 .policy
                 .after_lookup(&found, self.last_permission, &situation);
-            match self.gate_retry(decided) {
+            let decided = self.gate_retry(decided).await;
+            span::action(&lookup, &decided);
+            reconcile.record("recourse.action", decided.name());
+            drop(lookup);
+            match decided {
                 Action::Succeed => {
                     let Reconciliation::Committed(data) = found else {
                         return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
@@ -53,7 +75,9 @@ impl Run<'_> {
                         return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
                     }
                 }
-                Action::Correct => return Flow::Done(self.stopped(StopReason::OutcomeUnknown)),
+                Action::Correct | Action::Verify => {
+                    return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
+                }
                 Action::Stop { reason } => return Flow::Done(self.stopped(reason)),
             }
         }

@@ -147,7 +147,7 @@ fn append_query(url: &mut url::Url, payload: &serde_json::Value) {
         return;
     }
     let mut query = url.query_pairs_mut();
-    for (name, value) in fields {
+    for (name, value) in crate::json_order::sorted_entries(fields) {
         let items = match value {
             serde_json::Value::Array(items) => items.iter().collect(),
             other => vec![other],

@@ -77,7 +77,7 @@ pub(crate) fn leaf_pointers(payload: &Value) -> Vec<String> {
         let len = at.len();
         match value {
             Value::Object(map) if !map.is_empty() => {
-                for (k, v) in map {
+                for (k, v) in crate::json_order::sorted_entries(map) {
                     at.truncate(len);
                     at.push('/');
                     at.push_str(&k.replace('~', "~0").replace('/', "~1"));

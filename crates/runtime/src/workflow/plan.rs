@@ -72,6 +72,12 @@ pub struct PlanStep {
     /// relative to the tool's base URL. Overrides the capability's.
     #[serde(default)]
     pub reconcile: Option<String>,
+    /// A read-back verification of the step's write (see
+    /// [`VerifySpec`](crate::VerifySpec)): an HTTP read only (`url`; a
+    /// leading `/` is relative to the tool's base URL), its templates over
+    /// the step's parameters (`{{payload.order_id}}`).
+    #[serde(default)]
+    pub verify: Option<crate::VerifySpec>,
     /// Free text for people; ignored by the engine.
     #[serde(default)]
     pub comment: Option<String>,

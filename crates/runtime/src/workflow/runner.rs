@@ -7,12 +7,15 @@
 //! flight stop at their next wait, and steps never started are skipped.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 
+use recourse_protocol::redact;
 use serde_json::Value;
 use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+use tracing::field::Empty;
 
 use super::step::{StepContext, envelope, run_step};
 use super::{Approver, RejectAll, StepOutcome, StepReport, Workflow, WorkflowReport};
@@ -115,8 +118,28 @@ impl WorkflowRunner {
         workflow: &Workflow,
         cancel: CancellationToken,
     ) -> WorkflowReport {
-        let span = tracing::info_span!("workflow", plan_id = %workflow.plan.plan_id);
-        self.schedule(workflow, cancel).instrument(span).await
+        let span = tracing::info_span!(
+            "workflow",
+            recourse.plan_id = %redact(&workflow.plan.plan_id),
+            recourse.steps = crate::run::span::int(workflow.plan.steps.len()),
+            recourse.succeeded = Empty,
+            otel.status_code = Empty,
+        );
+        let report = self
+            .schedule(workflow, cancel)
+            .instrument(span.clone())
+            .await;
+        let succeeded = report
+            .steps
+            .iter()
+            .filter(|s| matches!(s.outcome, StepOutcome::Succeeded { .. }))
+            .count();
+        span.record("recourse.succeeded", crate::run::span::int(succeeded));
+        span.record(
+            "otel.status_code",
+            if report.success() { "ok" } else { "error" },
+        );
+        report
     }
 
     async fn schedule(&self, workflow: &Workflow, cancel: CancellationToken) -> WorkflowReport {
@@ -143,9 +166,8 @@ impl WorkflowRunner {
                         continue;
                     }
                     states[i] = State::Running;
-                    let span = tracing::info_span!("step", step_id = %steps[i].step_id);
                     let task = run_step(Arc::clone(&ctx), i, results.clone(), cancel.child_token());
-                    let handle = running.spawn(task.instrument(span));
+                    let handle = running.spawn(traced_step(steps[i].step_id.clone(), task));
                     tasks.insert(handle.id(), i);
                 }
             }
@@ -247,6 +269,21 @@ impl WorkflowRunner {
             }
         }
     }
+}
+
+/// `task` in a `step` span that records how the step ended.
+async fn traced_step(step_id: String, task: impl Future<Output = StepReport>) -> StepReport {
+    let span = tracing::info_span!(
+        "step",
+        recourse.step_id = %redact(&step_id),
+        recourse.outcome = Empty,
+        otel.status_code = Empty,
+    );
+    let report = task.instrument(span.clone()).await;
+    span.record("recourse.outcome", report.outcome.name());
+    let ok = matches!(report.outcome, StepOutcome::Succeeded { .. });
+    span.record("otel.status_code", if ok { "ok" } else { "error" });
+    report
 }
 
 /// The index of step `id`; validation guarantees it exists.

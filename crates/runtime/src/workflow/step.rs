@@ -93,6 +93,9 @@ pub(crate) async fn run_step(
             Err(e) => return fail(format!("reconcile: {e}")),
         };
     }
+    if let Some(spec) = &target.verify {
+        call = call.verify(spec.clone());
+    }
     let call = match call.build() {
         Ok(call) => call,
         Err(e) => return fail(e.to_string()),

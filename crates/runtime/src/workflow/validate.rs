@@ -72,6 +72,7 @@ pub(crate) struct StepTarget {
     /// What the catalogue (the tool's manifest) declares.
     pub(crate) declared: Option<bool>,
     pub(crate) reconcile: Option<String>,
+    pub(crate) verify: Option<crate::VerifySpec>,
     pub(crate) capability: Option<String>,
 }
 
@@ -129,6 +130,7 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
                 idempotent: None,
                 declared: None,
                 reconcile: None,
+                verify: None,
                 capability: None,
             }
         }
@@ -168,6 +170,7 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
                 idempotent: None,
                 declared: Some(entry.idempotent),
                 reconcile: entry.reconcile.clone(),
+                verify: None,
                 capability: Some(name.clone()),
             }
         }
@@ -179,7 +182,34 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
             .map_err(|e| PlanError::step(id, format!("reconcile: {e}")))?;
         target.reconcile = Some(full);
     }
+    if let Some(spec) = &step.verify {
+        target.verify = Some(verification(id, &target.url, spec, &step.parameters)?);
+    }
     Ok(target)
+}
+
+/// A step's verification, its URL made absolute and checked against the
+/// step's parameters (a field a template names must be there).
+fn verification(
+    id: &str,
+    url: &str,
+    spec: &crate::VerifySpec,
+    parameters: &Value,
+) -> Result<crate::VerifySpec, PlanError> {
+    let mut spec = spec.clone();
+    match &spec.url {
+        Some(read) if read.starts_with('/') => spec.url = Some(join(origin(url), read)),
+        Some(_) => {}
+        None => {
+            return Err(PlanError::step(
+                id,
+                "verify: a plan step reads back over HTTP: give url",
+            ));
+        }
+    }
+    crate::verify::Verifier::new(spec.clone(), parameters)
+        .map_err(|e| PlanError::step(id, e.to_string()))?;
+    Ok(spec)
 }
 
 /// `scheme://host:port` of `url`.
@@ -210,7 +240,7 @@ fn check_inputs(
         validate_pointer(pointer).map_err(|e| PlanError::step(id, format!("exact: {e}")))?;
     }
     for reference in references_in(&step.parameters).map_err(|e| PlanError::step(id, e))? {
-        let Some(&referenced) = graph.index.get(reference.step.as_str()) else {
+        let Some(&referenced) = graph.index.get(reference.root.as_str()) else {
             return Err(PlanError::step(
                 id,
                 format!("reference {} names no step of this plan", reference.raw),
@@ -223,7 +253,7 @@ fn check_inputs(
                     id,
                     format!(
                         "reference {} needs step {:?} in depends_on (directly or through another step)",
-                        reference.raw, reference.step
+                        reference.raw, reference.root
                     ),
                 ));
             }
@@ -233,7 +263,7 @@ fn check_inputs(
                     format!(
                         "reference {}: checking indirect references would visit more than \
                          {REFERENCE_WALK_BUDGET} steps; list {:?} in depends_on directly",
-                        reference.raw, reference.step
+                        reference.raw, reference.root
                     ),
                 ));
             }
@@ -426,6 +456,37 @@ mod tests {
             .unwrap();
         assert_eq!(t[0].reconcile.as_deref(), Some("http://t:9/api/x/{key}"));
         assert_eq!(t[0].idempotent, Some(false));
+    }
+
+    #[test]
+    fn a_verify_block_resolves_against_the_origin_and_is_checked_against_the_parameters() {
+        let step = |verify: Value| {
+            json!([{"step_id": "a", "url": "http://t:9/api/orders/cancel", "idempotent": false,
+                    "parameters": {"order_id": "W1"}, "verify": verify}])
+        };
+        let t = check(step(
+            json!({"url": "/api/orders/get", "args": {"order_id": "{{payload.order_id}}"},
+                                   "expect": ["/status == \"cancelled\""], "always": true}),
+        ))
+        .unwrap();
+        let spec = t[0].verify.as_ref().unwrap();
+        assert_eq!(spec.url.as_deref(), Some("http://t:9/api/orders/get"));
+        assert!(spec.always);
+        for (bad, why) in [
+            (
+                json!({"url": "/g", "expect": ["/z == {{payload.zip}}"]}),
+                "\"zip\"",
+            ),
+            (json!({"url": "/g", "expect": ["z exists"]}), "JSON Pointer"),
+            (json!({"tool": "get", "expect": ["/z exists"]}), "give url"),
+        ] {
+            let err = check(step(bad)).unwrap_err().to_string();
+            assert!(err.contains(why), "{err}");
+        }
+        let plan = serde_json::from_value::<Plan>(
+            json!({"plan_id": "p", "steps": [{"step_id": "a", "url": "http://t", "verify": {"url": "/g", "expect": ["/a exists"], "headers": {}}}]}),
+        );
+        assert!(plan.is_err(), "a verify block has no headers");
     }
 
     /// A 100,000-step chain, closed into a cycle when `closed`.

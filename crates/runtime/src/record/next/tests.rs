@@ -39,7 +39,7 @@ fn kinds_of(reason: &StopReason) -> BTreeSet<&'static str> {
 
 /// (reason, its kind, its step) for every reason whose kind and step do not
 /// depend on the failure; `None` where they do.
-const TABLE: [(&str, Option<&str>, Option<&str>); 27] = [
+const TABLE: [(&str, Option<&str>, Option<&str>); 28] = [
     ("delegated_single_dispatch", None, None),
     ("retry_refused", None, None),
     (
@@ -89,6 +89,11 @@ const TABLE: [(&str, Option<&str>, Option<&str>); 27] = [
         Some("do_not_repeat"),
     ),
     ("not_committed", Some("unknown_outcome"), Some("give_up")),
+    (
+        "not_applied",
+        Some("unknown_outcome"),
+        Some("do_not_repeat"),
+    ),
     ("cancelled", Some("budget"), Some("give_up")),
     (
         "invalid_call",
@@ -280,6 +285,7 @@ fn report(outcome: Outcome, attempts: Vec<AttemptRecord>) -> CallReport {
         llm_time: Duration::ZERO,
         idempotency_key: Some("key-1".into()),
         operation_id: None,
+        verification: None,
         elapsed: Duration::ZERO,
     }
 }

@@ -1,15 +1,25 @@
 //! The LLM debug store: every prompt and reply a correction made, kept in
-//! memory (redacted) so a person can see exactly what the model was told.
+//! memory (redacted) so a person can see exactly what the model was told,
+//! and — with a [directory](LlmDebugDir) — written to disk, one file per
+//! exchange, for `recourse debug llm` to list after the process is gone.
 //!
-//! On when `RECOURSE_LLM_DEBUG` is true. Prompts already hold only redacted
-//! error text; the store redacts once more, so payload values shaped like
-//! credentials are hidden too. It keeps the most recent exchanges only.
+//! On when `RECOURSE_LLM_DEBUG` is true, or `RECOURSE_LLM_DEBUG_DIR` names a
+//! directory. Prompts already hold only redacted error text; the store
+//! redacts once more, so payload values shaped like credentials are hidden
+//! too. It keeps the most recent exchanges only.
+
+mod dir;
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 use recourse_protocol::redact;
 
+pub use dir::{DebugMessage, LLM_DEBUG_VERSION, LlmDebugDir, LlmDebugEntry, LlmDebugRecord};
+
+use crate::TokenUsage;
 use crate::llm::ChatMessage;
 
 /// How many exchanges a store keeps by default.
@@ -20,10 +30,14 @@ const DEFAULT_CAPACITY: usize = 200;
 pub struct LlmExchange {
     /// The layer: `llm` (L3) or `semantic` (L4).
     pub layer: &'static str,
-    /// The call's target.
+    /// The call's target endpoint (no query).
     pub target: String,
     /// The correction attempt within the call.
     pub attempt: u32,
+    /// When the model was asked.
+    pub at: SystemTime,
+    /// The tokens the model reported.
+    pub tokens: TokenUsage,
     /// The messages sent, redacted.
     pub prompt: Vec<ChatMessage>,
     /// The reply text, redacted, or why there was none.
@@ -35,6 +49,7 @@ pub struct LlmExchange {
 pub struct LlmDebugStore {
     entries: Mutex<VecDeque<LlmExchange>>,
     capacity: usize,
+    dir: Option<LlmDebugDir>,
 }
 
 impl Default for LlmDebugStore {
@@ -49,7 +64,20 @@ impl LlmDebugStore {
         Self {
             entries: Mutex::new(VecDeque::new()),
             capacity: capacity.max(1),
+            dir: None,
         }
+    }
+
+    /// This store, also writing each exchange as a file in `dir`.
+    #[must_use]
+    pub fn with_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(LlmDebugDir::new(dir));
+        self
+    }
+
+    /// The directory exchanges are written to, if any.
+    pub fn dir(&self) -> Option<&LlmDebugDir> {
+        self.dir.as_ref()
     }
 
     /// The kept exchanges, oldest first.
@@ -71,6 +99,12 @@ impl LlmDebugStore {
             Ok(text) => Ok(redact(&text)),
             Err(why) => Err(redact(&why)),
         };
+        if let Some(dir) = &self.dir
+            && let Err(e) = dir.write(&exchange)
+        {
+            // Debugging must not fail the call; the exchange stays in memory.
+            tracing::warn!(error = %e, "could not write the LLM debug file");
+        }
         let mut entries = self.lock();
         if entries.len() == self.capacity {
             entries.pop_front();
@@ -96,6 +130,8 @@ mod tests {
                 layer: "llm",
                 target: "t".into(),
                 attempt: n,
+                at: SystemTime::now(),
+                tokens: TokenUsage::default(),
                 prompt: vec![ChatMessage::user("key sk-abcdefghijklmnopqrstuvwx")],
                 reply: Ok("{}".into()),
             });

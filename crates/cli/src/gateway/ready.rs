@@ -1,0 +1,229 @@
+//! `/healthz` and `/readyz`: liveness and readiness, for load balancers and
+//! orchestrators.
+//!
+//! Both answer without a token and carry only status words. `/healthz` says
+//! the process serves (always 200). `/readyz` says whether this replica
+//! should get traffic: 503 while draining (from SIGTERM on) or when its
+//! journal does not answer; 200 otherwise. Shared state in fallback shows in
+//! the body but never fails readiness: a Redis outage must not take every
+//! replica out of the load balancer at once, and each replica serves on its
+//! own budget and breakers meanwhile.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use recourse::{Journal, SharedState};
+use serde_json::json;
+
+/// How long the journal has to answer a readiness check.
+const JOURNAL_CHECK_WITHIN: Duration = Duration::from_secs(1);
+
+/// How long a journal check's answer is reused: `/readyz` needs no token,
+/// so a flood of it must not become a flood of queries.
+const JOURNAL_CHECK_KEPT: Duration = Duration::from_secs(1);
+
+/// What the gateway knows about its own readiness.
+pub(crate) struct Readiness {
+    draining: AtomicBool,
+    journal: Option<Arc<dyn Journal>>,
+    shared: Option<Arc<dyn SharedState>>,
+    check_within: Duration,
+    last_check: Mutex<Option<(Instant, &'static str)>>,
+}
+
+impl Readiness {
+    /// Readiness over the gateway's journal and shared state, when it has them.
+    pub(crate) fn new(
+        journal: Option<Arc<dyn Journal>>,
+        shared: Option<Arc<dyn SharedState>>,
+    ) -> Self {
+        Self {
+            draining: AtomicBool::new(false),
+            journal,
+            shared,
+            check_within: JOURNAL_CHECK_WITHIN,
+            last_check: Mutex::new(None),
+        }
+    }
+
+    /// From now on `/readyz` answers 503 `draining`.
+    pub(crate) fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// `shared`, `fallback`, or `off` without shared state.
+    pub(crate) fn shared_state(&self) -> &'static str {
+        self.shared.as_ref().map_or("off", |s| s.mode().as_str())
+    }
+
+    /// `ok`, `unreachable`, or `none` without a journal.
+    async fn journal(&self) -> &'static str {
+        let Some(journal) = &self.journal else {
+            return "none";
+        };
+        let now = Instant::now();
+        if let Some((at, word)) = *self.lock()
+            && now.saturating_duration_since(at) < JOURNAL_CHECK_KEPT
+        {
+            return word;
+        }
+        // Any answer, found or not, means the journal is there.
+        let word = match tokio::time::timeout(self.check_within, journal.get("readyz")).await {
+            Ok(Ok(_)) => "ok",
+            Ok(Err(_)) | Err(_) => "unreachable",
+        };
+        *self.lock() = Some((Instant::now(), word));
+        word
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, &'static str)>> {
+        self.last_check
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `/healthz`: alive, and the shared state's mode.
+    pub(crate) fn healthz(&self) -> Response {
+        Json(json!({"status": "ok", "shared_state": self.shared_state()})).into_response()
+    }
+
+    /// `/readyz`: 200 `ready`, or 503 `draining` / `unavailable`.
+    pub(crate) async fn readyz(&self) -> Response {
+        let journal = self.journal().await;
+        let status = if self.draining.load(Ordering::SeqCst) {
+            "draining"
+        } else if journal == "unreachable" {
+            "unavailable"
+        } else {
+            "ready"
+        };
+        let code = match status {
+            "ready" => StatusCode::OK,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        let body = json!({
+            "status": status,
+            "journal": journal,
+            "shared_state": self.shared_state(),
+        });
+        (code, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recourse::{
+        AttemptResult, BoxFuture, CallState, Claimed, JournalEntry, JournalResult, KeyClaim,
+        ListQuery, NewCall, SqliteJournal,
+    };
+    use serde_json::Value;
+
+    async fn answer(readiness: &Readiness) -> (u16, Value) {
+        let response = readiness.readyz().await;
+        let status = response.status().as_u16();
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+
+    #[tokio::test]
+    async fn ready_without_a_journal_and_draining_after_sigterm() {
+        let readiness = Readiness::new(None, None);
+        let (status, body) = answer(&readiness).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            body,
+            json!({"status": "ready", "journal": "none", "shared_state": "off"})
+        );
+        readiness.start_draining();
+        let (status, body) = answer(&readiness).await;
+        assert_eq!(status, 503);
+        assert_eq!(body["status"], "draining");
+    }
+
+    #[tokio::test]
+    async fn a_journal_that_answers_is_ok() {
+        let journal: Arc<dyn Journal> = Arc::new(SqliteJournal::in_memory().unwrap());
+        let (status, body) = answer(&Readiness::new(Some(journal), None)).await;
+        assert_eq!((status, body["journal"].as_str()), (200, Some("ok")));
+    }
+
+    #[tokio::test]
+    async fn a_journal_that_never_answers_is_unreachable_within_the_bound() {
+        let mut readiness = Readiness::new(Some(Arc::new(Silent)), None);
+        readiness.check_within = Duration::from_millis(20);
+        let (status, body) = answer(&readiness).await;
+        assert_eq!(status, 503);
+        assert_eq!(body["status"], "unavailable");
+        assert_eq!(body["journal"], "unreachable");
+    }
+
+    /// A journal whose every operation hangs, as a database that stopped answering.
+    struct Silent;
+
+    fn hang<'a, T: 'a>() -> BoxFuture<'a, T> {
+        Box::pin(std::future::pending())
+    }
+
+    impl Journal for Silent {
+        fn claim_key<'a>(&'a self, _: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
+            hang()
+        }
+        fn begin_call<'a>(&'a self, _: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
+            hang()
+        }
+        fn begin_attempt<'a>(
+            &'a self,
+            _: &'a str,
+            _: u32,
+            _: &'a Value,
+        ) -> BoxFuture<'a, JournalResult<()>> {
+            hang()
+        }
+        fn finish_attempt<'a>(
+            &'a self,
+            _: &'a str,
+            _: u32,
+            _: &'a AttemptResult,
+        ) -> BoxFuture<'a, JournalResult<()>> {
+            hang()
+        }
+        fn finish_call<'a>(
+            &'a self,
+            _: &'a str,
+            _: CallState,
+            _: Option<&'a str>,
+            _: Option<&'a Value>,
+        ) -> BoxFuture<'a, JournalResult<()>> {
+            hang()
+        }
+        fn renew_lease<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: Duration,
+        ) -> BoxFuture<'a, JournalResult<bool>> {
+            hang()
+        }
+        fn take_over<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: Duration,
+        ) -> BoxFuture<'a, JournalResult<bool>> {
+            hang()
+        }
+        fn get<'a>(&'a self, _: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+            hang()
+        }
+        fn list<'a>(&'a self, _: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
+            hang()
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! Every shell example in the README runs as written, with the built binary.
+//!
+//! The rules, so a README author knows what is checked:
+//!
+//! - Fenced blocks marked `sh`, `console` or `text` are read. In a block with
+//!   `$ ` lines, each `$ ` line is a command (a trailing `\` continues it on the
+//!   next line) and the lines after it, up to the next command, are its
+//!   expected output. In an `sh` block without `$ ` lines every line is a
+//!   command with no output shown. Other blocks are illustrations.
+//! - Commands run in `bash`, in a scratch directory that links the
+//!   repository's `examples/`, `scenarios/` and `docs/`, with `recourse` on the
+//!   `PATH` being the binary under test; `cargo run --release -p recourse-cli
+//!   --` means `recourse`. Other `cargo` commands are not run (this test is one).
+//! - Expected output is matched with all whitespace removed, `…` standing for
+//!   anything: the pieces between `…` must appear in the output (stdout, then
+//!   stderr), in order.
+//! - A command's exit code is 0 unless its line says otherwise with a trailing
+//!   comment `# exit N`.
+//! - A command ending in `&`, or one that serves (`recourse serve`, `recourse
+//!   tools serve` without `--mcp`), starts in the background: its first output
+//!   lines are matched, and it runs until the end of its block.
+//! - `<!-- readme-test: skip REASON -->` on the line before a block skips it
+//!   (benchmarks, fuzzing, compose). `<!-- readme-test: needs PATH -->` runs
+//!   it with the repository's `PATH` (say `target/mcp-servers`, which `.ci/run`
+//!   installs) linked into the scratch directory, and skips it, saying so,
+//!   when that path is missing — a failure under `RECOURSE_TEST_NO_SKIP=1`.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const README: &str = include_str!("../../../README.md");
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+/// How long one command may run.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug)]
+struct Example {
+    /// 1-based README line of the command.
+    line: usize,
+    command: String,
+    expected: Vec<String>,
+    exit: i32,
+}
+
+#[derive(Debug)]
+struct Block {
+    /// A repository path the block needs (`<!-- readme-test: needs PATH -->`).
+    needs: Option<String>,
+    examples: Vec<Example>,
+}
+
+/// The runnable blocks of `text`, and the lines of skipped blocks with why.
+fn blocks(text: &str) -> (Vec<Block>, Vec<(usize, String)>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut found, mut skipped) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(lang) = lines[i].strip_prefix("```") else {
+            i += 1;
+            continue;
+        };
+        let start = i + 1;
+        let mut end = start;
+        while end < lines.len() && !lines[end].starts_with("```") {
+            end += 1;
+        }
+        let body = &lines[start..end.min(lines.len())];
+        let marker = |name: &str| {
+            i.checked_sub(1)
+                .and_then(|p| lines[p].trim().strip_prefix("<!-- readme-test: "))
+                .and_then(|rest| rest.strip_prefix(name))
+                .map(|rest| rest.trim_end_matches("-->").trim().to_owned())
+        };
+        let (skip, needs) = (marker("skip"), marker("needs"));
+        i = end + 1;
+        let has_prompt = body.iter().any(|l| l.starts_with("$ "));
+        let runnable = match lang.trim() {
+            "sh" | "console" => true,
+            "text" => has_prompt,
+            _ => false,
+        };
+        if !runnable {
+            continue;
+        }
+        if let Some(why) = skip {
+            skipped.push((start, why));
+            continue;
+        }
+        found.push(Block {
+            needs,
+            examples: examples(body, start + 1, has_prompt),
+        });
+    }
+    (found, skipped)
+}
+
+fn examples(body: &[&str], first_line: usize, prompts: bool) -> Vec<Example> {
+    let mut out: Vec<Example> = Vec::new();
+    let mut continuing = false;
+    for (n, raw) in body.iter().enumerate() {
+        let line = first_line + n;
+        if continuing {
+            let example = out.last_mut().expect("a command to continue");
+            continuing = raw.trim_end().ends_with('\\');
+            example.command.push('\n');
+            example.command.push_str(raw);
+            continue;
+        }
+        let command = if prompts {
+            raw.strip_prefix("$ ")
+        } else {
+            Some(*raw).filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        };
+        match command {
+            Some(command) => {
+                continuing = command.trim_end().ends_with('\\');
+                out.push(Example {
+                    line,
+                    command: command.to_owned(),
+                    expected: Vec::new(),
+                    exit: 0,
+                });
+            }
+            None => {
+                if let Some(example) = out.last_mut() {
+                    example.expected.push((*raw).to_owned());
+                }
+            }
+        }
+    }
+    for example in &mut out {
+        example.exit = exit_code(&example.command);
+    }
+    out
+}
+
+/// The `# exit N` a command's last line declares, else 0.
+fn exit_code(command: &str) -> i32 {
+    let last = command.lines().last().unwrap_or_default();
+    last.rsplit_once('#')
+        .and_then(|(_, comment)| comment.trim().strip_prefix("exit "))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// What is run: `cargo run --release -p recourse-cli --` is the binary, and
+/// other cargo commands are not run.
+fn runnable(command: &str) -> Option<String> {
+    let command = command.replace("cargo run --release -p recourse-cli --", "recourse");
+    (!command.trim_start().starts_with("cargo ")).then_some(command)
+}
+
+fn serves(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let serve = matches!(words.as_slice(), ["recourse", "serve", ..])
+        || matches!(words.as_slice(), ["recourse", "tools", "serve", ..]);
+    command.trim_end().ends_with('&') || (serve && !words.contains(&"--mcp"))
+}
+
+/// Whether `expected` (with `…` as anything) is in `actual`, whitespace ignored.
+fn matches(expected: &[String], actual: &str) -> bool {
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let actual = squash(actual);
+    let expected = squash(&expected.join("\n"));
+    let mut from = 0;
+    for piece in expected.split('…').filter(|p| !p.is_empty()) {
+        match actual[from..].find(piece) {
+            Some(at) => from += at + piece.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A scratch directory with the binary on a `bin/` to put first on `PATH`.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_recourse"), bin.join("recourse")).unwrap();
+        for linked in ["examples", "scenarios", "docs"] {
+            let target = Path::new(ROOT).join(linked).canonicalize().unwrap();
+            std::os::unix::fs::symlink(target, dir.path().join(linked)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn command(&self, script: &str) -> Command {
+        let mut path = self.path().join("bin").into_os_string();
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_default());
+        let mut command = Command::new("bash");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(self.path())
+            .env("PATH", path)
+            .env("XDG_STATE_HOME", self.path().join("state"))
+            .env("NO_COLOR", "1");
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy().into_owned();
+            if name.starts_with("RECOURSE_") || name.starts_with("OPENAI_") {
+                command.env_remove(name);
+            }
+        }
+        command
+    }
+}
+
+/// Runs `example` in the foreground; a problem, if any.
+fn run(scratch: &Scratch, example: &Example, command: &str) -> Option<String> {
+    let mut child = scratch
+        .command(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (done, finished) = mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        if finished.recv_timeout(COMMAND_TIMEOUT).is_err() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    });
+    let out = {
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+        let out = std::io::read_to_string(stdout).unwrap_or_default();
+        (out, err.join().unwrap_or_default())
+    };
+    let status = child.wait().unwrap();
+    let _ = done.send(());
+    let text = format!("{}{}", out.0, out.1);
+    let code = status.code().unwrap_or(-1);
+    if code != example.exit {
+        return Some(format!(
+            "exit {code}, expected {}:\n{}",
+            example.exit,
+            tail(&text)
+        ));
+    }
+    (!matches(&example.expected, &text)).then(|| {
+        format!(
+            "output differs.\nexpected:\n{}\ngot:\n{}",
+            example.expected.join("\n"),
+            tail(&text)
+        )
+    })
+}
+
+/// Starts `example` in the background; its first output lines must match.
+fn start(scratch: &Scratch, example: &Example, command: &str) -> (Option<Child>, Option<String>) {
+    let command = command.trim_end().trim_end_matches('&');
+    let mut child = scratch
+        .command(&format!("exec {command}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wanted = example.expected.len().max(1);
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        for _ in 0..wanted {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+                _ => return,
+            }
+        }
+        // Keep draining so the server never blocks on a full pipe.
+        for _ in lines {}
+    });
+    let mut seen = Vec::new();
+    for _ in 0..wanted {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    let problem = if seen.is_empty() {
+        Some("it never printed its first line".to_owned())
+    } else if !matches(&example.expected, &seen.join("\n")) {
+        Some(format!(
+            "first lines differ.\nexpected:\n{}\ngot:\n{}",
+            example.expected.join("\n"),
+            seen.join("\n")
+        ))
+    } else {
+        None
+    };
+    (Some(child), problem)
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(120)..].join("\n")
+}
+
+#[test]
+fn every_readme_example_runs_as_written() {
+    let (blocks, skipped) = blocks(README);
+    assert!(blocks.len() >= 10, "the README's examples were found");
+    let mut problems = Vec::new();
+    let mut ran = 0;
+    let no_skip = std::env::var("RECOURSE_TEST_NO_SKIP").is_ok_and(|v| v == "1" || v == "true");
+    for block in &blocks {
+        let scratch = Scratch::new();
+        if let Some(needed) = &block.needs {
+            let line = block.examples.first().map_or(0, |e| e.line);
+            let path = Path::new(ROOT).join(needed);
+            if !path.exists() {
+                let why = format!(
+                    "README.md:{line}: needs {needed}, which is missing (.ci/run installs it)"
+                );
+                if no_skip {
+                    problems.push(why);
+                } else {
+                    eprintln!("SKIPPED {why}");
+                }
+                continue;
+            }
+            let link = scratch.path().join(needed);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(path.canonicalize().unwrap(), link).unwrap();
+        }
+        let mut background: Vec<Child> = Vec::new();
+        for example in &block.examples {
+            let Some(command) = runnable(&example.command) else {
+                continue;
+            };
+            ran += 1;
+            let problem = if serves(&command) {
+                let (child, problem) = start(&scratch, example, &command);
+                background.extend(child);
+                problem
+            } else {
+                run(&scratch, example, &command)
+            };
+            if let Some(problem) = problem {
+                problems.push(format!(
+                    "README.md:{}: `{}`: {problem}",
+                    example.line, example.command
+                ));
+            }
+        }
+        for mut child in background {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+        }
+    }
+    for (line, why) in &skipped {
+        eprintln!("README.md:{line}: skipped ({why})");
+    }
+    eprintln!("{ran} README commands run");
+    assert!(
+        problems.is_empty(),
+        "{} README example(s) do not run as written:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+#[test]
+fn the_rules_read_commands_outputs_and_exit_codes() {
+    let text = "intro\n```sh\n$ recourse call http://x \\\n    --payload {}   # exit 1\nfailed … 1 attempt(s)\n$ echo hi\nhi\n```\n<!-- readme-test: skip a benchmark -->\n```sh\ncargo bench\n```\n```json\n{}\n```\n";
+    let (found, skipped) = blocks(text);
+    assert_eq!(found.len(), 1);
+    assert_eq!(skipped, [(10, "a benchmark".to_owned())]);
+    let examples = &found[0].examples;
+    assert_eq!(examples.len(), 2);
+    assert_eq!(examples[0].line, 3);
+    assert!(examples[0].command.contains("--payload {}"));
+    assert_eq!(examples[0].exit, 1);
+    assert_eq!(examples[0].expected, ["failed … 1 attempt(s)"]);
+    assert_eq!(examples[1].exit, 0);
+    assert!(matches(
+        &examples[0].expected,
+        "failed after 1 attempt(s): 0 HTTP call(s)"
+    ));
+    assert!(!matches(
+        &examples[0].expected,
+        "succeeded after 1 attempt(s)"
+    ));
+    assert!(!matches(&["a … b".to_owned()], "b a"), "in order");
+    assert_eq!(runnable("cargo test --workspace"), None);
+    assert_eq!(
+        runnable("cargo run --release -p recourse-cli -- demo").as_deref(),
+        Some("recourse demo")
+    );
+    assert!(serves("recourse serve --port 8780"));
+    assert!(serves("recourse tools serve --port 8700 &"));
+    assert!(!serves("recourse tools serve --mcp"));
+}

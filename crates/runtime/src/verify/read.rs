@@ -1,0 +1,257 @@
+//! Running one verification read through a transport and checking its result.
+
+use std::time::Duration;
+
+use recourse_protocol::{BodyFormat, REDACTED, parse_response, redact, truncate_chars};
+use serde_json::Value;
+
+use super::spec::ResolvedRead;
+use crate::transport::{Request, Transport, TransportFailure, TransportFailureKind};
+use crate::{Delivery, VerifyResult};
+
+/// What one read found, and the result it read (for a write whose own
+/// answer was lost, the read's result is the best account of it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reading {
+    pub(crate) result: VerifyResult,
+    /// What did not hold, or why it could not tell (redacted).
+    pub(crate) detail: Option<String>,
+    pub(crate) document: Option<Value>,
+}
+
+impl Reading {
+    pub(crate) fn cannot_tell(why: impl AsRef<str>) -> Self {
+        Self {
+            result: VerifyResult::CannotTell,
+            detail: Some(truncate_chars(&redact(why.as_ref()), 300)),
+            document: None,
+        }
+    }
+}
+
+/// Sends `read` through `transport` with `headers` (the caller's, never an
+/// idempotency key: a read is not the write), within `timeout`, and checks
+/// its expectations.
+pub(crate) async fn read(
+    transport: &dyn Transport,
+    read: &ResolvedRead,
+    headers: &[(String, String)],
+    timeout: Duration,
+) -> Reading {
+    if let Some(why) = redacted_input(read) {
+        return Reading::cannot_tell(why);
+    }
+    let request = Request {
+        target: read.target.clone(),
+        method: read.method,
+        headers: headers.to_vec(),
+        idempotency_key: None,
+        payload: read.args.clone(),
+        timeout,
+    };
+    evaluate(read, send(transport, &request).await)
+}
+
+/// A transport that may not enforce the timeout gets a guard timer.
+async fn send(transport: &dyn Transport, request: &Request) -> Delivery {
+    if transport.enforces_timeout() {
+        return transport.send(request).await;
+    }
+    let guard = request.timeout + Duration::from_secs(1);
+    match tokio::time::timeout(guard, transport.send(request)).await {
+        Ok(delivery) => delivery,
+        Err(_) => Err(TransportFailure::new(
+            TransportFailureKind::TimedOutAfterSend,
+            format!("no answer within {guard:?}"),
+        )),
+    }
+}
+
+/// A read whose inputs came from a redacted payload (the journal keeps
+/// payloads redacted) would read the wrong thing: it cannot tell.
+fn redacted_input(read: &ResolvedRead) -> Option<String> {
+    let values = read.expectations.iter().filter_map(|(_, v)| v.as_ref());
+    std::iter::once(&read.args)
+        .chain(values)
+        .any(|v| v.to_string().contains(REDACTED))
+        .then(|| "the read needs a value the journal keeps redacted".to_owned())
+}
+
+/// Checks `read`'s expectations against what came back.
+pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery) -> Reading {
+    let raw = match delivery {
+        Ok(raw) => raw,
+        Err(failure) => return Reading::cannot_tell(format!("the read failed: {failure}")),
+    };
+    let parsed = parse_response(
+        raw.status,
+        raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &raw.body,
+    );
+    if !parsed.success {
+        let code = parsed.code.as_deref().unwrap_or("no code");
+        return Reading::cannot_tell(format!("the read answered HTTP {} ({code})", parsed.status));
+    }
+    let document = match parsed.format {
+        BodyFormat::McpResult => mcp_document(&raw.body),
+        _ => parsed.data.filter(|d| !d.is_null()),
+    };
+    let Some(document) = document else {
+        return Reading::cannot_tell("the read returned nothing to check");
+    };
+    let unmet: Vec<String> = read
+        .expectations
+        .iter()
+        .filter_map(|(e, value)| e.check(&document, value.as_ref()).err())
+        .collect();
+    let (result, detail) = if unmet.is_empty() {
+        (VerifyResult::Holds, None)
+    } else {
+        (
+            VerifyResult::NotHeld,
+            Some(truncate_chars(&unmet.join("; "), 300)),
+        )
+    };
+    Reading {
+        result,
+        detail,
+        document: Some(document),
+    }
+}
+
+/// What an MCP read tool answered: its `structuredContent`, or else the
+/// JSON of its only text content (many servers answer JSON as text).
+fn mcp_document(body: &[u8]) -> Option<Value> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let result = value.get("result").unwrap_or(&value);
+    if let Some(structured) = result.get("structuredContent").filter(|s| !s.is_null()) {
+        return Some(structured.clone());
+    }
+    let texts: Vec<&str> = result
+        .get("content")?
+        .as_array()?
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|item| item.get("text").and_then(Value::as_str))
+        .collect();
+    match texts.as_slice() {
+        [text] => serde_json::from_str(text).ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RawResponse, VerifySpec};
+    use serde_json::json;
+
+    fn read(spec: VerifySpec) -> ResolvedRead {
+        let payload = json!({"id": "W1"});
+        super::super::spec::Verifier::new(spec, &payload)
+            .unwrap()
+            .resolve(&payload)
+            .unwrap()
+    }
+
+    fn answer(body: Value) -> Delivery {
+        Ok(RawResponse {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string().into_bytes(),
+        })
+    }
+
+    fn cancelled() -> ResolvedRead {
+        read(VerifySpec::tool("get_order").expect(r#"/status == "cancelled""#))
+    }
+
+    #[test]
+    fn an_envelope_is_read_by_its_data() {
+        let r = evaluate(
+            &cancelled(),
+            answer(json!({"success": true, "data": {"status": "cancelled"}})),
+        );
+        assert_eq!(r.result, VerifyResult::Holds);
+        assert_eq!(r.document, Some(json!({"status": "cancelled"})));
+        let r = evaluate(
+            &cancelled(),
+            answer(json!({"success": true, "data": {"status": "pending"}})),
+        );
+        assert_eq!(r.result, VerifyResult::NotHeld);
+        assert_eq!(
+            r.detail.as_deref(),
+            Some(r#"/status is "pending", expected == "cancelled""#)
+        );
+    }
+
+    #[test]
+    fn an_mcp_result_is_read_by_its_structured_content_or_its_json_text() {
+        let structured = json!({"content": [{"type": "text", "text": "ok"}],
+                                "structuredContent": {"status": "cancelled"}});
+        assert_eq!(
+            evaluate(&cancelled(), answer(structured)).result,
+            VerifyResult::Holds
+        );
+        let text = json!({"content": [{"type": "text", "text": "{\"status\": \"cancelled\"}"}]});
+        assert_eq!(
+            evaluate(&cancelled(), answer(text)).result,
+            VerifyResult::Holds
+        );
+        let prose = json!({"content": [{"type": "text", "text": "the order is cancelled"}]});
+        assert_eq!(
+            evaluate(&cancelled(), answer(prose)).result,
+            VerifyResult::CannotTell
+        );
+    }
+
+    #[test]
+    fn a_failed_read_cannot_tell() {
+        let failed = evaluate(
+            &cancelled(),
+            Err(TransportFailure::new(
+                TransportFailureKind::ConnectFailed,
+                "refused",
+            )),
+        );
+        assert_eq!(failed.result, VerifyResult::CannotTell);
+        assert!(failed.detail.unwrap().contains("connect_failed"));
+        let refused = evaluate(
+            &cancelled(),
+            Ok(RawResponse {
+                status: 404,
+                headers: Vec::new(),
+                body: Vec::new(),
+            }),
+        );
+        assert_eq!(refused.result, VerifyResult::CannotTell);
+        let empty = evaluate(&cancelled(), answer(json!({"success": true})));
+        assert_eq!(empty.result, VerifyResult::CannotTell);
+    }
+
+    #[tokio::test]
+    async fn a_read_of_a_redacted_value_is_never_sent() {
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let seen = std::sync::Arc::clone(&sent);
+        let tool = crate::InProcessTransport::from_tool(move |_| {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { recourse_protocol::ToolResponse::ok(json!({"status": "x"})) }
+        });
+        let payload = json!({"id": REDACTED});
+        let resolved = super::super::spec::Verifier::new(
+            VerifySpec::tool("get_order")
+                .args(json!({"id": "{{payload.id}}"}))
+                .expect("/status exists"),
+            &payload,
+        )
+        .unwrap()
+        .resolve(&payload)
+        .unwrap();
+        let r = super::read(&tool, &resolved, &[], Duration::from_secs(1)).await;
+        assert_eq!(r.result, VerifyResult::CannotTell);
+        assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let r = super::read(&tool, &cancelled(), &[], Duration::from_secs(1)).await;
+        assert_eq!(r.result, VerifyResult::NotHeld);
+        assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+}

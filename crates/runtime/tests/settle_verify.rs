@@ -1,0 +1,182 @@
+//! Settling journaled calls by reading back after their process died: the
+//! journal keeps the verification (never headers), and `settle_with` reads
+//! it back with the credentials the caller gives it now.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use recourse::{
+    Call, CallState, Executor, HttpTransport, Journal, ManualClock, NewCall, SettleOptions,
+    SqliteJournal, VerifySpec, settle_with,
+};
+use recourse_reference_tools::{ToolsConfig, spawn};
+use serde_json::{Value, json};
+
+const LEASE: Duration = Duration::from_millis(1);
+
+/// A call that was recorded and dispatched once, and whose process died.
+async fn died(journal: &SqliteJournal, id: &str, target: &str, payload: Value, spec: &VerifySpec) {
+    let call = NewCall {
+        call_id: id.to_owned(),
+        target: target.to_owned(),
+        capability: None,
+        idempotency_key: Some(format!("key-{id}")),
+        reconcile: None,
+        verification: Some(serde_json::to_value(spec).unwrap()),
+        payload: payload.clone(),
+        owner: "a-process-that-died".to_owned(),
+        lease: LEASE,
+    };
+    journal.begin_call(&call).await.unwrap();
+    journal.begin_attempt(id, 1, &payload).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+async fn entry(journal: &SqliteJournal, id: &str) -> recourse::JournalEntry {
+    journal.get(id).await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn an_interrupted_export_is_settled_by_reading_it_back() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let journal = SqliteJournal::in_memory().unwrap();
+    let spec = VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
+        .args(json!({"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"}))
+        .expect("/latest exists");
+    let target = format!("{}/api/exports", tools.base_url());
+    let written = json!({"source_id": "inventory", "format": "csv"});
+    died(&journal, "c-written", &target, written.clone(), &spec).await;
+    reqwest::Client::new()
+        .post(&target)
+        .json(&written)
+        .send()
+        .await
+        .unwrap();
+    let lost = json!({"source_id": "inventory", "format": "pdf"});
+    died(&journal, "c-lost", &target, lost, &spec).await;
+
+    let options = SettleOptions::new(Duration::from_secs(30));
+    let s = settle_with(&journal, &entry(&journal, "c-written").await, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        (s.from, s.state),
+        (CallState::InFlight, CallState::Succeeded),
+        "{}",
+        s.note
+    );
+    assert!(s.note.starts_with("verified"), "{}", s.note);
+    let s = settle_with(&journal, &entry(&journal, "c-lost").await, &options)
+        .await
+        .unwrap();
+    assert_eq!(s.state, CallState::Failed, "{}", s.note);
+    assert!(s.note.contains("not committed"), "{}", s.note);
+    assert_eq!(tools.exports_committed(), 1, "a settler never writes");
+}
+
+#[tokio::test]
+async fn the_credentials_a_read_needs_come_from_the_settler_never_the_journal() {
+    let app = axum::Router::new().route(
+        "/orders/get",
+        post(|headers: HeaderMap, Json(_): Json<Value>| async move {
+            if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer t") {
+                let error = json!({"success": false, "error": {"code": "NO_TOKEN", "message": "token", "category": "AUTH_ERROR"}});
+                return (StatusCode::UNAUTHORIZED, Json(error));
+            }
+            (StatusCode::OK, Json(json!({"success": true, "data": {"status": "cancelled"}})))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let journal = SqliteJournal::in_memory().unwrap();
+    let spec = VerifySpec::url(format!("{base}/orders/get"))
+        .args(json!({"order_id": "{{payload.order_id}}"}))
+        .expect(r#"/status == "cancelled""#);
+    died(
+        &journal,
+        "c1",
+        &format!("{base}/orders/cancel"),
+        json!({"order_id": "W7"}),
+        &spec,
+    )
+    .await;
+
+    let bare = SettleOptions::new(LEASE);
+    let s = settle_with(&journal, &entry(&journal, "c1").await, &bare)
+        .await
+        .unwrap();
+    assert_eq!(s.state, CallState::Unknown, "{}", s.note);
+    assert!(s.note.contains("401"), "{}", s.note);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let with_token = SettleOptions::new(LEASE)
+        .with_header("Authorization", "Bearer t")
+        .unwrap();
+    let s = settle_with(&journal, &entry(&journal, "c1").await, &with_token)
+        .await
+        .unwrap();
+    assert_eq!(
+        (s.from, s.state),
+        (CallState::Unknown, CallState::Succeeded),
+        "{}",
+        s.note
+    );
+}
+
+#[tokio::test]
+async fn a_tool_read_without_its_server_cannot_tell() {
+    let journal = SqliteJournal::in_memory().unwrap();
+    let spec = VerifySpec::tool("get_order").expect(r#"/status == "cancelled""#);
+    died(
+        &journal,
+        "c1",
+        "cancel_order",
+        json!({"order_id": "W7"}),
+        &spec,
+    )
+    .await;
+    let s = settle_with(
+        &journal,
+        &entry(&journal, "c1").await,
+        &SettleOptions::new(LEASE),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.state, CallState::Unknown);
+    assert!(s.note.contains("--mcp-command"), "{}", s.note);
+}
+
+#[tokio::test]
+async fn the_executor_journals_the_spec_without_headers() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let journal = Arc::new(SqliteJournal::in_memory().unwrap());
+    let executor = Executor::builder(HttpTransport::builder().build().unwrap())
+        .with_clock(Arc::new(ManualClock::new()))
+        .with_journal(Arc::clone(&journal) as Arc<dyn Journal>)
+        .build();
+    let spec = VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
+        .args(json!({"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"}))
+        .expect("/latest exists")
+        .always();
+    let call = Call::builder(
+        format!("{}/api/exports", tools.base_url()),
+        json!({"source_id": "inventory", "format": "csv"}),
+    )
+    .non_idempotent()
+    .header("Authorization", "Bearer s3cret")
+    .verify(spec.clone())
+    .build()
+    .unwrap();
+    let report = executor.execute(call).await;
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+    let kept = entry(&journal, &report.call_id).await;
+    assert_eq!(
+        kept.verification,
+        Some(serde_json::to_value(&spec).unwrap())
+    );
+    assert!(!kept.verification.unwrap().to_string().contains("s3cret"));
+}
