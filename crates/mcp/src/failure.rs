@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 use crate::{McpTarget, reply};
 
 /// The error type of rmcp's Streamable HTTP transport over its reqwest client.
-type HttpError = StreamableHttpError<reqwest_rmcp::Error>;
+type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// A failed call, read.
 pub(crate) struct Failed {
