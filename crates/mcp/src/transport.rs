@@ -184,8 +184,11 @@ impl McpTransport {
                 pass_env,
             } => {
                 let mut command = tokio::process::Command::new(program);
+                // Killed when its handle drops, even when that is the
+                // runtime shutting down before rmcp's own kill task runs.
                 command
                     .args(args)
+                    .kill_on_drop(true)
                     .env_clear()
                     .envs(target::child_env(std::env::vars_os(), pass_env));
                 let (child, _) = TokioChildProcess::builder(command)
