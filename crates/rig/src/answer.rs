@@ -66,6 +66,7 @@ pub const DO_NOT_REPEAT_LINE: &str = "DO NOT REPEAT THIS CALL: it may already ha
 ///     idempotency: Idempotency { idempotent: false, from: Evidence::Manifest },
 ///     idempotency_key: Some("k-1".into()),
 ///     operation_id: None,
+///     verification: None,
 ///     elapsed: Duration::from_millis(3),
 /// };
 /// let error = recourse_rig::tool_answer(&report).unwrap_err();

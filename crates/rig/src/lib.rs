@@ -32,7 +32,7 @@
 //! // Registered with an agent: `AgentBuilder::new(model).dynamic_tools(tools)`.
 //! let for_rig: Vec<rig_core::tool::DynamicTool> =
 //!     wrapped.into_iter().map(recourse_rig::RecourseTool::into_dynamic).collect();
-//! assert_eq!(for_rig.len(), 6);
+//! assert_eq!(for_rig.len(), 7);
 //! # Ok(())
 //! # }
 //! ```
