@@ -24,6 +24,11 @@
 //!   it with the repository's `PATH` (say `target/mcp-servers`, which `.ci/run`
 //!   installs) linked into the scratch directory, and skips it, saying so,
 //!   when that path is missing — a failure under `RECOURSE_TEST_NO_SKIP=1`.
+//!   `<!-- readme-test: background COMMAND -->` starts `COMMAND` in the
+//!   background for the block: what the text asks the reader to keep
+//!   running in another terminal (the reference tools, say). Markers stack
+//!   on consecutive lines.
+//! - `RECOURSE_README_LINE=N` runs only the block around README line `N`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -49,6 +54,13 @@ struct Example {
 struct Block {
     /// A repository path the block needs (`<!-- readme-test: needs PATH -->`).
     needs: Option<String>,
+    /// A command to start in the background before the block's own
+    /// (`<!-- readme-test: background COMMAND -->`): what the README asks
+    /// the reader to keep running in another terminal.
+    before: Option<String>,
+    /// The block's fence lines (1-based), for `RECOURSE_README_LINE`.
+    first_line: usize,
+    last_line: usize,
     examples: Vec<Example>,
 }
 
@@ -68,13 +80,21 @@ fn blocks(text: &str) -> (Vec<Block>, Vec<(usize, String)>) {
             end += 1;
         }
         let body = &lines[start..end.min(lines.len())];
+        // The marker lines right above the fence.
+        let markers: Vec<&str> = lines[..i]
+            .iter()
+            .rev()
+            .map_while(|l| l.trim().strip_prefix("<!-- readme-test: "))
+            .map(|rest| rest.trim_end_matches("-->").trim())
+            .collect();
         let marker = |name: &str| {
-            i.checked_sub(1)
-                .and_then(|p| lines[p].trim().strip_prefix("<!-- readme-test: "))
-                .and_then(|rest| rest.strip_prefix(name))
-                .map(|rest| rest.trim_end_matches("-->").trim().to_owned())
+            markers
+                .iter()
+                .find_map(|m| m.strip_prefix(name))
+                .map(|rest| rest.trim().to_owned())
         };
         let (skip, needs) = (marker("skip"), marker("needs"));
+        let before = marker("background");
         i = end + 1;
         let has_prompt = body.iter().any(|l| l.starts_with("$ "));
         let runnable = match lang.trim() {
@@ -91,6 +111,9 @@ fn blocks(text: &str) -> (Vec<Block>, Vec<(usize, String)>) {
         }
         found.push(Block {
             needs,
+            before,
+            first_line: start,
+            last_line: end,
             examples: examples(body, start + 1, has_prompt),
         });
     }
@@ -154,10 +177,21 @@ fn runnable(command: &str) -> Option<String> {
 }
 
 fn serves(command: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
+    // Leading `NAME=value` words set the command's environment.
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .skip_while(|w| is_assignment(w))
+        .collect();
     let serve = matches!(words.as_slice(), ["recourse", "serve", ..])
         || matches!(words.as_slice(), ["recourse", "tools", "serve", ..]);
     command.trim_end().ends_with('&') || (serve && !words.contains(&"--mcp"))
+}
+
+/// Whether `word` is a shell `NAME=value` assignment.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    })
 }
 
 /// Whether `expected` (with `…` as anything) is in `actual`, whitespace ignored.
@@ -267,8 +301,15 @@ fn run(scratch: &Scratch, example: &Example, command: &str) -> Option<String> {
 /// Starts `example` in the background; its first output lines must match.
 fn start(scratch: &Scratch, example: &Example, command: &str) -> (Option<Child>, Option<String>) {
     let command = command.trim_end().trim_end_matches('&');
+    // `exec` keeps the server's pid the child's; `env` takes leading
+    // `NAME=value` words, which `exec` would read as the program.
+    let exec = if is_assignment(command.split_whitespace().next().unwrap_or_default()) {
+        "exec env"
+    } else {
+        "exec"
+    };
     let mut child = scratch
-        .command(&format!("exec {command}"))
+        .command(&format!("{exec} {command}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -325,7 +366,14 @@ fn every_readme_example_runs_as_written() {
     let mut problems = Vec::new();
     let mut ran = 0;
     let no_skip = std::env::var("RECOURSE_TEST_NO_SKIP").is_ok_and(|v| v == "1" || v == "true");
+    // `RECOURSE_README_LINE=N` runs only the block around README line N.
+    let only: Option<usize> = std::env::var("RECOURSE_README_LINE")
+        .ok()
+        .and_then(|n| n.parse().ok());
     for block in &blocks {
+        if only.is_some_and(|n| n < block.first_line || n > block.last_line + 1) {
+            continue;
+        }
         let scratch = Scratch::new();
         if let Some(needed) = &block.needs {
             let line = block.examples.first().map_or(0, |e| e.line);
@@ -346,6 +394,22 @@ fn every_readme_example_runs_as_written() {
             std::os::unix::fs::symlink(path.canonicalize().unwrap(), link).unwrap();
         }
         let mut background: Vec<Child> = Vec::new();
+        if let Some(command) = &block.before {
+            let example = Example {
+                line: block.first_line,
+                command: command.clone(),
+                expected: Vec::new(),
+                exit: 0,
+            };
+            let (child, problem) = start(&scratch, &example, command);
+            background.extend(child);
+            if let Some(problem) = problem {
+                problems.push(format!(
+                    "README.md:{}: `{command}`: {problem}",
+                    block.first_line
+                ));
+            }
+        }
         for example in &block.examples {
             let Some(command) = runnable(&example.command) else {
                 continue;
@@ -376,6 +440,7 @@ fn every_readme_example_runs_as_written() {
         eprintln!("README.md:{line}: skipped ({why})");
     }
     eprintln!("{ran} README commands run");
+    assert!(ran > 0, "no README block around line {only:?}");
     assert!(
         problems.is_empty(),
         "{} README example(s) do not run as written:\n\n{}",
@@ -414,4 +479,13 @@ fn the_rules_read_commands_outputs_and_exit_codes() {
     assert!(serves("recourse serve --port 8780"));
     assert!(serves("recourse tools serve --port 8700 &"));
     assert!(!serves("recourse tools serve --mcp"));
+    assert!(serves("OTEL_SERVICE_NAME=gw recourse serve"));
+
+    let stacked = "<!-- readme-test: needs target/x -->\n<!-- readme-test: background recourse tools serve --port 8700 -->\n```sh\n$ curl -s localhost:8700\n```\n";
+    let (found, _) = blocks(stacked);
+    assert_eq!(found[0].needs.as_deref(), Some("target/x"));
+    assert_eq!(
+        found[0].before.as_deref(),
+        Some("recourse tools serve --port 8700")
+    );
 }
