@@ -308,11 +308,13 @@ fn start(scratch: &Scratch, example: &Example, command: &str) -> (Option<Child>,
     } else {
         "exec"
     };
+    // Its stderr goes to a file, to show when it never starts (a port in use, say).
+    let errors = scratch.path().join(format!("stderr-{}.txt", example.line));
     let mut child = scratch
         .command(&format!("{exec} {command}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&errors).unwrap())
         .spawn()
         .unwrap();
     let wanted = example.expected.len().max(1);
@@ -341,7 +343,11 @@ fn start(scratch: &Scratch, example: &Example, command: &str) -> (Option<Child>,
         }
     }
     let problem = if seen.is_empty() {
-        Some("it never printed its first line".to_owned())
+        let said = std::fs::read_to_string(&errors).unwrap_or_default();
+        Some(format!(
+            "it never printed its first line; stderr:\n{}",
+            tail(&said)
+        ))
     } else if !matches(&example.expected, &seen.join("\n")) {
         Some(format!(
             "first lines differ.\nexpected:\n{}\ngot:\n{}",
