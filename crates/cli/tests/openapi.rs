@@ -82,6 +82,17 @@ async fn records_and_journal_answers_match_the_document() {
         json!({"url": format!("{base}/api/exports"), "payload": {"source_id": "sales-2024", "format": "pdf"},
                "reconcile": format!("{base}/api/exports/{{operation_id}}")}),
     ];
+    let (_, quote) = gw.post(&calls[0]).await;
+    let written: Vec<&String> = quote.as_object().unwrap().keys().collect();
+    let described: Vec<&String> = doc["components"]["schemas"]["CallAnswer"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        written, described,
+        "the document lists the record's fields in the order it writes them (preserve_order)"
+    );
     for body in &calls {
         let (status, record) = gw.post(body).await;
         assert_eq!(status, 200, "{record}");

@@ -76,7 +76,7 @@ class Resends:
     def wait(self, n: int, retry_after: Optional[float]) -> float:
         """The wait before send ``n + 1`` (``n`` counted from 1)."""
         backoff = self.first_wait * (2 ** (n - 1))
-        return min(self.max_wait, retry_after if retry_after is not None else backoff)
+        return max(0.0, min(self.max_wait, retry_after if retry_after is not None else backoff))
 
 
 def call_body(
@@ -136,7 +136,8 @@ class _Plan:
         """The wait before sending again, or ``None`` to stop at send ``n``."""
         if n >= self.resends.attempts:
             return None
-        if isinstance(outcome, httpx.ConnectError):
+        if isinstance(outcome, (httpx.ConnectError, httpx.ConnectTimeout)):
+            # The connection never opened: the gateway never saw the request.
             return self.resends.wait(n, None)
         if isinstance(outcome, Exception):
             # The request may have reached the gateway: only a key makes a resend safe.
@@ -150,7 +151,15 @@ class _Plan:
     def answer(response: httpx.Response, model: type[Any]) -> Any:
         if response.status_code != 200:
             raise _error(response)
-        return from_json(model, response.json())
+        try:
+            value = response.json()
+            if model is dict:
+                if not isinstance(value, dict):
+                    raise ValueError("not a JSON object")
+                return value
+            return from_json(model, value)
+        except ValueError as e:  # not JSON, or not the document's shape
+            raise GatewayError(200, None, f"the gateway's answer is not a {model.__name__}: {e}") from e
 
     @staticmethod
     def lost(e: Exception) -> GatewayError:
@@ -213,24 +222,22 @@ class Gateway:
     def list_calls(self, state: Optional[str] = None, limit: Optional[int] = None, before: Optional[str] = None) -> CallPage:
         """A page of journaled calls, newest first."""
         params = {k: v for k, v in (("state", state), ("limit", limit), ("before", before)) if v is not None}
-        response = self._http.get(self._plan.base_url + "/v1/calls", params=params, headers=self._plan.headers)
-        return _Plan.answer(response, CallPage)
+        return self._send("GET", "/v1/calls", None, CallPage, params)
 
     def openapi(self) -> dict[str, Any]:
         """The gateway's OpenAPI document."""
-        response = self._http.get(self._plan.base_url + "/openapi.json", headers=self._plan.headers)
-        if response.status_code != 200:
-            raise _error(response)
-        return response.json()
+        return self._send("GET", "/openapi.json", None, dict)
 
-    def _send(self, method: str, path: str, body: Optional[dict[str, Any]], model: type[Any]) -> Any:
+    def _send(
+        self, method: str, path: str, body: Optional[dict[str, Any]], model: type[Any], params: Any = None
+    ) -> Any:
         keyed = body is None or "idempotency_key" in body  # reads and reconcile repeat harmlessly
         n = 0
         while True:
             n += 1
             try:
                 outcome: httpx.Response | Exception = self._http.request(
-                    method, self._plan.base_url + path, json=body, headers=self._plan.headers
+                    method, self._plan.base_url + path, json=body, params=params, headers=self._plan.headers
                 )
             except httpx.HTTPError as e:
                 outcome = e
