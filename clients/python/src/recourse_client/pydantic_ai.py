@@ -20,6 +20,10 @@ is sent.
 Each tool call carries an idempotency key derived from the run and the tool
 call's id, so the client may safely send the gateway request again if its
 answer is lost.
+
+A refusal of the gateway itself (:class:`~recourse_client.GatewayError`: no
+token, a target it does not allow) is not the model's to fix and propagates:
+it ends the run.
 """
 
 from __future__ import annotations

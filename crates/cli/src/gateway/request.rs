@@ -61,7 +61,7 @@ pub(crate) struct CallRequest {
     pub(crate) max_corrections: Option<u32>,
     /// The call's deadline in seconds, in (0, 3600]; no longer than the
     /// gateway's own (120 s by default): longer ones are shortened to it.
-    #[schemars(range(min = 0.0, max = 3600.0))]
+    #[schemars(range(max = 3600.0), extend("exclusiveMinimum" = 0))]
     pub(crate) deadline_secs: Option<f64>,
 }
 
