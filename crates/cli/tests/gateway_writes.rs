@@ -353,3 +353,43 @@ async fn without_a_journal_keyed_requests_are_refused_and_nothing_is_sent() {
     assert_eq!(record["outcome"], "succeeded");
     assert!(!state.path().join("recourse").exists(), "nothing on disk");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
+    let t = tools(&["exports:slow:1.0"], Duration::from_millis(1000)).await;
+    let state = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(state.path(), &["--lease-ms", "3000"]);
+    let body = keyed(export(&t), "impatient-1");
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(format!("{}/v1/calls", gw.url))
+        .json(&body)
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client stopped waiting");
+    // Asked again with the same key, the gateway answers 409 while the call
+    // runs, then the finished call's own record: it ran to the end.
+    let started = Instant::now();
+    let record = loop {
+        let (status, record) = gw.post(&body).await;
+        if status == 200 {
+            break record;
+        }
+        assert_eq!(status, 409, "{record}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(record["replayed"], true);
+    assert_eq!(record["outcome"], "succeeded", "{record}");
+    assert_eq!(
+        record["next"]["step"], "use_result",
+        "the full record, not a summary"
+    );
+    assert_eq!(t.exports_committed(), 1);
+}

@@ -146,6 +146,26 @@ impl Serialize for ErrorCategory {
     }
 }
 
+/// A string: one of the eight known categories, or any other, kept as sent.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ErrorCategory {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCategory".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let known: Vec<&str> = Self::KNOWN.iter().map(Self::as_str).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "description": format!(
+                "What kind of failure a tool reported: one of {}; a newer tool's category is kept as sent.",
+                known.join(", ")
+            ),
+            "examples": known,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for ErrorCategory {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;

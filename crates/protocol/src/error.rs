@@ -26,6 +26,14 @@ use crate::ErrorCategory;
 /// keep it as sent. An empty `details` is omitted on the wire and reads back
 /// as `Value::Null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "A structured failure: `{code, message, category, retryable, details?}`. \
+        Writers always emit `retryable`; `details` holds structured hints and is omitted when empty."
+    )
+)]
 pub struct ToolError {
     /// A stable UPPER_SNAKE code naming the condition, e.g. `SYMBOL_NOT_FOUND`.
     pub code: String,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Whether the tool permits another attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RetryPermission {
     /// The envelope said `retryable: true`.

@@ -30,6 +30,7 @@ use crate::Method;
 
 /// Which evidence decided whether a call is idempotent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Evidence {
     /// The caller declared it.
@@ -71,6 +72,7 @@ impl Evidence {
 /// assert!(Idempotency::decide(Some(true), Some((false, Evidence::Manifest)), None).idempotent);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Idempotency {
     /// Whether resending the call is harmless.
     pub idempotent: bool,

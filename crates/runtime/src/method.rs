@@ -22,6 +22,7 @@ use crate::ConfigError;
 /// assert!("TRACE".parse::<Method>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Method {
     /// `GET`.

@@ -63,18 +63,35 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Respo
         Err(e) => return fail(e),
     };
     let hash = request_hash(&without(&body, &NOT_HASHED));
-    let keyed = match executor.execute_keyed(call, &hash).await {
-        Ok(keyed) => keyed,
-        Err(e) => {
+    // The call runs in a task of its own: a client that stops waiting (its
+    // timeout, a dropped connection) must not cancel a call mid-write. It
+    // finishes and is journaled, and the client's retry with the same key
+    // gets its record.
+    let metrics = std::sync::Arc::clone(&g.metrics);
+    let running = tokio::spawn(async move {
+        let keyed = executor.execute_keyed(call, &hash).await;
+        if let Ok(Keyed::Ran(report)) = &keyed {
+            metrics.observe(report);
+        }
+        keyed
+    });
+    let keyed = match running.await {
+        Ok(Ok(keyed)) => keyed,
+        Ok(Err(e)) => {
             return fail(
                 ToolError::service_error("JOURNAL_UNAVAILABLE", format!("{e}; nothing was sent"))
                     .retryable(true),
             );
         }
+        Err(_) => {
+            return fail(ToolError::unknown_outcome(
+                "CALL_ABORTED",
+                "the call stopped unexpectedly; its outcome is unknown: check before writing again",
+            ));
+        }
     };
     match keyed {
         Keyed::Ran(report) => {
-            g.metrics.observe(&report);
             // Serialized in the record's own field order, `replayed` last.
             Json(Answer {
                 record: &report,
@@ -102,11 +119,16 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Respo
     }
 }
 
-/// A call's record as `POST /v1/calls` answers it.
-#[derive(serde::Serialize)]
-struct Answer<'a> {
+/// A call's record as `POST /v1/calls` answers it: the record, and whether
+/// it is a replay.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "CallAnswer")]
+pub(super) struct Answer<'a> {
+    /// The call's record.
     #[serde(flatten)]
     record: &'a recourse::CallReport,
+    /// `true` when this is the first call's record, answered to a retry with
+    /// the same idempotency key: nothing was dispatched for this request.
     replayed: bool,
 }
 

@@ -1,192 +1,339 @@
 //! `GET /openapi.json`: the gateway's API, described as OpenAPI 3.1.
+//!
+//! The schemas are generated (schemars) from the types that serialize the
+//! gateway's answers and read its requests — the record is the runtime's
+//! [`CallReport`](recourse::CallReport), its doc comments the descriptions —
+//! so the document cannot drift from the wire. `tests/openapi.rs` checks real
+//! answers against it. Only the routes, their statuses and their parameters
+//! are written here.
 
-use serde_json::{Value, json};
+use recourse_tool::protocol::ToolError;
+use regex::Regex;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use super::keyed::Answer;
+use super::ready::{Health, Ready};
+use super::records::{CallPage, JournaledCall};
+use super::request::CallRequest;
+
+/// A refusal: the gateway's structured error, in the envelope tools answer with.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ErrorEnvelope {
+    /// Always `false`.
+    #[schemars(extend("const" = false))]
+    success: bool,
+    /// What went wrong: `code` names it (e.g. `IDEMPOTENCY_KEY_REUSED`),
+    /// `category` its kind, `retryable` whether sending it again may help.
+    error: ToolError,
+}
+
+/// Statuses every route with a token may answer, whatever it does.
+const COMMON: [(&str, &str); 3] = [
+    (
+        "401",
+        "UNAUTHORIZED: RECOURSE_GATEWAY_TOKEN is set and the request has no matching `Authorization: Bearer` token",
+    ),
+    (
+        "431",
+        "The request's headers are over the size cap; nothing was done",
+    ),
+    (
+        "503",
+        "OVERLOADED: the gateway is at its connection or in-flight limit; nothing was done, send it again later",
+    ),
+];
 
 /// The OpenAPI document.
 pub(crate) fn document() -> Value {
-    let envelope = json!({"$ref": "#/components/schemas/ErrorEnvelope"});
-    let error = |description: &str| json!({"description": description, "content": {"application/json": {"schema": envelope}}});
-    json!({
+    let (doc, _) = document_and_conflicts();
+    doc
+}
+
+/// The document, and the names of schemas whose request and answer forms
+/// differ (none may: a name means one schema).
+fn document_and_conflicts() -> (Value, Vec<String>) {
+    // Requests are described as they are read, answers as they are written
+    // (an `Option` the record always writes, as `null`, is required there).
+    let mut reads = settings().for_deserialize().into_generator();
+    let mut writes = settings().for_serialize().into_generator();
+    let mut paths = paths(&mut reads, &mut writes);
+    let mut schemas = writes.take_definitions(true);
+    let mut conflicts = Vec::new();
+    for (name, schema) in reads.take_definitions(true) {
+        match schemas.get(&name) {
+            Some(written) if *written != schema => conflicts.push(name),
+            Some(_) => {}
+            None => {
+                schemas.insert(name, schema);
+            }
+        }
+    }
+    let mut schemas = Value::Object(schemas);
+    plain_descriptions(&mut schemas);
+    plain_descriptions(&mut paths);
+    let doc = json!({
         "openapi": "3.1.0",
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "info": {
             "title": "recourse gateway",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "The recourse executor over HTTP: calls a tool, handles its failures by a fixed policy, and reports every attempt."
+            "description": "The recourse executor over HTTP: calls a tool, handles its failures by a fixed policy (waits, resends what is safe to resend, corrects input, looks up unknown outcomes), and answers with the call's record. Refusals of the gateway itself are error envelopes."
         },
-        "paths": {
-            "/v1/calls": {
-                "post": {
-                    "summary": "Run one tool call through the executor; with an idempotency key, at most once per key",
-                    "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}, "description": "Same as the body's idempotency_key (they must agree when both are given)"}],
-                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallRequest"}}}},
-                    "responses": {
-                        "200": {"description": "The call ran (replayed false), or a retry with the same key and request got the first call's record (replayed true); its outcome (succeeded, failed or unknown) is in the record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallReport"}}}},
-                        "400": error("The request is malformed, or has an idempotency_key while the gateway keeps no journal (JOURNAL_REQUIRED)"),
-                        "401": error("A bearer token is required (RECOURSE_GATEWAY_TOKEN is set)"),
-                        "403": error("The target is not allowed (loopback only unless --allow-target), or no --allow-mcp-command pattern matches the MCP command"),
-                        "409": error("CALL_IN_PROGRESS: the call with this idempotency key is still running; ask again after Retry-After seconds"),
-                        "413": error("The request body is over the size cap"),
-                        "415": error("The request is not JSON"),
-                        "422": error("IDEMPOTENCY_KEY_REUSED: the key belongs to a different request"),
-                        "431": error("The request's headers are over the size cap"),
-                        "503": error("JOURNAL_UNAVAILABLE: the journal could not be written, so nothing was sent; or the gateway is at its in-flight limit")
-                    }
-                },
-                "get": {
-                    "summary": "The journaled calls, newest first",
-                    "parameters": [
-                        {"name": "state", "in": "query", "schema": {"enum": ["in_flight", "succeeded", "failed", "unknown"]}},
-                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},
-                        {"name": "before", "in": "query", "schema": {"type": "string"}, "description": "A call_id: the page after it (next_before of the previous page)"}
-                    ],
-                    "responses": {
-                        "200": {"description": "A page of calls", "content": {"application/json": {"schema": {"type": "object", "required": ["calls", "next_before"], "properties": {
-                            "calls": {"type": "array", "items": {"type": "object"}},
-                            "next_before": {"type": ["string", "null"], "description": "Pass as before for the next page; null on the last"}
-                        }}}}},
-                        "400": error("INVALID_QUERY"),
-                        "404": error("NO_JOURNAL: the gateway runs with --journal none")
-                    }
-                }
-            },
-            "/v1/calls/{call_id}": {"get": {
-                "summary": "One journaled call: its state and record",
-                "parameters": [{"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "responses": {
-                    "200": {"description": "The call", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JournaledCall"}}}},
-                    "404": error("CALL_NOT_FOUND, or NO_JOURNAL")
-                }
-            }},
-            "/v1/calls/{call_id}/reconcile": {"post": {
-                "summary": "Settle an in-flight or unknown call through its recorded lookup; never resends",
-                "parameters": [{"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "responses": {
-                    "200": {"description": "The call after settling (still unknown when the lookup could not tell)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JournaledCall"}}}},
-                    "403": error("The recorded lookup is not an allowed target"),
-                    "404": error("CALL_NOT_FOUND, or NO_JOURNAL"),
-                    "409": error("CALL_IN_PROGRESS: another process holds the call's lease")
-                }
-            }},
-            "/healthz": {"get": {"summary": "Liveness (no token needed)", "security": [], "responses": {"200": {"description": "The gateway is serving", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}}}}},
-            "/readyz": {"get": {"summary": "Readiness for a load balancer (no token needed)", "security": [], "responses": {
-                "200": {"description": "Ready for traffic (shared state in fallback still is)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}},
-                "503": {"description": "Draining after SIGTERM, or the journal does not answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}}
-            }}},
-            "/metrics": {"get": {"summary": "Prometheus metrics (recourse_*)", "responses": {"200": {"description": "Text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
-            "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
-        },
+        "paths": paths,
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "Health": {
-                    "type": "object",
-                    "required": ["status", "shared_state"],
-                    "properties": {
-                        "status": {"const": "ok"},
-                        "shared_state": {"enum": ["shared", "fallback", "off"], "description": "shared: the fleet's budget and breakers decide; fallback: Redis does not answer and this gateway decides alone; off: no --shared-state"}
-                    }
-                },
-                "Readiness": {
-                    "type": "object",
-                    "required": ["status", "journal", "shared_state"],
-                    "properties": {
-                        "status": {"enum": ["ready", "draining", "unavailable"]},
-                        "journal": {"enum": ["ok", "unreachable", "none"]},
-                        "shared_state": {"enum": ["shared", "fallback", "off"]}
-                    }
-                },
-                "CallRequest": {
-                    "type": "object",
-                    "required": ["payload"],
-                    "additionalProperties": false,
-                    "properties": {
-                        "url": {"type": "string", "description": "The tool's URL (POSTed with the payload); give url or mcp"},
-                        "mcp": {"type": "object", "description": "An MCP tool: {command | url, tool}"},
-                        "payload": {"type": "object"},
-                        "headers": {"type": "array", "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}], "minItems": 2, "maxItems": 2}},
-                        "schema": {"type": "object", "description": "The capability's input JSON Schema"},
-                        "protect": {"type": "array", "items": {"type": "string"}, "description": "JSON Pointers no correction may change"},
-                        "idempotent": {"type": "boolean", "description": "Your word that resending is harmless; unset, the tool's manifest decides, then the HTTP method, else not idempotent"},
-                        "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 255, "description": "At most one execution per key: a retry with the same key and request gets the first record (needs the gateway's journal)"},
-                        "method": {"enum": ["POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS"], "default": "POST"},
-                        "delegated": {"type": "boolean", "default": false},
-                        "reconcile": {"type": "string", "description": "Lookup URL template with {key} / {operation_id}"},
-                        "verify": {"type": "object", "additionalProperties": false, "required": ["expect"],
-                            "description": "Read the write back: an HTTP read (url, allowlisted like the call) or an MCP tool on the same server, args templated over the payload ({{payload.x}}), expectations 'POINTER OP VALUE' (==, !=, exists, !exists)",
-                            "properties": {
-                                "url": {"type": "string"}, "tool": {"type": "string"},
-                                "method": {"enum": ["GET", "POST"]}, "args": {"type": "object"},
-                                "expect": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                                "after_only": {"type": "boolean", "default": false},
-                                "always": {"type": "boolean", "default": false}
-                            }},
-                        "intent": {"type": "string", "description": "The user's original request (enables L4)"},
-                        "max_retries": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_RETRIES); larger values are lowered to it"},
-                        "max_corrections": {"type": "integer", "minimum": 0, "description": "At most the gateway's own (RECOURSE_MAX_CORRECTIONS); larger values are lowered to it"},
-                        "deadline_secs": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "At most the gateway's own deadline (120 s by default); longer ones are shortened to it"}
-                    }
-                },
-                "CallReport": call_report_schema(),
-                "JournaledCall": {"type": "object", "required": ["state", "record"], "properties": {
-                    "state": {"enum": ["in_flight", "succeeded", "failed", "unknown"]},
-                    "record": {"description": "The call's record (CallReport) once it finished; a summary while in flight"}
-                }},
-                "ToolError": {"type": "object", "required": ["code", "message", "category", "retryable"], "properties": {
-                    "code": {"type": "string"}, "message": {"type": "string"}, "category": {"type": "string"},
-                    "retryable": {"type": "boolean"}, "details": {}
-                }},
-                "ErrorEnvelope": {"type": "object", "required": ["success", "error"], "properties": {
-                    "success": {"const": false}, "error": {"$ref": "#/components/schemas/ToolError"}
-                }}
-            }
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "RECOURSE_GATEWAY_TOKEN, when the gateway has one"}},
+            "schemas": schemas
         },
         "security": [{}, {"bearer": []}]
+    });
+    (doc, conflicts)
+}
+
+/// A variant's tag (`kind`, `verdict`) says which variant it is.
+fn tag_description(property: &mut Value) {
+    if property.get("description").is_none()
+        && let Some(Value::String(tag)) = property.get("const")
+    {
+        property["description"] = format!("Which one this is: `{tag}`.").into();
+    }
+}
+
+fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|s| {
+        s.definitions_path = "/components/schemas".into();
+        s.meta_schema = None;
     })
 }
 
-/// A call's record, as `POST /v1/calls` returns it.
-fn call_report_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["outcome", "http_calls", "llm_calls", "attempts"],
-        "properties": {
-            "call_id": {"type": "string"},
-            "outcome": {"enum": ["succeeded", "failed", "unknown"]},
-            "data": {},
-            "error": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ToolError"}]},
-            "reason": {"type": ["string", "null"]},
-            "reason_text": {"type": ["string", "null"]},
-            "stop_kind": {"enum": ["auth", "permission", "policy", "input", "transient", "unknown_outcome", "budget", "configuration", null]},
-            "next": next_schema(),
-            "http_calls": {"type": "integer"},
-            "llm_calls": {"type": "integer"},
-            "idempotency_key": {"type": ["string", "null"]},
-            "idempotency": {"type": "object", "required": ["idempotent", "from"], "properties": {
-                "idempotent": {"type": "boolean"},
-                "from": {"enum": ["caller", "manifest", "mcp_annotation", "method", "default"]}
-            }},
-            "replayed": {"type": "boolean", "description": "POST /v1/calls only: true when this is the first call's record, answered to a retry with the same idempotency key"},
-            "operation_id": {"type": ["string", "null"]},
-            "verification": {"enum": ["verified", "already_applied", "not_committed", "not_applied", "cannot_tell", null]},
-            "attempts": {"type": "array", "items": {"type": "object", "properties": {
-                "n": {"type": "integer"}, "payload": {}, "status": {"type": ["integer", "null"]},
-                "transport_error": {"type": ["string", "null"]}, "category": {"type": ["string", "null"]},
-                "retry_permission": {"enum": ["allowed", "refused", "unspecified"]},
-                "action": {"enum": ["succeed", "retry_same", "correct", "reconcile", "verify", "stop"]},
-                "wait_ms": {"type": ["integer", "null"]},
-                "source": {"enum": ["caller", "coercion", "repair", "llm", "semantic"]}
-            }}}
+/// Doc comments made into API text: no Rust examples, links as their names,
+/// lines of a paragraph joined.
+fn plain_descriptions(value: &mut Value) {
+    static CODE: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(r"(?s)\n*```.*?```\n*").expect("a valid pattern"));
+    static LINK: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"\[(`[^`\]]+`|[^\]]+)\](\([^)]*\))?").expect("a valid pattern")
+    });
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                for property in properties.values_mut() {
+                    tag_description(property);
+                }
+            }
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(text) if key == "description" => {
+                        let text_ = CODE.replace_all(text, "\n\n");
+                        let text_ = LINK.replace_all(&text_, "$1");
+                        *text = text_
+                            .split("\n\n")
+                            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+                            .filter(|p| !p.is_empty())
+                            .collect::<Vec<_>>()
+                            .join("\n\n");
+                    }
+                    _ => plain_descriptions(v),
+                }
+            }
         }
+        Value::Array(items) => items.iter_mut().for_each(plain_descriptions),
+        _ => {}
+    }
+}
+
+fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
+    let request = reads.subschema_for::<CallRequest>();
+    let answer = g.subschema_for::<Answer<'static>>();
+    let journaled = g.subschema_for::<JournaledCall>();
+    let page = g.subschema_for::<CallPage<'static>>();
+    let health = g.subschema_for::<Health>();
+    let ready = g.subschema_for::<Ready>();
+    let envelope = g.subschema_for::<ErrorEnvelope>();
+    let errors = |own: &[(&str, &str)]| responses(&envelope, own);
+    let state = reads.subschema_for::<recourse::CallState>();
+    let call_id = json!({"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The call's id (`call_id` of its record)"});
+    json!({
+        "/v1/calls": {
+            "post": {
+                "summary": "Run one tool call through the executor",
+                "description": "Runs the call and answers its record, whatever its outcome (succeeded, failed or unknown: a tool's failure is a record, not an error status). With an idempotency key, at most once per key: the same key and request again get the first call's record with `replayed: true`, and nothing is dispatched.",
+                "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}, "description": "The same as the body's `idempotency_key` (they must agree when both are given)"}],
+                "requestBody": {"required": true, "description": "The call", "content": {"application/json": {"schema": request}}},
+                "responses": with_ok(errors(&[
+                    ("400", "The request is malformed (INVALID_CALL, INVALID_TARGET, MISSING_REQUIRED_FIELD, …), or has an idempotency key while the gateway keeps no journal (JOURNAL_REQUIRED); nothing was dispatched"),
+                    ("403", "TARGET_NOT_ALLOWED: the target is not allowed (loopback only unless --allow-target); COMMAND_NOT_ALLOWED: no --allow-mcp-command pattern matches the MCP command"),
+                    ("409", "CALL_IN_PROGRESS: the call with this idempotency key is still running; ask again after Retry-After seconds"),
+                    ("413", "The request body is over the size cap (1 MiB)"),
+                    ("415", "The request is not JSON (Content-Type)"),
+                    ("422", "IDEMPOTENCY_KEY_REUSED: the key belongs to a different request; use a new key for a new request"),
+                    ("500", "CALL_ABORTED (UNKNOWN_OUTCOME): the call stopped unexpectedly inside the gateway; check before writing again"),
+                    ("503", "JOURNAL_UNAVAILABLE: the journal could not be written, so nothing was sent; or OVERLOADED: the gateway is at its limit"),
+                ]), "The call ran (`replayed: false`), or a retry with the same key and request got the first call's record (`replayed: true`)", json_body(&answer))
+            },
+            "get": {
+                "summary": "The journaled calls, newest first",
+                "description": "A page of the calls the gateway journaled (keyed and non-idempotent calls).",
+                "parameters": [
+                    {"name": "state", "in": "query", "required": false, "schema": state, "description": "Only calls in this state"},
+                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": recourse::MAX_LIST, "default": 100}, "description": "How many calls a page holds"},
+                    {"name": "before", "in": "query", "required": false, "schema": {"type": "string"}, "description": "A call_id: the page after it (`next_before` of the previous page)"}
+                ],
+                "responses": with_ok(errors(&[
+                    ("400", "INVALID_QUERY: an unknown parameter, state or limit"),
+                    ("404", "NO_JOURNAL: the gateway runs with --journal none"),
+                    ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
+                ]), "A page of calls", json_body(&page))
+            }
+        },
+        "/v1/calls/{call_id}": {"get": {
+            "summary": "One journaled call",
+            "description": "The call's state, and its record (a summary while it is in flight, or when its process stopped mid-call).",
+            "parameters": [call_id],
+            "responses": with_ok(errors(&[
+                ("404", "CALL_NOT_FOUND: no call with this id in the journal; or NO_JOURNAL"),
+                ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
+            ]), "The call", json_body(&journaled))
+        }},
+        "/v1/calls/{call_id}/reconcile": {"post": {
+            "summary": "Settle an in-flight or unknown call",
+            "description": "Settles the call through its recorded lookup, and answers it as `GET /v1/calls/{call_id}` does; never resends it. A call that already finished is answered as it is.",
+            "parameters": [call_id],
+            "responses": with_ok(errors(&[
+                ("403", "TARGET_NOT_ALLOWED: the recorded lookup is not an allowed target"),
+                ("404", "CALL_NOT_FOUND, or NO_JOURNAL"),
+                ("409", "CALL_IN_PROGRESS: another process holds the call's lease; ask again after Retry-After seconds"),
+                ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
+            ]), "The call after settling (still unknown when the lookup could not tell)", json_body(&journaled))
+        }},
+        "/healthz": {"get": {
+            "summary": "Liveness",
+            "description": "Whether the gateway serves, and its shared state's mode; no token needed.",
+            "security": [],
+            "responses": {"200": {"description": "The gateway is serving", "content": {"application/json": {"schema": health}}}}
+        }},
+        "/readyz": {"get": {
+            "summary": "Readiness",
+            "description": "Whether a load balancer should send this gateway traffic; no token needed.",
+            "security": [],
+            "responses": {
+                "200": {"description": "Ready for traffic (shared state in fallback still is)", "content": {"application/json": {"schema": ready}}},
+                "503": {"description": "Draining after SIGTERM, or the journal does not answer", "content": {"application/json": {"schema": ready}}}
+            }
+        }},
+        "/metrics": {"get": {
+            "summary": "Prometheus metrics",
+            "description": "The recourse_* series, in the text exposition format.",
+            "responses": with_ok(errors(&[]), "Text exposition format", json!({"text/plain": {"schema": {"type": "string"}}}))
+        }},
+        "/openapi.json": {"get": {
+            "summary": "This document",
+            "description": "The gateway's API as OpenAPI 3.1, its schemas generated from the types that serialize its answers.",
+            "responses": with_ok(errors(&[]), "OpenAPI 3.1", json_body(json!({"type": "object"})))
+        }}
     })
 }
 
-/// The record's `next`: what to hand back to the model.
-fn next_schema() -> Value {
-    json!({"type": "object", "required": ["step", "model_message"], "properties": {
-        "step": {"enum": ["use_result", "fix_arguments", "ask_user", "fix_configuration", "explain_refusal", "do_not_repeat", "give_up"]},
-        "model_message": {"type": "string", "maxLength": 600, "description": "What to hand the model: redacted; the tool's words fenced as <<<…>>>"},
-        "question": {"type": "string", "description": "With ask_user: the question for the user"},
-        "operation_id": {"type": "string", "description": "With do_not_repeat: the write to check"},
-        "retry_after_ms": {"type": "integer", "description": "With give_up: when the tool accepts calls again"}
-    }})
+/// The error responses: `own`, then the common ones a route does not name itself.
+fn responses(envelope: &schemars::Schema, own: &[(&str, &str)]) -> Map<String, Value> {
+    let mut map = Map::new();
+    for (status, description) in own.iter().chain(COMMON.iter()) {
+        if map.contains_key(*status) {
+            continue;
+        }
+        map.insert(
+            (*status).to_owned(),
+            json!({"description": description, "content": {"application/json": {"schema": envelope}}}),
+        );
+    }
+    map
+}
+
+/// `errors` with a 200 first, answering `content`.
+fn with_ok(errors: Map<String, Value>, description: &str, content: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(
+        "200".to_owned(),
+        json!({"description": description, "content": content}),
+    );
+    map.extend(errors);
+    Value::Object(map)
+}
+
+/// A JSON body of `schema`.
+fn json_body(schema: impl serde::Serialize) -> Value {
+    json!({"application/json": {"schema": schema}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_means_one_schema() {
+        let (_, conflicts) = document_and_conflicts();
+        assert!(
+            conflicts.is_empty(),
+            "read and written differently: {conflicts:?}"
+        );
+    }
+
+    #[test]
+    fn descriptions_read_as_text() {
+        let mut v = json!({"description": "A thing, see [`Other::x`](crate::Other).\nMore.\n\n```\nlet a = 1;\n```\n\nLast [`Y`]."});
+        plain_descriptions(&mut v);
+        assert_eq!(
+            v["description"],
+            "A thing, see `Other::x`. More.\n\nLast `Y`."
+        );
+    }
+
+    /// Every object's properties below `value`, with where they are.
+    fn properties<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a Value)>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    if key == "properties" {
+                        for (name, p) in v.as_object().into_iter().flatten() {
+                            out.push((format!("{at}.{name}"), p));
+                        }
+                    }
+                    properties(v, format!("{at}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (n, v) in items.iter().enumerate() {
+                    properties(v, format!("{at}[{n}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_property_and_route_has_a_description() {
+        let doc = document();
+        let mut all = Vec::new();
+        properties(&doc, String::new(), &mut all);
+        assert!(all.len() > 100, "{}", all.len());
+        for (at, property) in all {
+            assert!(
+                property["description"].is_string(),
+                "{at} has no description"
+            );
+        }
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                assert!(op["description"].is_string(), "{method} {path}");
+                for (status, response) in op["responses"].as_object().unwrap() {
+                    assert!(
+                        response["description"].is_string(),
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+        }
+    }
 }

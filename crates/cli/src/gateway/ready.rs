@@ -17,7 +17,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use recourse::{Journal, SharedState};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// How long the journal has to answer a readiness check.
 const JOURNAL_CHECK_WITHIN: Duration = Duration::from_secs(1);
@@ -88,7 +89,11 @@ impl Readiness {
 
     /// `/healthz`: alive, and the shared state's mode.
     pub(crate) fn healthz(&self) -> Response {
-        Json(json!({"status": "ok", "shared_state": self.shared_state()})).into_response()
+        Json(Health {
+            status: "ok",
+            shared_state: self.shared_state(),
+        })
+        .into_response()
     }
 
     /// `/readyz`: 200 `ready`, or 503 `draining` / `unavailable`.
@@ -105,13 +110,41 @@ impl Readiness {
             "ready" => StatusCode::OK,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
-        let body = json!({
-            "status": status,
-            "journal": journal,
-            "shared_state": self.shared_state(),
-        });
+        let body = Ready {
+            status,
+            journal,
+            shared_state: self.shared_state(),
+        };
         (code, Json(body)).into_response()
     }
+}
+
+/// `GET /healthz`: the gateway is serving.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Health")]
+pub(super) struct Health {
+    /// Always `ok`.
+    #[schemars(extend("const" = "ok"))]
+    status: &'static str,
+    /// `shared`: the fleet's budget and breakers decide; `fallback`: Redis does
+    /// not answer and this gateway decides alone; `off`: no `--shared-state`.
+    #[schemars(extend("enum" = ["shared", "fallback", "off"]))]
+    shared_state: &'static str,
+}
+
+/// `GET /readyz`: whether to send this gateway traffic.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Readiness")]
+pub(super) struct Ready {
+    /// `ready` (200); `draining` after SIGTERM or `unavailable` when the journal does not answer (503).
+    #[schemars(extend("enum" = ["ready", "draining", "unavailable"]))]
+    status: &'static str,
+    /// `ok`, `unreachable`, or `none` (`--journal none`).
+    #[schemars(extend("enum" = ["ok", "unreachable", "none"]))]
+    journal: &'static str,
+    /// As in `/healthz`.
+    #[schemars(extend("enum" = ["shared", "fallback", "off"]))]
+    shared_state: &'static str,
 }
 
 #[cfg(test)]
@@ -121,7 +154,7 @@ mod tests {
         AttemptResult, BoxFuture, CallState, Claimed, JournalEntry, JournalResult, KeyClaim,
         ListQuery, NewCall, SqliteJournal,
     };
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     async fn answer(readiness: &Readiness) -> (u16, Value) {
         let response = readiness.readyz().await;

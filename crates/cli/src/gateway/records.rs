@@ -7,15 +7,16 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::{CallState, ListQuery, MAX_LIST, SettleOptions, settle_with};
+use recourse::{CallState, JournalEntry, ListQuery, MAX_LIST, SettleOptions, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::Gateway;
 use super::keyed::in_progress;
-use crate::journal::entry_json;
+use crate::journal::CallEntry;
 
 /// How many calls a page holds unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -51,15 +52,53 @@ fn unknown_call(call_id: &str) -> Response {
     )
 }
 
+/// One journaled call: `GET /v1/calls/{call_id}` and reconcile answer it.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct JournaledCall {
+    /// Where the call stands.
+    state: CallState,
+    /// The call's record once it finished; a summary of what the journal
+    /// knows while it is in flight or when its process stopped mid-call.
+    #[schemars(with = "StoredRecord<'static>")]
+    record: Value,
+}
+
+/// What a journaled call's `record` holds (for the schema: the record is
+/// stored as the JSON it was serialized to).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum StoredRecord<'a> {
+    /// The record of a finished call.
+    Record(Box<recourse::CallReport>),
+    /// What the journal knows of a call with no record.
+    Summary(recourse::RecordSummary<'a>),
+}
+
+/// A page of `GET /v1/calls`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct CallPage<'a> {
+    /// The calls, newest first.
+    calls: Vec<CallEntry<'a>>,
+    /// Pass as `before` for the next page; `null` on the last.
+    next_before: Option<String>,
+}
+
+fn journaled(entry: &JournalEntry) -> Response {
+    Json(JournaledCall {
+        state: entry.state,
+        record: entry.record_or_summary(),
+    })
+    .into_response()
+}
+
 /// `{"state", "record"}` of one call.
 pub(super) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<String>) -> Response {
     let Some(journal) = g.journal.as_ref() else {
         return no_journal();
     };
     match journal.get(&call_id).await {
-        Ok(Some(entry)) => {
-            Json(json!({"state": entry.state, "record": entry.record_or_summary()})).into_response()
-        }
+        Ok(Some(entry)) => journaled(&entry),
         Ok(None) => unknown_call(&call_id),
         Err(e) => unavailable(&e),
     }
@@ -115,8 +154,8 @@ pub(super) async fn list(
             let next_before = (entries.len() == limit as usize)
                 .then(|| entries.last().map(|e| e.call_id.clone()))
                 .flatten();
-            let calls: Vec<Value> = entries.iter().map(entry_json).collect();
-            Json(json!({"calls": calls, "next_before": next_before})).into_response()
+            let calls = entries.iter().map(CallEntry::from).collect();
+            Json(CallPage { calls, next_before }).into_response()
         }
         Err(e) => unavailable(&e),
     }
@@ -150,9 +189,7 @@ pub(super) async fn reconcile(
         }
     }
     match journal.get(&call_id).await {
-        Ok(Some(entry)) => {
-            Json(json!({"state": entry.state, "record": entry.record_or_summary()})).into_response()
-        }
+        Ok(Some(entry)) => journaled(&entry),
         Ok(None) => unknown_call(&call_id),
         Err(e) => unavailable(&e),
     }

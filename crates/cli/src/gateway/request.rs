@@ -7,33 +7,76 @@ use recourse::{
     Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, TargetAllowlist, VerifySpec,
 };
 use recourse_tool::protocol::ToolError;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// What a client asks the gateway to call.
-#[derive(Debug, Deserialize)]
+/// What a client asks the gateway to call: `POST /v1/calls`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CallRequest {
+    /// The tool's URL (the payload is sent to it); give `url` or `mcp`.
     pub(crate) url: Option<String>,
+    /// An MCP tool: `{"command": "CMD ARGS" | "url": "…", "tool": "NAME"}`; give `url` or `mcp`.
+    #[schemars(with = "Option<McpRequest>")]
     pub(crate) mcp: Option<Value>,
+    /// The tool's input: a JSON object.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub(crate) payload: Value,
+    /// Headers sent with every attempt, as `[name, value]` pairs.
     #[serde(default)]
     pub(crate) headers: Vec<(String, String)>,
+    /// The capability's input JSON Schema (for coercion and to check corrections).
     pub(crate) schema: Option<Value>,
+    /// JSON Pointers into the payload that no correction may change.
     #[serde(default)]
     pub(crate) protect: Vec<String>,
+    /// Your word that resending is harmless; unset, the tool's manifest
+    /// decides, then the HTTP method, else not idempotent.
     pub(crate) idempotent: Option<bool>,
+    /// At most one execution per key: a retry with the same key and request
+    /// gets the first call's record (needs the gateway's journal). The same
+    /// as an `Idempotency-Key` header; they must agree when both are given.
+    #[schemars(length(min = 1, max = 255))]
     pub(crate) idempotency_key: Option<String>,
+    /// The HTTP method: `POST` (the default), `PUT`, `PATCH`, `DELETE`, `GET`,
+    /// `HEAD` or `OPTIONS`.
+    #[schemars(with = "Option<recourse::Method>")]
     pub(crate) method: Option<String>,
+    /// A delegated orchestrator: dispatched exactly once, never resent.
     #[serde(default)]
     pub(crate) delegated: bool,
+    /// A lookup URL template (`{key}`, `{operation_id}`) that settles an
+    /// unknown outcome; allowlisted like the call.
     pub(crate) reconcile: Option<String>,
     /// A read-back verification: `{url | tool, method?, args, expect, after_only?, always?}`.
     pub(crate) verify: Option<VerifySpec>,
+    /// The user's original request (enables contextual re-resolution, L4).
     pub(crate) intent: Option<String>,
+    /// Same-payload resends at most; no more than the gateway's own
+    /// (`RECOURSE_MAX_RETRIES`): larger values are lowered to it.
     pub(crate) max_retries: Option<u32>,
+    /// Corrections at most; no more than the gateway's own
+    /// (`RECOURSE_MAX_CORRECTIONS`): larger values are lowered to it.
     pub(crate) max_corrections: Option<u32>,
+    /// The call's deadline in seconds, in (0, 3600]; no longer than the
+    /// gateway's own (120 s by default): longer ones are shortened to it.
+    #[schemars(range(max = 3600.0), extend("exclusiveMinimum" = 0))]
     pub(crate) deadline_secs: Option<f64>,
+}
+
+/// An MCP tool to call (the schema of [`CallRequest::mcp`], read field by field).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+pub(crate) struct McpRequest {
+    /// The MCP server's command line, started only when an
+    /// `--allow-mcp-command` pattern matches it; give `command` or `url`.
+    command: Option<String>,
+    /// The MCP server's Streamable HTTP URL, allowlisted like a target;
+    /// give `command` or `url`.
+    url: Option<String>,
+    /// The tool's name on that server.
+    tool: String,
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> ToolError {

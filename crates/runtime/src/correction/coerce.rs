@@ -19,6 +19,7 @@ use crate::{Admission, Admitted, Protected, Schema};
 
 /// One change coercion made, as the record shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CoercionChange {
     /// JSON Pointer to the value changed.
     pub pointer: String,
@@ -33,6 +34,7 @@ pub struct CoercionChange {
 
 /// The rules of L2 coercion; each applies only where the schema leaves one reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CoercionRule {
     /// `"42"` → `42` where an integer is wanted (not `12.5`, not out of range).

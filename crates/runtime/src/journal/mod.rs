@@ -40,6 +40,7 @@ use crate::transport::BoxFuture;
 
 /// Where a journaled call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CallState {
     /// Recorded, not finished: running now, or interrupted by a crash.
@@ -143,19 +144,50 @@ impl JournalEntry {
             CallState::Failed => ("failed", None),
             CallState::Unknown | CallState::InFlight => ("unknown", Some("outcome_unknown")),
         };
-        serde_json::json!({
-            "record_version": crate::RECORD_VERSION,
-            "call_id": self.call_id,
-            "outcome": outcome,
-            "data": null,
-            "error": null,
-            "reason": reason,
-            "reason_text": reason.map(|_| "the call did not finish in its process; check before writing again"),
-            "idempotency_key": self.idempotency_key,
-            "operation_id": self.operation_id,
-            "attempts": [],
-        })
+        let summary = RecordSummary {
+            record_version: crate::RECORD_VERSION,
+            call_id: &self.call_id,
+            outcome,
+            data: (),
+            error: (),
+            reason,
+            reason_text: reason
+                .map(|_| "the call did not finish in its process; check before writing again"),
+            idempotency_key: self.idempotency_key.as_deref(),
+            operation_id: self.operation_id.as_deref(),
+            attempts: [],
+        };
+        serde_json::to_value(summary).unwrap_or(Value::Null)
     }
+}
+
+/// What the journal says of a call whose record was never written: its
+/// process stopped before the call finished. Only the journal's facts; the
+/// outcome of such a call is `unknown` unless it was settled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecordSummary<'a> {
+    /// The record format's version.
+    pub record_version: u32,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// `succeeded`, `failed` or `unknown` (a call left in flight is `unknown`).
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["succeeded", "failed", "unknown"])))]
+    pub outcome: &'static str,
+    /// Always `null`: the result was not recorded.
+    pub data: (),
+    /// Always `null`: no error was recorded.
+    pub error: (),
+    /// `outcome_unknown` for a call left in flight or unknown; `null` otherwise.
+    pub reason: Option<&'static str>,
+    /// The reason as a sentence, for people.
+    pub reason_text: Option<&'static str>,
+    /// The idempotency key its attempts carried.
+    pub idempotency_key: Option<&'a str>,
+    /// The tool's operation id, when it reported one.
+    pub operation_id: Option<&'a str>,
+    /// Always empty: the attempts' records were not written.
+    pub attempts: [(); 0],
 }
 
 /// What the journal needs when a call starts.

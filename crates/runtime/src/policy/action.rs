@@ -245,3 +245,103 @@ impl Serialize for StopReason {
         serializer.serialize_str(self.code())
     }
 }
+
+/// One reason of each kind, in declaration order: what the schema lists.
+#[cfg(feature = "schema")]
+const EVERY_REASON: [StopReason; 28] = [
+    StopReason::DelegatedSingleDispatch,
+    StopReason::RetryRefused,
+    StopReason::AuthenticationFailed,
+    StopReason::PermissionDenied,
+    StopReason::MethodNotAllowed,
+    StopReason::PolicyRejected,
+    StopReason::RetriesExhausted,
+    StopReason::RateLimited {
+        retry_after: Duration::ZERO,
+    },
+    StopReason::DeadlineExceeded,
+    StopReason::RetryBudgetExhausted,
+    StopReason::CircuitOpen,
+    StopReason::NoCorrector,
+    StopReason::CorrectionBudgetExhausted,
+    StopReason::NotOptedIn,
+    StopReason::NothingMutable,
+    StopReason::CannotFix,
+    StopReason::Unclassified,
+    StopReason::UnexpectedStatus,
+    StopReason::ResponseTooLarge,
+    StopReason::OutcomeUnknown,
+    StopReason::NotCommitted,
+    StopReason::NotApplied,
+    StopReason::Cancelled,
+    StopReason::InvalidCall,
+    StopReason::JournalUnavailable,
+    StopReason::NeedsInput,
+    StopReason::ProtocolMismatch,
+    StopReason::UnstructuredFailure,
+];
+
+/// The stop reason's code: one of [`StopReason::code`]'s.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for StopReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StopReason".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let codes: Vec<&str> = EVERY_REASON.iter().map(StopReason::code).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "description": "Why the call stopped: a stable snake-case code (the sentence is `reason_text`).",
+            "enum": codes,
+        })
+    }
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod schema_tests {
+    use super::*;
+
+    /// The position of `reason`'s variant in [`EVERY_REASON`]: a new variant
+    /// does not compile until it is given one.
+    fn position(reason: &StopReason) -> usize {
+        use StopReason::*;
+        match reason {
+            DelegatedSingleDispatch => 0,
+            RetryRefused => 1,
+            AuthenticationFailed => 2,
+            PermissionDenied => 3,
+            MethodNotAllowed => 4,
+            PolicyRejected => 5,
+            RetriesExhausted => 6,
+            RateLimited { .. } => 7,
+            DeadlineExceeded => 8,
+            RetryBudgetExhausted => 9,
+            CircuitOpen => 10,
+            NoCorrector => 11,
+            CorrectionBudgetExhausted => 12,
+            NotOptedIn => 13,
+            NothingMutable => 14,
+            CannotFix => 15,
+            Unclassified => 16,
+            UnexpectedStatus => 17,
+            ResponseTooLarge => 18,
+            OutcomeUnknown => 19,
+            NotCommitted => 20,
+            NotApplied => 21,
+            Cancelled => 22,
+            InvalidCall => 23,
+            JournalUnavailable => 24,
+            NeedsInput => 25,
+            ProtocolMismatch => 26,
+            UnstructuredFailure => 27,
+        }
+    }
+
+    #[test]
+    fn the_schema_lists_every_reason_once() {
+        for (n, reason) in EVERY_REASON.iter().enumerate() {
+            assert_eq!(position(reason), n, "{}", reason.code());
+        }
+    }
+}

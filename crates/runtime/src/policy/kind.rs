@@ -23,6 +23,7 @@ use super::StopReason;
 
 /// The kind of problem a stopped call ran into (the record's `stop_kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StopKind {
     /// Credentials are missing or invalid (401, `AUTH_ERROR`).

@@ -19,6 +19,7 @@ use crate::WaitCause;
 
 /// What one verification read found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyResult {
     /// Every expectation held.
@@ -56,6 +57,7 @@ pub enum WriteAnswer {
 /// What a verification established about the write (the record's
 /// `verification`), from the reads before and after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verification {
     /// The expectations hold after the write and did not before (or were not read before).

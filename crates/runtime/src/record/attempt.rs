@@ -2,14 +2,15 @@
 
 use recourse_protocol::{ErrorCategory, RetryPermission};
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::Serializer;
 use serde_json::Value;
 
 use super::notes;
-use crate::{Action, CorrectionLayer, Event, TransportFailure};
+use crate::{Action, CorrectionLayer, Event, StopReason, TransportFailure};
 
 /// Which layer produced the payload an attempt sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PayloadSource {
     /// The caller's payload, as given.
@@ -55,6 +56,7 @@ impl From<CorrectionLayer> for PayloadSource {
 /// failure as text, and `notes` are sentences generated from
 /// [`events`](Self::events).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AttemptRecord {
     /// 1-based attempt number.
     pub n: u32,
@@ -64,6 +66,7 @@ pub struct AttemptRecord {
     pub status: Option<u16>,
     /// The transport failure (redacted), when the tool did not answer.
     #[serde(serialize_with = "failure_text")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub transport_error: Option<TransportFailure>,
     /// The category the tool named, if any.
     pub category: Option<ErrorCategory>,
@@ -73,6 +76,7 @@ pub struct AttemptRecord {
     pub retry_permission: RetryPermission,
     /// What the policy decided.
     #[serde(flatten, serialize_with = "decision")]
+    #[cfg_attr(feature = "schema", schemars(with = "Decision<'static>"))]
     pub action: Action,
     /// How long the attempt was allowed to take: the per-attempt timeout,
     /// cut to the time left before the deadline.
@@ -81,6 +85,7 @@ pub struct AttemptRecord {
     pub source: PayloadSource,
     /// What recourse did for this attempt, in order.
     #[serde(flatten, serialize_with = "events_and_notes")]
+    #[cfg_attr(feature = "schema", schemars(with = "EventsAndNotes<'static>"))]
     pub events: Vec<Event>,
 }
 
@@ -121,28 +126,83 @@ fn failure_text<S: Serializer>(
     }
 }
 
+/// An attempt's decision, as the record shows it.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct Decision<'a> {
+    /// What the policy decided: `succeed`, `retry_same`, `correct`,
+    /// `reconcile`, `verify` or `stop`.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("enum" = ["succeed", "retry_same", "correct", "reconcile", "verify", "stop"]))
+    )]
+    action: &'static str,
+    /// With `retry_same`: the wait before the resend, in milliseconds.
+    wait_ms: Option<u64>,
+    /// With `stop`: the stop reason's code.
+    reason: Option<&'a StopReason>,
+}
+
 fn decision<S: Serializer>(action: &Action, serializer: S) -> Result<S::Ok, S::Error> {
-    let wait_ms = match action {
-        Action::RetrySame { wait, .. } => Some(millis(*wait)),
-        _ => None,
-    };
-    let reason = match action {
-        Action::Stop { reason } => Some(reason.code()),
-        _ => None,
-    };
-    let mut map = serializer.serialize_map(Some(3))?;
-    map.serialize_entry("action", action.name())?;
-    map.serialize_entry("wait_ms", &wait_ms)?;
-    map.serialize_entry("reason", &reason)?;
-    map.end()
+    Decision {
+        action: action.name(),
+        wait_ms: match action {
+            Action::RetrySame { wait, .. } => Some(millis(*wait)),
+            _ => None,
+        },
+        reason: match action {
+            Action::Stop { reason } => Some(reason),
+            _ => None,
+        },
+    }
+    .serialize(serializer)
+}
+
+/// An attempt's events, and the sentences they make for people.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct EventsAndNotes<'a> {
+    /// One sentence per event, for people to read (absent when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+    /// What recourse did for this attempt, in order.
+    events: &'a [Event],
 }
 
 fn events_and_notes<S: Serializer>(events: &[Event], serializer: S) -> Result<S::Ok, S::Error> {
-    let notes: Vec<String> = events.iter().filter_map(notes::describe).collect();
-    let mut map = serializer.serialize_map(None)?;
-    if !notes.is_empty() {
-        map.serialize_entry("notes", &notes)?;
+    EventsAndNotes {
+        notes: events.iter().filter_map(notes::describe).collect(),
+        events,
     }
-    map.serialize_entry("events", events)?;
-    map.end()
+    .serialize(serializer)
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_names_every_action() {
+        let schema = schemars::schema_for!(Decision);
+        let names = &schema.as_value()["properties"]["action"]["enum"];
+        for action in [
+            Action::Succeed,
+            Action::RetrySame {
+                wait: std::time::Duration::ZERO,
+                cause: crate::WaitCause::Backoff,
+            },
+            Action::Correct,
+            Action::Reconcile {
+                wait: std::time::Duration::ZERO,
+            },
+            Action::Verify,
+            Action::stop(StopReason::CannotFix),
+        ] {
+            assert!(
+                names.as_array().unwrap().contains(&action.name().into()),
+                "{}",
+                action.name()
+            );
+        }
+    }
 }

@@ -6,6 +6,7 @@ use crate::{CallState, CoercionChange, VerifyResult};
 
 /// One thing recourse did for an attempt, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
     /// Schema coercion (L2) changed this attempt's payload before it was sent.
@@ -58,6 +59,7 @@ pub enum Event {
 
 /// A correction layer, by the name its payloads carry as `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CorrectionLayer {
     /// Deterministic repair (L2.5).
@@ -81,6 +83,7 @@ impl CorrectionLayer {
 
 /// What came of asking a correction layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     /// It proposed a payload that passed the gate; that payload is sent next.
@@ -110,6 +113,7 @@ impl Verdict {
 
 /// A rule of the correction gate every proposed payload must pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GateRule {
     /// A payload must be a JSON object.
@@ -139,6 +143,7 @@ impl GateRule {
 
 /// Why the executor waited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitCause {
     /// Its own jittered backoff.
@@ -162,6 +167,7 @@ impl WaitCause {
 
 /// What a lookup of an unknown outcome found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LookupResult {
     /// The write committed.
@@ -188,6 +194,7 @@ impl LookupResult {
 
 /// When a verification read ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyPhase {
     /// Once, before the first dispatch: was the effect there already?

@@ -52,6 +52,7 @@ pub const MODEL_MESSAGE_MAX_CHARS: usize = 600;
 
 /// What the agent should do after a call (the record's `next.step`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NextStep {
     /// The call succeeded: use its result.
@@ -169,20 +170,22 @@ impl std::fmt::Display for NextStep {
 /// What to hand back to the model after a call (the record's `next`):
 /// computed from the record's types by [`CallReport::next`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Next {
     /// The one thing the agent should do now.
     pub step: NextStep,
     /// A short text for the model: what happened, what recourse already did,
     /// and what to do now; the tool's own words fenced as such. Redacted, at
-    /// most [`MODEL_MESSAGE_MAX_CHARS`] characters, no stack traces.
+    /// most 600 ([`MODEL_MESSAGE_MAX_CHARS`]) characters, no stack traces.
+    #[cfg_attr(feature = "schema", schemars(length(max = MODEL_MESSAGE_MAX_CHARS)))]
     pub model_message: String,
-    /// With [`NextStep::AskUser`]: the question to put to the user (redacted).
+    /// With `ask_user` ([`NextStep::AskUser`]): the question to put to the user (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
-    /// With [`NextStep::DoNotRepeat`]: the tool's id for the write, to check it by.
+    /// With `do_not_repeat` ([`NextStep::DoNotRepeat`]): the tool's id for the write, to check it by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
-    /// With [`NextStep::GiveUp`]: how long after the last attempt the tool
+    /// With `give_up` ([`NextStep::GiveUp`]): how long after the last attempt the tool
     /// said it accepts calls again, when it said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,

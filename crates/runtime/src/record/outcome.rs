@@ -2,7 +2,7 @@
 
 use recourse_protocol::ToolError;
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::Serializer;
 use serde_json::Value;
 
 use crate::StopReason;
@@ -75,6 +75,7 @@ impl Outcome {
 
 /// Model token usage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokenUsage {
     /// Prompt tokens.
     pub prompt: u64,
@@ -82,18 +83,61 @@ pub struct TokenUsage {
     pub completion: u64,
 }
 
+/// `outcome`'s value.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+enum OutcomeName {
+    /// The tool did what was asked.
+    Succeeded,
+    /// The call stopped without success, and nothing is in doubt.
+    Failed,
+    /// A write may or may not have committed: check before writing again.
+    Unknown,
+}
+
+/// The outcome's fields of the record.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct OutcomeFields<'a> {
+    /// How the call ended.
+    outcome: OutcomeName,
+    /// The tool's result when the call succeeded; `null` otherwise.
+    data: &'a Value,
+    /// The last error (the tool's or the transport's), redacted; `null` on success or when none came.
+    error: Option<ToolError>,
+    /// Why the executor stopped; `null` on success.
+    reason: Option<&'a StopReason>,
+    /// The stop reason as a sentence, for people; `null` on success.
+    reason_text: Option<String>,
+}
+
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let data = match self {
-            Self::Succeeded { data } => data,
-            _ => &Value::Null,
+        let (outcome, data) = match self {
+            Self::Succeeded { data } => (OutcomeName::Succeeded, data),
+            Self::Failed { .. } => (OutcomeName::Failed, &Value::Null),
+            Self::Unknown { .. } => (OutcomeName::Unknown, &Value::Null),
         };
-        let mut map = serializer.serialize_map(Some(5))?;
-        map.serialize_entry("outcome", self.name())?;
-        map.serialize_entry("data", data)?;
-        map.serialize_entry("error", &self.error().map(ToolError::redacted))?;
-        map.serialize_entry("reason", &self.reason().map(StopReason::code))?;
-        map.serialize_entry("reason_text", &self.reason().map(ToString::to_string))?;
-        map.end()
+        OutcomeFields {
+            outcome,
+            data,
+            error: self.error().map(ToolError::redacted),
+            reason: self.reason(),
+            reason_text: self.reason().map(ToString::to_string),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// The fields [`Outcome`] adds to the record (it is flattened into it).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Outcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Outcome".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <OutcomeFields<'static> as schemars::JsonSchema>::json_schema(generator)
     }
 }

@@ -96,25 +96,60 @@ impl CallReport {
     }
 }
 
-/// The record's wire form: the report's fields in the documented order.
+// The record's wire form: the report's fields in the documented order. Its
+// doc comment is the schema's description.
+/// A call's record: how it ended, what to tell the model, every attempt, and
+/// what it cost. Errors in it are redacted.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CallReport"))]
 struct Wire<'a> {
+    /// The record format's version: bumped only by an incompatible change.
     record_version: u32,
+    /// The call's id (as recorded in the journal).
     call_id: &'a str,
+    /// How the call ended, its result or last error, and why it stopped.
     #[serde(flatten)]
     outcome: &'a Outcome,
+    /// The kind of problem that stopped the call; `null` when it succeeded.
     stop_kind: Option<StopKind>,
+    /// What to hand back to the model now.
     next: Next,
+    /// Requests that were (or may have been) sent to the tool: attempts whose
+    /// connection never opened, and lookups, are not counted.
     http_calls: u32,
+    /// Model calls made by correctors.
     llm_calls: u32,
+    /// Model tokens the corrections spent.
     tokens: TokenUsage,
+    /// Time spent in corrections that called a model, in milliseconds.
     llm_ms: u64,
+    /// Whether the call was treated as idempotent, and which evidence said so.
     idempotency: Idempotency,
+    /// The idempotency key sent with every attempt of a non-idempotent call
+    /// (the caller's, or one recourse made); `null` otherwise.
     idempotency_key: Option<&'a str>,
+    /// The tool's id for the write, if it reported one (to check it by).
     operation_id: Option<&'a str>,
+    /// What the call's declared verification established after the write,
+    /// if one ran after it.
     verification: Option<Verification>,
+    /// Wall time the call took, in milliseconds.
     elapsed_ms: u64,
+    /// Every dispatch, in order.
     attempts: &'a [AttemptRecord],
+}
+
+/// The record's schema: the wire form's.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for CallReport {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CallReport".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Wire<'static> as schemars::JsonSchema>::json_schema(generator)
+    }
 }
 
 impl Serialize for CallReport {

@@ -30,6 +30,7 @@ const MAX_EXPECTATIONS: usize = 32;
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VerifySpec {
     /// An HTTP read endpoint (a fixed `http(s)` URL).

@@ -1,0 +1,122 @@
+"""The client against a real gateway and the reference tools."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from recourse_client import CallRecord, CallSummary, Gateway, GatewayError, Resends, call_body
+
+from conftest import exports_written
+
+EXPORT = {"source_id": "sales-2024", "format": "pdf"}
+
+
+def test_a_read_succeeds_with_its_record(stack):
+    tools, url = stack()
+    with Gateway(url) as gateway:
+        record = gateway.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"})
+    assert record.succeeded, record
+    assert record.next.step == "use_result"
+    assert record.data["symbol"] == "TSLA"
+    assert record.http_calls == 1
+    assert record.replayed is False
+    assert record.idempotency.from_ == "manifest" and record.idempotency.idempotent
+    assert record.attempts[0].action == "succeed"
+
+
+def test_writes_get_a_key_and_reads_do_not():
+    assert "idempotency_key" in call_body({"a": 1}, url="http://h/x")
+    assert "idempotency_key" not in call_body({"a": 1}, url="http://h/x", idempotent=True)
+    assert "idempotency_key" not in call_body({"a": 1}, url="http://h/x", method="GET")
+    assert "idempotency_key" not in call_body({"a": 1}, url="http://h/x", auto_key=False)
+    assert call_body({}, url="http://h/x", idempotency_key="mine")["idempotency_key"] == "mine"
+    a, b = call_body({}, url="http://h/x"), call_body({}, url="http://h/x")
+    assert a["idempotency_key"] != b["idempotency_key"], "a new key for each call"
+
+
+def test_a_keyed_write_sent_again_is_replayed_not_repeated(stack):
+    tools, url = stack("exports:crash_after_commit:1.0")
+    with Gateway(url) as gateway:
+        first = gateway.call(f"{tools}/api/exports", EXPORT, idempotency_key="order-7-export")
+        second = gateway.call(f"{tools}/api/exports", EXPORT, idempotency_key="order-7-export")
+        assert first.outcome == "unknown" and first.next.step == "do_not_repeat", first
+        assert (first.replayed, second.replayed) == (False, True)
+        assert second.call_id == first.call_id and second.outcome == "unknown"
+        with pytest.raises(GatewayError) as refused:
+            gateway.call(f"{tools}/api/exports", {**EXPORT, "format": "csv"}, idempotency_key="order-7-export")
+    assert refused.value.status == 422 and refused.value.code == "IDEMPOTENCY_KEY_REUSED"
+    assert exports_written(tools) == 1
+
+
+def test_a_lost_answer_is_asked_for_again_with_the_same_key(stack):
+    """The client gives up waiting before the write finishes and sends the
+    request again: the gateway answers 409 while the first call runs, then its
+    record. The tool wrote once."""
+    tools, url = stack(
+        "exports:slow:1.0", tools_args=("--slow-ms", "1500"), gateway_args=("--lease-ms", "3000")
+    )
+    resends = Resends(attempts=20, first_wait=0.2, max_wait=0.5)
+    with Gateway(url, timeout=0.5, resends=resends) as gateway:
+        record = gateway.call(f"{tools}/api/exports", EXPORT)
+    assert record.succeeded, record
+    assert record.replayed is True, "the record came from the journal, not a second run"
+    assert record.idempotency_key is not None
+    assert exports_written(tools) == 1
+
+
+def test_an_unkeyed_request_whose_answer_is_lost_is_not_sent_again(stack):
+    tools, url = stack("exports:slow:1.0", tools_args=("--slow-ms", "1000"))
+    with Gateway(url, timeout=0.3, auto_key=False) as gateway:
+        with pytest.raises(GatewayError) as lost:
+            gateway.call(f"{tools}/api/exports", EXPORT)
+    assert lost.value.status == 0
+    # The request runs on in the gateway; once its journal says it finished,
+    # the tool has the one write, and the client sent nothing more.
+    with Gateway(url) as reader:
+        deadline = time.monotonic() + 15
+        while not reader.list_calls(state="succeeded").calls:
+            assert time.monotonic() < deadline, "the call never finished"
+            time.sleep(0.05)
+        assert len(reader.list_calls().calls) == 1, "one request reached the gateway"
+    assert exports_written(tools) == 1
+
+
+def test_get_call_and_reconcile_read_the_journal(stack):
+    tools, url = stack("exports:crash_after_commit:1.0")
+    with Gateway(url) as gateway:
+        record = gateway.call(f"{tools}/api/exports", EXPORT)
+        assert record.outcome == "unknown"
+        journaled = gateway.get_call(record.call_id)
+        assert journaled.state == "unknown"
+        assert isinstance(journaled.record, CallRecord) and journaled.record.call_id == record.call_id
+        settled = gateway.reconcile(record.call_id)
+        assert settled.state == "unknown", "no lookup was recorded, so it cannot tell; nothing resent"
+        page = gateway.list_calls(state="unknown")
+        assert [c.call_id for c in page.calls] == [record.call_id]
+        with pytest.raises(GatewayError) as missing:
+            gateway.get_call("no-such-call")
+    assert missing.value.status == 404 and missing.value.code == "CALL_NOT_FOUND"
+    assert exports_written(tools) == 1
+
+
+def test_reconcile_settles_through_the_recorded_lookup(stack):
+    tools, url = stack("exports:crash_after_commit:1.0")
+    lookup = f"{tools}/api/exports/{{operation_id}}"
+    with Gateway(url) as gateway:
+        record = gateway.call(f"{tools}/api/exports", EXPORT, reconcile=lookup)
+        assert record.succeeded, "the lookup found the write committed"
+        settled = gateway.reconcile(record.call_id)
+    assert settled.state == "succeeded"
+    assert not isinstance(settled.record, CallSummary)
+    assert exports_written(tools) == 1
+
+
+def test_a_token_is_required_when_the_gateway_has_one(stack):
+    tools, url = stack(env={"RECOURSE_GATEWAY_TOKEN": "s3cret-token"})
+    with Gateway(url) as anonymous, pytest.raises(GatewayError) as refused:
+        anonymous.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"})
+    assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
+    with Gateway(url, token="s3cret-token") as gateway:
+        assert gateway.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"}).succeeded

@@ -1,0 +1,40 @@
+"""The examples (the README's Python blocks are these files) run as written
+against real servers, and exit 0 only when things went as they describe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    "example, expected",
+    [
+        ("gateway_call.py", ["next step do_not_repeat", "replayed True"]),
+        ("pydantic_ai_agent.py", ["DO NOT REPEAT THIS CALL", "recourse did not send this call", "exports written: 1"]),
+    ],
+)
+def test_the_example_runs(stack, example, expected):
+    tools, gateway = stack("exports:crash_after_commit:1.0")
+    env = {**os.environ, "RECOURSE_TOOLS_URL": tools, "RECOURSE_GATEWAY_URL": gateway}
+    env.pop("RECOURSE_GATEWAY_TOKEN", None)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / example)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for words in expected:
+        assert words in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("example", ["gateway_call.py", "pydantic_ai_agent.py"])
+def test_the_readme_shows_the_example_as_it_is(example):
+    readme = (EXAMPLES.parents[2] / "README.md").read_text()
+    blocks = readme.split("```python\n")[1:]
+    shown = [b.split("```", 1)[0] for b in blocks]
+    assert (EXAMPLES / example).read_text() in shown, f"README.md's block differs from examples/{example}"

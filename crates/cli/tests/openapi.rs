@@ -1,0 +1,233 @@
+//! The gateway's OpenAPI document describes what it answers: real answers —
+//! records of every outcome, a replay, the journal's routes, and each
+//! reachable error status — validate against the schema the document gives
+//! for that route and status (its `$ref`s resolved into its components).
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+#[path = "support/gateway.rs"]
+mod support;
+
+use support::{Gateway, export, keyed, tools};
+
+/// Checks `body` against the schema `doc` declares for `method path` answering `status`.
+fn check(doc: &Value, method: &str, path: &str, status: u16, body: &Value) {
+    let errors = mismatches(doc, method, path, status, body);
+    assert!(
+        errors.is_empty(),
+        "{method} {path} {status} does not match its schema: {errors:#?}\n{body:#}"
+    );
+}
+
+/// Where `body` departs from the schema `doc` declares for `method path` answering `status`.
+fn mismatches(doc: &Value, method: &str, path: &str, status: u16, body: &Value) -> Vec<String> {
+    let response = &doc["paths"][path][method]["responses"][status.to_string()];
+    let schema = &response["content"]["application/json"]["schema"];
+    assert!(
+        schema.is_object(),
+        "{method} {path} does not document {status}: {body}"
+    );
+    // The whole document as the root, so `#/components/schemas/…` resolves.
+    let mut root = doc.clone();
+    root["$ref"] = schema["$ref"].clone();
+    let validator = jsonschema::draft202012::new(&root).expect("the document is a valid schema");
+    validator
+        .iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A gateway that needs a bearer token.
+fn with_token(state: &std::path::Path, token: &str) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["serve", "--port", "0"])
+        .env("XDG_STATE_HOME", state)
+        .env("RECOURSE_GATEWAY_TOKEN", token)
+        .env_remove("RECOURSE_JOURNAL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (child, line.trim().rsplit(' ').next().unwrap().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_and_journal_answers_match_the_document() {
+    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let state = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(state.path(), &[]);
+    let (status, doc) = gw.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    let base = t.base_url();
+    let calls = [
+        json!({"url": format!("{base}/api/stock/quote"), "payload": {"symbol": "TSLA"}}),
+        json!({"url": format!("{base}/api/weather/current"), "payload": {"location": "Flower Mound, TX"}}),
+        json!({"url": format!("{base}/api/currency/convert"), "payload": {"amount": -5, "from": "USD", "to": "EUR"}}),
+        json!({"url": format!("{base}/api/orders/refund"), "payload": {"order_id": "ORD-2002"}}),
+        json!({"url": format!("{base}/api/exports"), "payload": {"source_id": "sales-2024", "format": "pdf"},
+               "reconcile": format!("{base}/api/exports/{{operation_id}}")}),
+    ];
+    let (_, quote) = gw.post(&calls[0]).await;
+    let written: Vec<&String> = quote.as_object().unwrap().keys().collect();
+    let described: Vec<&String> = doc["components"]["schemas"]["CallAnswer"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        written, described,
+        "the document lists the record's fields in the order it writes them (preserve_order)"
+    );
+    for body in &calls {
+        let (status, record) = gw.post(body).await;
+        assert_eq!(status, 200, "{record}");
+        check(&doc, "post", "/v1/calls", 200, &record);
+        // The check can fail: the same record with a field retyped or gone does not match.
+        let mut bent = record.clone();
+        bent["next"]["step"] = json!("try_harder");
+        bent.as_object_mut().unwrap().remove("http_calls");
+        assert_eq!(
+            mismatches(&doc, "post", "/v1/calls", 200, &bent).len(),
+            2,
+            "{bent}"
+        );
+    }
+
+    let body = keyed(export(&t), "openapi-1");
+    let (_, first) = gw.post(&body).await;
+    assert_eq!(first["outcome"], "unknown", "{first}");
+    let (status, replay) = gw.post(&body).await;
+    assert_eq!((status, &replay["replayed"]), (200, &json!(true)));
+    check(&doc, "post", "/v1/calls", 200, &replay);
+
+    let id = first["call_id"].as_str().unwrap();
+    let (status, one) = gw.get(&format!("/v1/calls/{id}")).await;
+    assert_eq!(status, 200);
+    check(&doc, "get", "/v1/calls/{call_id}", 200, &one);
+    let (status, settled) =
+        send(reqwest::Client::new().post(format!("{}/v1/calls/{id}/reconcile", gw.url))).await;
+    assert_eq!(status, 200, "{settled}");
+    check(&doc, "post", "/v1/calls/{call_id}/reconcile", 200, &settled);
+    let (status, page) = gw.get("/v1/calls?limit=2").await;
+    assert_eq!(status, 200);
+    assert_eq!(page["calls"].as_array().unwrap().len(), 2, "{page}");
+    check(&doc, "get", "/v1/calls", 200, &page);
+    for (path, route) in [("/healthz", "/healthz"), ("/readyz", "/readyz")] {
+        let (status, body) = gw.get(path).await;
+        check(&doc, "get", route, status, &body);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reachable_error_status_is_a_documented_envelope() {
+    let t = tools(&["exports:slow:1.0"], Duration::from_millis(1500)).await;
+    let state = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(state.path(), &[]);
+    let (_, doc) = gw.get("/openapi.json").await;
+    let client = reqwest::Client::new();
+    let post = || client.post(format!("{}/v1/calls", gw.url));
+    let base = t.base_url();
+    let mut seen = Vec::new();
+    let mut expect = |status: u16, got: (u16, Value), method: &str, path: &str| {
+        assert_eq!(got.0, status, "{}", got.1);
+        check(&doc, method, path, status, &got.1);
+        seen.push(status);
+    };
+
+    expect(
+        400,
+        send(post().json(&json!({"payload": {}}))).await,
+        "post",
+        "/v1/calls",
+    );
+    expect(
+        403,
+        send(post().json(&json!({"url": "http://192.0.2.1/x", "payload": {}}))).await,
+        "post",
+        "/v1/calls",
+    );
+    let huge = json!({"url": format!("{base}/api/stock/quote"), "payload": {"pad": "x".repeat(1_100_000)}});
+    expect(413, send(post().json(&huge)).await, "post", "/v1/calls");
+    expect(
+        415,
+        send(post().body("{}").header("content-type", "text/plain")).await,
+        "post",
+        "/v1/calls",
+    );
+    expect(
+        431,
+        send(post().header("x-pad", "y".repeat(20_000)).json(&json!({}))).await,
+        "post",
+        "/v1/calls",
+    );
+    expect(
+        404,
+        send(client.get(format!("{}/v1/calls/nope", gw.url))).await,
+        "get",
+        "/v1/calls/{call_id}",
+    );
+    expect(
+        400,
+        send(client.get(format!("{}/v1/calls?state=bogus", gw.url))).await,
+        "get",
+        "/v1/calls",
+    );
+
+    // A slow keyed write: the same key while it runs is 409, another request under it 422.
+    let body = keyed(export(&t), "openapi-2");
+    let first = tokio::spawn(send(post().json(&body)));
+    support::wait_until_the_tool_has(&t, "openapi-2").await;
+    expect(409, send(post().json(&body)).await, "post", "/v1/calls");
+    let (status, record) = first.await.unwrap();
+    assert_eq!(status, 200, "{record}");
+    let mut other = body.clone();
+    other["payload"]["format"] = json!("csv");
+    expect(422, send(post().json(&other)).await, "post", "/v1/calls");
+
+    // At its in-flight limit, a gateway answers 503.
+    let busy_state = tempfile::tempdir().unwrap();
+    let busy = Gateway::start(busy_state.path(), &["--max-in-flight", "1"]);
+    let slow = tokio::spawn(send(
+        client
+            .post(format!("{}/v1/calls", busy.url))
+            .json(&keyed(export(&t), "openapi-3")),
+    ));
+    support::wait_until_the_tool_has(&t, "openapi-3").await;
+    expect(
+        503,
+        send(client.get(format!("{}/v1/calls", busy.url))).await,
+        "get",
+        "/v1/calls",
+    );
+    slow.await.unwrap();
+
+    let token_state = tempfile::tempdir().unwrap();
+    let (mut child, url) = with_token(token_state.path(), "ci-token-openapi");
+    expect(
+        401,
+        send(client.post(format!("{url}/v1/calls")).json(&json!({}))).await,
+        "post",
+        "/v1/calls",
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen, [400, 401, 403, 404, 409, 413, 415, 422, 431, 503]);
+}
