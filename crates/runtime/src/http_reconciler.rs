@@ -89,7 +89,15 @@ impl HttpReconciler {
         if url.contains("{operation_id}") {
             url = url.replace("{operation_id}", &encode(op?)?);
         }
-        TargetUrl::parse(&url).ok()
+        let lookup = TargetUrl::parse(&url).ok()?;
+        // A value can complete a dot segment the template began (`/..{key}`
+        // with an empty key, `/.{key}` with `.`): the lookup must stay on the
+        // template's origin and below its path up to the first placeholder.
+        let template = TargetUrl::parse(&self.template).ok()?;
+        let path = template.url().path();
+        let fixed = &path[..path.find("%7B").unwrap_or(path.len())];
+        (lookup.url().origin() == template.url().origin() && lookup.url().path().starts_with(fixed))
+            .then_some(lookup)
     }
 
     async fn lookup(&self, request: ReconcileRequest<'_>) -> Reconciliation {
@@ -139,7 +147,7 @@ fn read_state(data: Value, wait: Option<Duration>) -> Reconciliation {
 /// Percent-encodes a path segment (RFC 3986 unreserved characters pass);
 /// `None` for `.` and `..`, which a URL parser reads as dot segments.
 fn encode(s: &str) -> Option<String> {
-    if s == "." || s == ".." {
+    if s.is_empty() || s == "." || s == ".." {
         return None;
     }
     let encoded = s
@@ -164,6 +172,22 @@ impl Reconciler for HttpReconciler {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_value_never_completes_a_dot_segment_the_template_began() {
+        let up = HttpReconciler::new("http://127.0.0.1:9/exports/..{key}").unwrap();
+        assert_eq!(up.url_for(Some(""), None), None, "empty values are refused");
+        assert_eq!(
+            up.url_for(Some("7"), None).as_deref(),
+            Some("http://127.0.0.1:9/exports/..7")
+        );
+        let dot = HttpReconciler::new("http://127.0.0.1:9/exports/.{key}/status").unwrap();
+        assert_eq!(dot.url_for(Some("."), None), None, "`.` + `.` is `..`");
+        assert_eq!(dot.url_for(Some(".."), None), None);
+        // Found by `cargo fuzz run target`: `http:"/..{operation_id}` with "".
+        let fuzzed = HttpReconciler::new("http:\"/..{operation_id}").unwrap();
+        assert_eq!(fuzzed.url_for(Some(""), Some("")), None);
+    }
 
     #[test]
     fn placeholders_fall_back_and_are_encoded() {
