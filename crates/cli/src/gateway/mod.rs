@@ -303,9 +303,9 @@ async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilde
             Ok((g.executor.with_transport(transport), call))
         }
         (None, Some(url)) => {
-            let target = g.targets.check("url", url)?;
+            let target = g.targets.call_target("url", url)?;
             let call = req.call(
-                Target::from(target),
+                target,
                 &g.targets.allowlist(),
                 g.executor.config(),
             )?;
