@@ -15,6 +15,10 @@ mod library;
 
 use std::process::ExitCode;
 
+/// The allocator `recourse` uses, so the forwarder is the floor of the same stack.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
