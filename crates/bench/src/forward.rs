@@ -49,7 +49,11 @@ async fn forward(State(client): State<reqwest::Client>, body: Bytes) -> Response
         Ok(request) => request,
         Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
     };
-    let sent = client.post(&request.url).json(&request.payload).send().await;
+    let sent = client
+        .post(&request.url)
+        .json(&request.payload)
+        .send()
+        .await;
     let response = match sent {
         Ok(response) => response,
         Err(e) => return (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),

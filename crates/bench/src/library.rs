@@ -86,7 +86,9 @@ impl Bench {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| e.to_string())?;
-        let transport = HttpTransport::builder().build().map_err(|e| e.to_string())?;
+        let transport = HttpTransport::builder()
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(Self {
             url,
             payload: json!({"symbol": "TSLA"}),

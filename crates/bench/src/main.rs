@@ -44,7 +44,11 @@ fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result
     let mut words = args.iter();
     while let Some(word) = words.next() {
         if word == name {
-            found = Some(words.next().ok_or_else(|| format!("{name} needs a value"))?);
+            found = Some(
+                words
+                    .next()
+                    .ok_or_else(|| format!("{name} needs a value"))?,
+            );
         } else if !word.starts_with("--") || !known(word) {
             return Err(format!("unexpected argument {word:?}; {USAGE}"));
         } else {

@@ -297,8 +297,12 @@ mod tests {
             let err = targets.call_target("url", bypass).unwrap_err();
             assert_eq!(err.code, "TARGET_NOT_ALLOWED");
         }
-        let first = targets.call_target("url", "HTTP://a.example.invalid:80/x/../y").unwrap();
-        let again = targets.call_target("url", "HTTP://a.example.invalid:80/x/../y").unwrap();
+        let first = targets
+            .call_target("url", "HTTP://a.example.invalid:80/x/../y")
+            .unwrap();
+        let again = targets
+            .call_target("url", "HTTP://a.example.invalid:80/x/../y")
+            .unwrap();
         assert_eq!(first, again);
         assert_eq!(again.as_str(), "http://a.example.invalid/y");
         for i in 0..(REMEMBERED_TARGETS + 10) {

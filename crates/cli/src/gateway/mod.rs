@@ -304,11 +304,7 @@ async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilde
         }
         (None, Some(url)) => {
             let target = g.targets.call_target("url", url)?;
-            let call = req.call(
-                target,
-                &g.targets.allowlist(),
-                g.executor.config(),
-            )?;
+            let call = req.call(target, &g.targets.allowlist(), g.executor.config())?;
             Ok((g.executor.clone(), call))
         }
         (None, None) => Err(
