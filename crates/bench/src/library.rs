@@ -27,6 +27,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let bench = runtime.block_on(Bench::new(url))?;
+    let only = crate::flag(args, "--only", String::new())?;
+    if !only.is_empty() {
+        return one_side(&runtime, &bench, &only, calls);
+    }
     println!("library success path: {calls} calls per round, {rounds} rounds");
     runtime.block_on(bench.measure(Side::Raw, calls.min(2_000)))?;
     runtime.block_on(bench.measure(Side::Executor, calls.min(2_000)))?;
@@ -54,6 +58,29 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     println!(
         "LIBRARY raw_cpu_us={raw:.2} executor_cpu_us={executor:.2} ratio={:.3}",
         executor / raw
+    );
+    Ok(())
+}
+
+/// `--only reqwest|executor`: one side alone (warm-up, then `calls` calls),
+/// to count its instructions under callgrind, where the other would blur them.
+fn one_side(
+    runtime: &tokio::runtime::Runtime,
+    bench: &Bench,
+    only: &str,
+    calls: u32,
+) -> Result<(), String> {
+    let side = match only {
+        "reqwest" => Side::Raw,
+        "executor" => Side::Executor,
+        other => return Err(format!("--only {other:?}: expected reqwest or executor")),
+    };
+    runtime.block_on(bench.measure(side, calls.min(2_000)))?;
+    let (cpu, _) = runtime.block_on(bench.measure(side, calls))?;
+    println!(
+        "LIBRARY side={} calls={calls} cpu_us={:.2}",
+        side.name(),
+        per_call_us(cpu, calls)
     );
     Ok(())
 }

@@ -36,7 +36,7 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str = "usage: recourse-bench forward [--port N] | \
-                     library [--calls N] [--rounds R] [--url URL]";
+                     library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor]";
 
 /// The value after `--name` in `args`, parsed; `default` when absent.
 fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T, String> {
@@ -64,5 +64,5 @@ fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result
 }
 
 fn known(word: &str) -> bool {
-    matches!(word, "--port" | "--calls" | "--rounds" | "--url")
+    matches!(word, "--port" | "--calls" | "--rounds" | "--url" | "--only")
 }
