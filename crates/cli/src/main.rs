@@ -39,6 +39,12 @@ mod workflow;
 
 use std::process::ExitCode;
 
+/// mimalloc rather than the system allocator: a call through the gateway
+/// makes a few hundred small allocations, and glibc's malloc and free were
+/// about a fifth of its instructions (BENCHMARKS.md, "The gateway under load").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// recourse: structured tool failures, handled the way a careful engineer would.

@@ -7,6 +7,7 @@
 //! such for the same time as a good one, so a tool without a manifest costs
 //! one lookup per minute, not one per call.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -142,7 +143,7 @@ impl CapabilityManifests {
     pub fn cached(&self, url: &Url, method: Method) -> Option<Option<bool>> {
         let now = self.clock.now();
         let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
-        let cached = origins.get(&origin(url))?;
+        let cached = origins.get(origin(url).as_ref())?;
         if now.saturating_duration_since(cached.at) >= self.ttl {
             return None;
         }
@@ -174,7 +175,7 @@ impl CapabilityManifests {
                 origins.remove(&oldest);
             }
         }
-        origins.insert(origin(url), Cached { at: now, declared });
+        origins.insert(origin(url).into_owned(), Cached { at: now, declared });
     }
 
     async fn fetch(&self, url: &Url) -> Option<Value> {
@@ -202,8 +203,15 @@ impl CapabilityManifests {
 }
 
 /// `scheme://host:port`, the key manifests are remembered by.
-fn origin(url: &Url) -> String {
-    url.origin().ascii_serialization()
+fn origin(url: &Url) -> Cow<'_, str> {
+    // For http(s) without credentials, the serialised URL up to its path is
+    // the origin's serialisation already (scheme, host, non-default port):
+    // borrowed, where building it formats the host (asked on every call).
+    let plain = url.username().is_empty() && url.password().is_none();
+    if plain && matches!(url.scheme(), "http" | "https") {
+        return Cow::Borrowed(&url[..url::Position::BeforePath]);
+    }
+    Cow::Owned(url.origin().ascii_serialization())
 }
 
 /// The entries of a manifest (an envelope's `data.capabilities`, or a bare
@@ -259,6 +267,22 @@ mod tests {
         assert!(!path_matches("/api/exports/{id}", "/api/exports/"));
         assert!(!path_matches("/api/exports", "/api/exports/x"));
         assert!(!path_matches("/api/export", "/api/exports"));
+    }
+
+    #[test]
+    fn the_borrowed_origin_is_the_origin() {
+        for text in [
+            "http://127.0.0.1:8700/api/stock/quote?x=1",
+            "HTTPS://Example.COM:443/a",
+            "http://example.com:8080",
+            "http://[::1]:9/x",
+            "https://b\u{fc}cher.example/x",
+            "http://user@example.com/x",
+            "ftp://example.com/x",
+        ] {
+            let url = Url::parse(text).unwrap();
+            assert_eq!(origin(&url), url.origin().ascii_serialization(), "{text}");
+        }
     }
 
     #[test]

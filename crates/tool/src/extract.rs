@@ -169,23 +169,49 @@ where
     type Rejection = ToolJsonRejection;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !is_json_content_type(req.headers()) {
-            return Err(ToolJsonRejection::UnsupportedContentType);
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                return ToolJsonRejection::PayloadTooLarge;
-            }
-            match body_limit_error(&rejection) {
-                Some(BodyLimitError::TimedOut(timeout)) => {
-                    ToolJsonRejection::BodyTimedOut { timeout }
-                }
-                Some(BodyLimitError::OverBudget) => ToolJsonRejection::Overloaded,
-                None => ToolJsonRejection::BodyUnreadable,
-            }
-        })?;
+        let bytes = json_body(req, state).await?;
         parse_json(&bytes).map(ToolJson)
     }
+}
+
+/// Extracts a JSON request body as it came, checked to be one JSON value
+/// (its syntax only), with the same rejections as [`ToolJson`] — for a
+/// handler that reads the body more than one way, or not at all on some
+/// paths, and should not build a `serde_json::Value` to do it.
+///
+/// Parse it with [`parse_json`], which rejects missing and mistyped fields
+/// as [`ToolJson`] does.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolJsonBytes(pub Bytes);
+
+impl<S> FromRequest<S> for ToolJsonBytes
+where
+    S: Send + Sync,
+{
+    type Rejection = ToolJsonRejection;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = json_body(req, state).await?;
+        parse_json::<serde::de::IgnoredAny>(&bytes)?;
+        Ok(Self(bytes))
+    }
+}
+
+/// The body of a request that says it is JSON, read within the server's limits.
+async fn json_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ToolJsonRejection> {
+    if !is_json_content_type(req.headers()) {
+        return Err(ToolJsonRejection::UnsupportedContentType);
+    }
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            return ToolJsonRejection::PayloadTooLarge;
+        }
+        match body_limit_error(&rejection) {
+            Some(BodyLimitError::TimedOut(timeout)) => ToolJsonRejection::BodyTimedOut { timeout },
+            Some(BodyLimitError::OverBudget) => ToolJsonRejection::Overloaded,
+            None => ToolJsonRejection::BodyUnreadable,
+        }
+    })
 }
 
 /// The server limit that cut a body short, if one did: found by type along

@@ -6,16 +6,27 @@
 //! exposed by mistake cannot be used to reach the network behind it; with no
 //! `--allow-mcp-command`, no process is started.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use recourse::{TargetAllowlist, TargetUrl};
+use recourse::{Target, TargetAllowlist, TargetUrl};
 use recourse_mcp::McpTarget;
 use recourse_tool::protocol::ToolError;
+
+/// How many allowed targets are remembered, parsed (then the memory starts over).
+const REMEMBERED_TARGETS: usize = 256;
+/// Longer target URLs are parsed every time, never remembered.
+const REMEMBERED_URL_BYTES: usize = 2048;
 
 /// The targets this gateway may call: loopback, and `--allow-target` patterns.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Targets {
     allow: Arc<TargetAllowlist>,
+    /// Call targets already parsed and allowed, by the text a request gave.
+    /// Parsing a URL (WHATWG rules, IDNA) costs more than the rest of a
+    /// check, and a gateway calls a handful of URLs; the allowlist never
+    /// changes while it runs, so an allowed text stays allowed.
+    allowed: Arc<Mutex<HashMap<Box<str>, Target>>>,
 }
 
 impl Targets {
@@ -27,7 +38,30 @@ impl Targets {
         let allow = TargetAllowlist::new(patterns).map_err(|e| format!("--allow-target: {e}"))?;
         Ok(Self {
             allow: Arc::new(allow),
+            allowed: Arc::default(),
         })
+    }
+
+    /// The call target in request field `field`: [`check`](Self::check)ed
+    /// the first time a text is seen, remembered after.
+    pub(crate) fn call_target(&self, field: &str, url: &str) -> Result<Target, ToolError> {
+        let remembered = |allowed: &HashMap<Box<str>, Target>| allowed.get(url).cloned();
+        if let Some(target) = remembered(&self.lock()) {
+            return Ok(target);
+        }
+        let target = Target::from(self.check(field, url)?);
+        if url.len() <= REMEMBERED_URL_BYTES {
+            let mut allowed = self.lock();
+            if allowed.len() >= REMEMBERED_TARGETS {
+                allowed.clear();
+            }
+            allowed.insert(url.into(), target.clone());
+        }
+        Ok(target)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Target>> {
+        self.allowed.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The allowlist, for checks made later (reconcile lookups).
@@ -253,6 +287,29 @@ mod tests {
         );
         assert!(Targets::new(&["api.*.invalid".into()]).is_err());
         assert!(targets.check("url", "http://a.example.invalid/x").is_ok());
+    }
+
+    #[test]
+    fn remembered_targets_are_the_checked_ones() {
+        let targets = Targets::new(&["*.example.invalid".into()]).unwrap();
+        let bypass = r"http://192.0.2.2:9101\@127.0.0.1:9101/ok";
+        for _ in 0..2 {
+            let err = targets.call_target("url", bypass).unwrap_err();
+            assert_eq!(err.code, "TARGET_NOT_ALLOWED");
+        }
+        let first = targets
+            .call_target("url", "HTTP://a.example.invalid:80/x/../y")
+            .unwrap();
+        let again = targets
+            .call_target("url", "HTTP://a.example.invalid:80/x/../y")
+            .unwrap();
+        assert_eq!(first, again);
+        assert_eq!(again.as_str(), "http://a.example.invalid/y");
+        for i in 0..(REMEMBERED_TARGETS + 10) {
+            let url = format!("http://a.example.invalid/{i}");
+            assert_eq!(targets.call_target("url", &url).unwrap().as_str(), url);
+        }
+        assert!(targets.lock().len() <= REMEMBERED_TARGETS);
     }
 
     #[test]

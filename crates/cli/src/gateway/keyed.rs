@@ -34,9 +34,10 @@ const NOT_HASHED: [&str; 4] = [
     "max_corrections",
 ];
 
-/// Runs the request in `body`; every answer, refusals included, is a response.
-pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Response {
-    let mut req: CallRequest = match parse_json(&serde_json::to_vec(&body).unwrap_or_default()) {
+/// Runs the request in `body` (one JSON value, checked); every answer,
+/// refusals included, is a response.
+pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Response {
+    let mut req: CallRequest = match parse_json(body) {
         Ok(req) => req,
         Err(rejection) => return rejection.into_response(),
     };
@@ -62,7 +63,14 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: Value) -> Respo
         Ok(call) => call,
         Err(e) => return fail(e),
     };
-    let hash = request_hash(&without(&body, &NOT_HASHED));
+    // Only a keyed call is looked up by its request, so only it is hashed.
+    let hash = match &req.idempotency_key {
+        Some(_) => {
+            let body = serde_json::from_slice(body).unwrap_or_default();
+            request_hash(&without(body, &NOT_HASHED))
+        }
+        None => String::new(),
+    };
     // The call runs in a task of its own: a client that stops waiting (its
     // timeout, a dropped connection) must not cancel a call mid-write. It
     // finishes and is journaled, and the client's retry with the same key
@@ -178,8 +186,7 @@ fn fail(error: ToolError) -> Response {
 }
 
 /// `body` without the fields in `names`.
-fn without(body: &Value, names: &[&str]) -> Value {
-    let mut body = body.clone();
+fn without(mut body: Value, names: &[&str]) -> Value {
     if let Value::Object(map) = &mut body {
         for name in names {
             map.remove(*name);
@@ -198,13 +205,13 @@ mod tests {
         let a = json!({"url": "http://h/x", "payload": {"a": 1}, "idempotency_key": "k", "deadline_secs": 5});
         let b = json!({"payload": {"a": 1}, "url": "http://h/x", "max_retries": 1});
         assert_eq!(
-            request_hash(&without(&a, &NOT_HASHED)),
-            request_hash(&without(&b, &NOT_HASHED))
+            request_hash(&without(a.clone(), &NOT_HASHED)),
+            request_hash(&without(b, &NOT_HASHED))
         );
         let c = json!({"url": "http://h/x", "payload": {"a": 2}});
         assert_ne!(
-            request_hash(&without(&a, &NOT_HASHED)),
-            request_hash(&without(&c, &NOT_HASHED))
+            request_hash(&without(a, &NOT_HASHED)),
+            request_hash(&without(c, &NOT_HASHED))
         );
     }
 

@@ -43,8 +43,7 @@ use recourse::{
     Transport,
 };
 use recourse_tool::protocol::ToolError;
-use recourse_tool::{ToolFailure, ToolJson, ToolServer};
-use serde_json::Value;
+use recourse_tool::{ToolFailure, ToolJsonBytes, ToolServer};
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
@@ -284,9 +283,9 @@ async fn authorize(State(g): State<Arc<Gateway>>, request: Request, next: Next) 
 async fn calls(
     State(g): State<Arc<Gateway>>,
     headers: HeaderMap,
-    ToolJson(body): ToolJson<Value>,
+    ToolJsonBytes(body): ToolJsonBytes,
 ) -> Response {
-    keyed::call(&g, &headers, body).await
+    keyed::call(&g, &headers, &body).await
 }
 
 /// The executor and the (unchecked) call a request asks for.
@@ -304,12 +303,8 @@ async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilde
             Ok((g.executor.with_transport(transport), call))
         }
         (None, Some(url)) => {
-            let target = g.targets.check("url", url)?;
-            let call = req.call(
-                Target::from(target),
-                &g.targets.allowlist(),
-                g.executor.config(),
-            )?;
+            let target = g.targets.call_target("url", url)?;
+            let call = req.call(target, &g.targets.allowlist(), g.executor.config())?;
             Ok((g.executor.clone(), call))
         }
         (None, None) => Err(

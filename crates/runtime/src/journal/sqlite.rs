@@ -127,12 +127,9 @@ impl Journal for SqliteJournal {
         let claim = claim.clone();
         Box::pin(self.with("claiming the idempotency key", move |c| {
             let now = timestamp::now();
-            let inserted = c.execute(
-                "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
+            let inserted = c.prepare_cached("INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
                  VALUES (?1, ?2, ?3, 'null', 'in_flight', 0, ?4, ?4, ?3, ?5, ?6, ?7)
-                 ON CONFLICT (caller_key) DO NOTHING",
-                params![claim.call_id, claim.target, claim.caller_key, now, claim.request_hash, claim.owner, lease_until(claim.lease)],
-            )?;
+                 ON CONFLICT (caller_key) DO NOTHING")?.execute(params![claim.call_id, claim.target, claim.caller_key, now, claim.request_hash, claim.owner, lease_until(claim.lease)])?;
             if inserted == 1 {
                 return Ok(Claimed::New);
             }
@@ -146,15 +143,12 @@ impl Journal for SqliteJournal {
         let call = call.clone();
         Box::pin(self.with("recording call", move |c| {
             let now = timestamp::now();
-            c.execute(
-                "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
+            c.prepare_cached("INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10)
                  ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                    idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                    updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                   verification = excluded.verification",
-                params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string)],
-            )
+                   verification = excluded.verification")?.execute(params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string)])
             .map(drop)
         }))
     }
@@ -167,14 +161,8 @@ impl Journal for SqliteJournal {
         let (id, payload) = (call_id.to_owned(), payload.to_string());
         Box::pin(self.with("recording attempt", move |c| {
             let now = timestamp::now();
-            c.execute(
-                "INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES (?1, ?2, ?3, ?4)",
-                params![id, n, payload, now],
-            )?;
-            c.execute(
-                "UPDATE recourse_calls SET attempts = ?2, updated_at = ?3 WHERE call_id = ?1",
-                params![id, n, now],
-            )
+            c.prepare_cached("INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES (?1, ?2, ?3, ?4)")?.execute(params![id, n, payload, now])?;
+            c.prepare_cached("UPDATE recourse_calls SET attempts = ?2, updated_at = ?3 WHERE call_id = ?1")?.execute(params![id, n, now])
             .map(drop)
         }))
     }
@@ -192,10 +180,7 @@ impl Journal for SqliteJournal {
             result.action.name(),
         );
         Box::pin(self.with("completing attempt", move |c| {
-            c.execute(
-                "UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2",
-                params![id, n, status, failure, action, timestamp::now()],
-            )
+            c.prepare_cached("UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2")?.execute(params![id, n, status, failure, action, timestamp::now()])
             .map(drop)
         }))
     }
@@ -210,11 +195,8 @@ impl Journal for SqliteJournal {
         let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
         let record = record.map(Value::to_string);
         Box::pin(self.with("updating call", move |c| {
-            c.execute(
-                "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
-                   record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1",
-                params![id, state.as_str(), op, record, timestamp::now()],
-            )
+            c.prepare_cached("UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
+                   record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1")?.execute(params![id, state.as_str(), op, record, timestamp::now()])
             .map(drop)
         }))
     }
@@ -227,10 +209,7 @@ impl Journal for SqliteJournal {
     ) -> BoxFuture<'a, JournalResult<bool>> {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
         Box::pin(self.with("renewing a lease", move |c| {
-            let n = c.execute(
-                "UPDATE recourse_calls SET lease_until = ?3 WHERE call_id = ?1 AND owner = ?2 AND lease_until IS NOT NULL",
-                params![id, owner, lease_until(lease)],
-            )?;
+            let n = c.prepare_cached("UPDATE recourse_calls SET lease_until = ?3 WHERE call_id = ?1 AND owner = ?2 AND lease_until IS NOT NULL")?.execute(params![id, owner, lease_until(lease)])?;
             Ok(n == 1)
         }))
     }
@@ -244,11 +223,12 @@ impl Journal for SqliteJournal {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
         Box::pin(self.with("taking a call over", move |c| {
             let now = timestamp::now();
-            let n = c.execute(
-                "UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
+            let n = c
+                .prepare_cached(
+                    "UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
                  WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)",
-                params![id, owner, lease_until(lease), now],
-            )?;
+                )?
+                .execute(params![id, owner, lease_until(lease), now])?;
             Ok(n == 1)
         }))
     }

@@ -268,6 +268,12 @@ impl<'e> Run<'e> {
         let action = self.policy.decide(observation, &situation);
         let action = self.gate_retry(action).await;
         self.record(n, observation, &action, timeout);
+        // A success's data, moved out of the response rather than copied.
+        if let Ok(response) = parsed
+            && response.success
+        {
+            self.last_data = Some(response.data.unwrap_or(Value::Null));
+        }
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
         }
@@ -329,7 +335,7 @@ impl<'e> Run<'e> {
     fn remember_response(&mut self, r: &ParsedResponse, unknown: bool) {
         self.last_permission = r.permission;
         if r.success {
-            self.last_data = Some(r.data.clone().unwrap_or(Value::Null));
+            // Its data is taken once the attempt is recorded (`attempt`).
             return;
         }
         self.last_error = r.to_tool_error().map(|mut error| {

@@ -70,6 +70,9 @@ pub(super) fn call(call: &Call, call_id: &str) -> Span {
 
 /// Records how the call ended on its span, from the report's types.
 pub(super) fn call_finished(span: &Span, report: &CallReport) {
+    if span.is_disabled() {
+        return;
+    }
     span.record("recourse.outcome", report.outcome.name());
     if let Some(reason) = report.outcome.reason() {
         span.record("recourse.reason", reason.code());
@@ -139,6 +142,9 @@ pub(super) fn attempt(n: u32, timeout_ms: u64) -> Span {
 
 /// Records what attempt `record` met and what the policy decided.
 pub(super) fn attempt_decided(span: &Span, record: &AttemptRecord) {
+    if span.is_disabled() {
+        return;
+    }
     span.record("recourse.source", record.source.as_str());
     if let Some(status) = record.status {
         span.record("recourse.status", int(status));

@@ -1,0 +1,32 @@
+//! CPU time of the calling thread, from `/proc` (no `unsafe`, no libc).
+
+use std::time::Duration;
+
+/// CPU time the calling thread has used: `/proc/thread-self/schedstat`
+/// (nanoseconds), else `/proc/thread-self/stat`'s utime + stime (ticks of
+/// 10 ms, Linux's USER_HZ).
+///
+/// # Errors
+/// Neither file readable (not Linux).
+pub(crate) fn thread_cpu() -> Result<Duration, String> {
+    if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat")
+        && let Some(ns) = text.split_whitespace().next().and_then(|n| n.parse().ok())
+        && ns > 0
+    {
+        return Ok(Duration::from_nanos(ns));
+    }
+    let text = std::fs::read_to_string("/proc/thread-self/stat")
+        .map_err(|e| format!("reading /proc/thread-self/stat: {e} (Linux only)"))?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = text.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    match fields[..] {
+        [utime, stime] => Ok(Duration::from_millis((utime + stime) * 10)),
+        _ => Err("unreadable /proc/thread-self/stat".to_owned()),
+    }
+}

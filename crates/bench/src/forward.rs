@@ -1,0 +1,73 @@
+//! The minimal forwarder: axum in, reqwest out, nothing in between.
+//!
+//! It reads the same request body the gateway reads (`{"url", "payload"}`),
+//! sends the payload to the URL and answers the tool's status, content type
+//! and body unchanged: no allowlist, envelope, policy, record or journal. The
+//! difference between the gateway's CPU per call and this program's is what
+//! recourse itself costs per call.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Forward {
+    url: String,
+    payload: serde_json::Value,
+}
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let port: u16 = crate::flag(args, "--port", 0)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
+        let app = Router::new()
+            .route("/v1/calls", post(forward))
+            .with_state(client);
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|e| format!("binding 127.0.0.1:{port}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        println!("listening on http://{addr}");
+        axum::serve(listener, app).await.map_err(|e| e.to_string())
+    })
+}
+
+async fn forward(State(client): State<reqwest::Client>, body: Bytes) -> Response {
+    let request: Forward = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+    };
+    let sent = client
+        .post(&request.url)
+        .json(&request.payload)
+        .send()
+        .await;
+    let response = match sent {
+        Ok(response) => response,
+        Err(e) => return (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    };
+    let status = response.status();
+    let content_type = response.headers().get(CONTENT_TYPE).cloned();
+    match response.bytes().await {
+        Ok(body) => {
+            let mut answer = (status, body).into_response();
+            if let Some(content_type) = content_type {
+                answer.headers_mut().insert(CONTENT_TYPE, content_type);
+            }
+            answer
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    }
+}

@@ -1,0 +1,68 @@
+//! `recourse-bench`: the programs `bench/gateway.sh` runs besides `recourse` itself.
+//!
+//! - `recourse-bench forward [--port N]`: the floor of the gateway's stack —
+//!   an axum server that reads `{"url", "payload"}`, POSTs the payload there
+//!   with reqwest and hands back the tool's status and body as they came,
+//!   with none of recourse's logic. Prints `listening on http://ADDR`.
+//! - `recourse-bench library [--calls N] [--rounds R] [--url URL]`: the
+//!   library's success path (`Executor::execute`) against a raw reqwest POST
+//!   of the same JSON, as CPU time per call of the client's thread, so the
+//!   ratio holds on a machine busy with other work.
+
+mod cpu;
+mod forward;
+mod library;
+
+use std::process::ExitCode;
+
+/// The allocator `recourse` uses, so the forwarder is the floor of the same stack.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("forward") => forward::run(&args[1..]),
+        Some("library") => library::run(&args[1..]),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("recourse-bench: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+const USAGE: &str = "usage: recourse-bench forward [--port N] | \
+                     library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor]";
+
+/// The value after `--name` in `args`, parsed; `default` when absent.
+fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T, String> {
+    let mut found = None;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == name {
+            found = Some(
+                words
+                    .next()
+                    .ok_or_else(|| format!("{name} needs a value"))?,
+            );
+        } else if !word.starts_with("--") || !known(word) {
+            return Err(format!("unexpected argument {word:?}; {USAGE}"));
+        } else {
+            words.next();
+        }
+    }
+    match found {
+        Some(text) => text
+            .parse()
+            .map_err(|_| format!("{name} {text:?} is not a valid value")),
+        None => Ok(default),
+    }
+}
+
+fn known(word: &str) -> bool {
+    matches!(word, "--port" | "--calls" | "--rounds" | "--url" | "--only")
+}
