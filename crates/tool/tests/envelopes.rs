@@ -270,3 +270,56 @@ async fn the_manifest_lists_every_operation_with_its_schema() {
         "number"
     );
 }
+
+/// Answers with the length of the body it was given, as it came.
+async fn raw(
+    recourse_tool::ToolJsonBytes(body): recourse_tool::ToolJsonBytes,
+) -> ToolResult<Value> {
+    Ok(Success(
+        json!({ "bytes": body.len(), "text": String::from_utf8_lossy(&body) }),
+    ))
+}
+
+#[tokio::test]
+async fn a_raw_json_body_is_checked_like_a_typed_one_and_kept_as_sent() {
+    let app = ToolServer::new()
+        .tool(
+            Capability::post::<()>("raw", "/api/raw", "Echoes its body"),
+            raw,
+        )
+        .with_body_limit(1024)
+        .into_router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/api/raw", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::new();
+    let json = |body: &str| {
+        client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+    };
+
+    // Kept byte for byte: spacing and key order are the caller's.
+    let sent = r#"{ "b": 1,  "a": [true] }"#;
+    let r = send(json(sent)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["data"]["text"], sent);
+
+    let r = send(json(r#"{"a": "#)).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(r.parsed.permission, RetryPermission::Refused);
+
+    let r = send(
+        client
+            .post(&url)
+            .header("content-type", "text/plain")
+            .body("{}"),
+    )
+    .await;
+    assert_eq!(r.status, 415);
+
+    let r = send(json(&format!(r#"{{"pad": "{}"}}"#, "x".repeat(2048)))).await;
+    assert_eq!(r.status, 413);
+}
