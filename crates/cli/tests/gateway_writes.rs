@@ -393,3 +393,38 @@ async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
     );
     assert_eq!(t.exports_committed(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_gateway_finishes_the_calls_whose_clients_left() {
+    let t = tools(&["exports:slow:1.0"], Duration::from_millis(1000)).await;
+    let state = tempfile::tempdir().unwrap();
+    let mut gw = Gateway::start(state.path(), &["--lease-ms", "60000"]);
+    let body = keyed(export(&t), "left-then-stopped");
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(format!("{}/v1/calls", gw.url))
+        .json(&body)
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client stopped waiting");
+    // SIGTERM with no connection open: the gateway still waits for the call.
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &gw.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exited = gw.child.wait().unwrap();
+    assert!(exited.success(), "{exited}");
+    assert_eq!(t.exports_committed(), 1);
+    // The next gateway on the same journal has the finished record (a call
+    // left in flight would be refused with 409 for the 60 s lease).
+    let next = Gateway::start(state.path(), &["--lease-ms", "60000"]);
+    let (status, record) = next.post(&body).await;
+    assert_eq!(status, 200, "{record}");
+    assert_eq!(record["replayed"], true);
+    assert_eq!(record["outcome"], "succeeded", "{record}");
+    assert_eq!(t.exports_committed(), 1);
+}

@@ -76,7 +76,7 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Respo
     // finishes and is journaled, and the client's retry with the same key
     // gets its record.
     let metrics = std::sync::Arc::clone(&g.metrics);
-    let running = tokio::spawn(async move {
+    let running = g.calls.spawn(async move {
         let keyed = executor.execute_keyed(call, &hash).await;
         if let Ok(Keyed::Ran(report)) = &keyed {
             metrics.observe(report);

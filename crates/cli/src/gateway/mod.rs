@@ -112,6 +112,9 @@ struct Gateway {
     /// Where keyed and non-idempotent calls are recorded; `None` with `--journal none`.
     journal: Option<Arc<dyn recourse::Journal>>,
     readiness: ready::Readiness,
+    /// Every call runs in a task of its own (a client that stops waiting
+    /// must not cancel a write); shutdown waits for these too.
+    calls: tokio_util::task::TaskTracker,
 }
 
 pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
@@ -152,10 +155,23 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
         .with_graceful_shutdown(drain(Arc::clone(&gateway), args.fleet.drain_delay()))
         .await;
     match stopped.connections_cut() {
-        0 => eprintln!("gateway stopped; in-flight calls finished"),
+        0 => {}
         n => eprintln!(
-            "gateway stopped; closed {n} connection(s) still open after the {:?} shutdown grace",
+            "closed {n} connection(s) still open after the {:?} shutdown grace",
             args.limits.shutdown_grace()
+        ),
+    }
+    // Calls whose clients stopped waiting are still running: they get the
+    // grace too, and what is left stays in flight in the journal, for a
+    // later start (or another replica) to settle once its lease runs out.
+    gateway.calls.close();
+    let grace = args.limits.shutdown_grace();
+    match tokio::time::timeout(grace, gateway.calls.wait()).await {
+        Ok(()) => eprintln!("gateway stopped; in-flight calls finished"),
+        Err(_) => eprintln!(
+            "gateway stopped; {} call(s) still running after the {grace:?} shutdown grace were \
+             left in flight in the journal",
+            gateway.calls.len()
         ),
     }
     Ok(0)
@@ -228,6 +244,7 @@ async fn gateway(
         mcp_env: args.mcp_env.clone(),
         token,
         readiness: ready::Readiness::new(journal.clone(), shared),
+        calls: tokio_util::task::TaskTracker::new(),
         journal,
     })
 }
