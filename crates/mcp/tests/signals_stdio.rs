@@ -9,9 +9,7 @@
 
 mod support;
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,10 +19,9 @@ use recourse_mcp::{McpTarget, McpTransport};
 use recourse_protocol::{ErrorCategory, RetryPermission};
 use recourse_test_support::{FakeLlm, Reply};
 use serde_json::json;
+use support::harness::{self, Test};
 use support::stdio_server::{self, SERVE_FLAG};
 use support::{FreshDir, executor, fresh_dir, prepared, run};
-
-type Test = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 const TESTS: [(&str, Test); 8] = [
     (
@@ -65,55 +62,7 @@ fn main() -> ExitCode {
         stdio_server::serve(Path::new(args.get(1).expect("a directory")));
         return ExitCode::SUCCESS;
     }
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in TESTS {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let exact = args.iter().any(|a| a == "--exact");
-    let filters: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    let chosen: Vec<_> = TESTS
-        .iter()
-        .filter(|(name, _)| {
-            filters.is_empty()
-                || filters
-                    .iter()
-                    .any(|f| if exact { name == f } else { name.contains(f) })
-        })
-        .collect();
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    println!("\nrunning {} tests", chosen.len());
-    let mut failed = Vec::new();
-    for (name, test) in &chosen {
-        // A panic ends the spawned task, not the runner.
-        match runtime.block_on(async { tokio::spawn(test()).await }) {
-            Ok(()) => println!("test {name} ... ok"),
-            Err(_) => {
-                println!("test {name} ... FAILED");
-                failed.push(*name);
-            }
-        }
-    }
-    let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
-    println!(
-        "\ntest result: {verdict}. {} passed; {} failed{}",
-        chosen.len() - failed.len(),
-        failed.len(),
-        failed
-            .iter()
-            .map(|n| format!("\n    {n}"))
-            .collect::<String>()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    harness::run(&TESTS, &args)
 }
 
 /// The scripted server (this binary), counting its calls in a fresh directory.

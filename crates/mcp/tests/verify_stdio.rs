@@ -9,9 +9,7 @@
 
 mod support;
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -20,10 +18,9 @@ use recourse::{
 };
 use recourse_mcp::{McpTarget, McpTransport};
 use serde_json::json;
+use support::harness::{self, Test};
 use support::state_server::{self, SERVE_FLAG};
 use support::{FreshDir, executor, fresh_dir};
-
-type Test = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 const TESTS: [(&str, Test); 5] = [
     ("a_commit_then_death_is_verified_with_one_write", || {
@@ -53,54 +50,7 @@ fn main() -> ExitCode {
         state_server::serve(Path::new(dir), fault);
         return ExitCode::SUCCESS;
     }
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in TESTS {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let exact = args.iter().any(|a| a == "--exact");
-    let filters: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    let chosen: Vec<_> = TESTS
-        .iter()
-        .filter(|(name, _)| {
-            filters.is_empty()
-                || filters
-                    .iter()
-                    .any(|f| if exact { name == f } else { name.contains(f) })
-        })
-        .collect();
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    println!("\nrunning {} tests", chosen.len());
-    let mut failed = Vec::new();
-    for (name, test) in &chosen {
-        match runtime.block_on(async { tokio::spawn(test()).await }) {
-            Ok(()) => println!("test {name} ... ok"),
-            Err(_) => {
-                println!("test {name} ... FAILED");
-                failed.push(*name);
-            }
-        }
-    }
-    let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
-    println!(
-        "\ntest result: {verdict}. {} passed; {} failed{}",
-        chosen.len() - failed.len(),
-        failed.len(),
-        failed
-            .iter()
-            .map(|n| format!("\n    {n}"))
-            .collect::<String>()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    harness::run(&TESTS, &args)
 }
 
 /// The stateful server (this binary) with `fault`, in a fresh directory.

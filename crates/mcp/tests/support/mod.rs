@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod harness;
 pub mod http_server;
 pub mod state_server;
 pub mod stdio_server;

@@ -15,7 +15,7 @@
 //! `get_order_details` reads an order (`structuredContent`);
 //! `get_order_text` answers the same as JSON text only, as many servers do.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
@@ -140,25 +140,7 @@ fn answer(dir: &Path, fault: &str, method: &str, params: &Value) -> (&'static st
 
 /// Serves stdin/stdout until stdin closes (or the fault ends the process).
 pub fn serve(dir: &Path, fault: &str) {
-    let stdin = std::io::stdin();
-    let mut stdout = std::io::stdout();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { return };
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-            continue;
-        };
-        let (kind, value) = answer(dir, fault, method, &message["params"]);
-        let reply = json!({"jsonrpc": "2.0", "id": id, kind: value});
-        if writeln!(stdout, "{reply}")
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
-            return;
-        }
-    }
+    super::stdio_server::serve_lines(|method, params| answer(dir, fault, method, params));
 }
 
 /// The keys of the writes the server committed, in order.

@@ -130,6 +130,13 @@ fn answer(dir: &Path, method: &str, params: &Value) -> (&'static str, Value) {
 
 /// Serves stdin/stdout until stdin closes.
 pub fn serve(dir: &Path) {
+    serve_lines(|method, params| answer(dir, method, params));
+}
+
+/// Answers JSON-RPC requests, one per line on stdin, with `answer`'s
+/// `("result" | "error", value)`, until stdin or stdout closes;
+/// notifications and replies to us are read and left unanswered.
+pub fn serve_lines(mut answer: impl FnMut(&str, &Value) -> (&'static str, Value)) {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     for line in stdin.lock().lines() {
@@ -140,7 +147,7 @@ pub fn serve(dir: &Path) {
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
             continue; // a notification, or a reply to us
         };
-        let (kind, value) = answer(dir, method, &message["params"]);
+        let (kind, value) = answer(method, &message["params"]);
         let reply = json!({"jsonrpc": "2.0", "id": id, kind: value});
         if writeln!(stdout, "{reply}")
             .and_then(|()| stdout.flush())
