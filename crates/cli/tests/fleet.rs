@@ -7,12 +7,16 @@
 //! key prefix of its own; the test that stops Redis runs its own
 //! `redis-server` on a free port.
 
+#[path = "support/held_tool.rs"]
+mod held;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use held::held_tool;
 use recourse_test_support::{OwnedRedis, redis_ping, service_var};
 use serde_json::{Value, json};
 
@@ -310,34 +314,6 @@ async fn healthz_and_readyz_answer_without_the_token_and_say_only_status_words()
     }
     let (status, _) = replica.get("/metrics").await;
     assert_eq!(status, 401, "everything else still needs the token");
-}
-
-/// A tool that says when a request arrived and holds it until released.
-async fn held_tool() -> (
-    String,
-    tokio::sync::mpsc::Receiver<()>,
-    tokio::sync::oneshot::Sender<()>,
-) {
-    let (arrived_tx, arrived_rx) = tokio::sync::mpsc::channel(1);
-    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
-    let release = Arc::new(tokio::sync::Mutex::new(Some(release_rx)));
-    let app = axum::Router::new().route(
-        "/tool",
-        axum::routing::post(move || {
-            let (arrived, release) = (arrived_tx.clone(), Arc::clone(&release));
-            async move {
-                let _ = arrived.send(()).await;
-                if let Some(rx) = release.lock().await.take() {
-                    let _ = rx.await;
-                }
-                axum::Json(json!({"success": true, "data": {"held": true}}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/tool", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, arrived_rx, release_tx)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,13 @@
 //! `recourse serve` over HTTP: same reports as `recourse call`, one shared
 //! budget, secure defaults, and a graceful drain on SIGTERM.
 
+#[path = "support/held_tool.rs"]
+mod held;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use held::held_tool;
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
 
@@ -252,36 +256,6 @@ async fn allow_target_patterns_open_more_hosts() {
     .await;
     assert_eq!(status, 200, "{body}");
     assert!(body["attempts"][0]["transport_error"].is_string());
-}
-
-/// A tool that tells the test when a request has arrived, then holds it
-/// until the test lets it answer: the call is provably in flight.
-async fn held_tool() -> (
-    String,
-    tokio::sync::mpsc::Receiver<()>,
-    tokio::sync::oneshot::Sender<()>,
-) {
-    use axum::routing::post;
-    let (arrived_tx, arrived_rx) = tokio::sync::mpsc::channel(1);
-    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
-    let release = std::sync::Arc::new(tokio::sync::Mutex::new(Some(release_rx)));
-    let app = axum::Router::new().route(
-        "/tool",
-        post(move || {
-            let (arrived, release) = (arrived_tx.clone(), std::sync::Arc::clone(&release));
-            async move {
-                let _ = arrived.send(()).await;
-                if let Some(rx) = release.lock().await.take() {
-                    let _ = rx.await;
-                }
-                axum::Json(json!({"success": true, "data": {"held": true}}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/tool", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, arrived_rx, release_tx)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -354,22 +354,27 @@ async fn without_a_journal_keyed_requests_are_refused_and_nothing_is_sent() {
     assert!(!state.path().join("recourse").exists(), "nothing on disk");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
-    let t = tools(&["exports:slow:1.0"], Duration::from_millis(1000)).await;
-    let state = tempfile::tempdir().unwrap();
-    let gw = Gateway::start(state.path(), &["--lease-ms", "3000"]);
-    let body = keyed(export(&t), "impatient-1");
+/// Sends `body` from a client that waits 200 ms for the answer, then goes.
+async fn give_up_waiting(gw: &Gateway, body: &Value) {
     let impatient = reqwest::Client::builder()
         .timeout(Duration::from_millis(200))
         .build()
         .unwrap();
     let gave_up = impatient
         .post(format!("{}/v1/calls", gw.url))
-        .json(&body)
+        .json(body)
         .send()
         .await;
     assert!(gave_up.is_err(), "the client stopped waiting");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
+    let t = tools(&["exports:slow:1.0"], Duration::from_millis(1000)).await;
+    let state = tempfile::tempdir().unwrap();
+    let gw = Gateway::start(state.path(), &["--lease-ms", "3000"]);
+    let body = keyed(export(&t), "impatient-1");
+    give_up_waiting(&gw, &body).await;
     // Asked again with the same key, the gateway answers 409 while the call
     // runs, then the finished call's own record: it ran to the end.
     let started = Instant::now();
@@ -400,18 +405,9 @@ async fn a_stopping_gateway_finishes_the_calls_whose_clients_left() {
     let state = tempfile::tempdir().unwrap();
     let mut gw = Gateway::start(state.path(), &["--lease-ms", "60000"]);
     let body = keyed(export(&t), "left-then-stopped");
-    let impatient = reqwest::Client::builder()
-        .timeout(Duration::from_millis(200))
-        .build()
-        .unwrap();
-    let gave_up = impatient
-        .post(format!("{}/v1/calls", gw.url))
-        .json(&body)
-        .send()
-        .await;
-    assert!(gave_up.is_err(), "the client stopped waiting");
+    give_up_waiting(&gw, &body).await;
     // SIGTERM with no connection open: the gateway still waits for the call.
-    let status = std::process::Command::new("kill")
+    let status = Command::new("kill")
         .args(["-TERM", &gw.child.id().to_string()])
         .status()
         .unwrap();
