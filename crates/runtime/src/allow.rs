@@ -41,10 +41,9 @@ mod tests;
 pub use error::{TargetError, TargetErrorKind};
 pub use pattern::TargetPattern;
 pub use target::TargetUrl;
-pub(crate) use target::validate_template;
+pub(crate) use target::{Template, validate_template};
 
 use error::quote;
-use target::Template;
 
 /// The targets a caller may reach: loopback, and whatever a pattern matches.
 ///

@@ -34,6 +34,8 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct HttpReconciler {
     template: String,
+    /// The template parsed once: where every lookup must stay.
+    parsed: crate::allow::Template,
     client: reqwest::Client,
     allowlist: Option<Arc<TargetAllowlist>>,
 }
@@ -46,7 +48,7 @@ impl HttpReconciler {
     /// placeholder, or has one outside its path and query.
     pub fn new(template: impl Into<String>) -> Result<Self, ConfigError> {
         let template = template.into();
-        crate::allow::validate_template(&template)
+        let parsed = crate::allow::validate_template(&template)
             .map_err(|e| ConfigError::new("reconcile template", e.to_string()))?;
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
@@ -55,6 +57,7 @@ impl HttpReconciler {
             .map_err(|e| ConfigError::new("reconcile client", e.to_string()))?;
         Ok(Self {
             template,
+            parsed,
             client,
             allowlist: None,
         })
@@ -89,15 +92,9 @@ impl HttpReconciler {
         if url.contains("{operation_id}") {
             url = url.replace("{operation_id}", &encode(op?)?);
         }
-        let lookup = TargetUrl::parse(&url).ok()?;
-        // A value can complete a dot segment the template began (`/..{key}`
-        // with an empty key, `/.{key}` with `.`): the lookup must stay on the
-        // template's origin and below its path up to the first placeholder.
-        let template = TargetUrl::parse(&self.template).ok()?;
-        let path = template.url().path();
-        let fixed = &path[..path.find("%7B").unwrap_or(path.len())];
-        (lookup.url().origin() == template.url().origin() && lookup.url().path().starts_with(fixed))
-            .then_some(lookup)
+        TargetUrl::parse(&url)
+            .ok()
+            .filter(|lookup| self.parsed.contains(lookup))
     }
 
     async fn lookup(&self, request: ReconcileRequest<'_>) -> Reconciliation {

@@ -90,7 +90,8 @@ impl fmt::Display for TargetUrl {
 }
 
 /// A reconcile URL template, parsed with its placeholders in place.
-pub(super) struct Template {
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
     pub(super) target: TargetUrl,
     /// Where the first placeholder starts in the parsed path, if there is one.
     pub(super) placeholder_at: Option<usize>,
@@ -129,11 +130,23 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Whether `lookup`, the template with its placeholders filled in, stays
+    /// where the template points: on its origin, and below its path up to
+    /// the first placeholder (a value must not complete a dot segment the
+    /// template began, as an empty one does after `/..{key}`).
+    pub(crate) fn contains(&self, lookup: &TargetUrl) -> bool {
+        let path = self.target.url.path();
+        let fixed = &path[..self.placeholder_at.unwrap_or(path.len())];
+        lookup.url.origin() == self.target.url.origin() && lookup.url.path().starts_with(fixed)
+    }
+}
+
 /// Checks that `template` is a usable reconcile URL template: an http(s) URL
 /// without user info, with `{key}` or `{operation_id}` placeholders only in
-/// its path or query.
-pub(crate) fn validate_template(template: &str) -> Result<(), TargetError> {
-    Template::parse(template).map(|_| ())
+/// its path or query; the template, parsed.
+pub(crate) fn validate_template(template: &str) -> Result<Template, TargetError> {
+    Template::parse(template)
 }
 
 /// A host as the parser normalised it; an IPv4-mapped IPv6 address as IPv4.
