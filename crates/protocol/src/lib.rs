@@ -47,6 +47,7 @@
 
 mod category;
 mod classify;
+mod data;
 mod error;
 pub mod mcp;
 mod parse;
@@ -57,6 +58,7 @@ mod wait;
 
 pub use category::{ErrorCategory, http_status_for_category};
 pub use classify::{UpstreamClassification, classify_upstream_error, extract_status};
+pub use data::ToolData;
 pub use error::ToolError;
 pub use parse::{
     BodyFormat, CategoryBasis, Need, ParsedResponse, parse_response, parse_response_at,

@@ -116,7 +116,7 @@ fn dict_convention_success_is_a_success_with_the_body_as_data() {
     let p = parse_json(200, &body);
     assert_eq!(p.format, BodyFormat::DictConvention);
     assert!(p.success);
-    assert_eq!(p.data, Some(body));
+    assert_eq!(p.data.as_ref().map(|d| d.to_value()), Some(body));
 }
 
 // ------------------------------------------------------------------- MCP
@@ -239,7 +239,10 @@ fn mcp_success_carries_structured_content_as_data() {
     let p = parse_json(200, &body);
     assert_eq!(p.format, BodyFormat::McpResult);
     assert!(p.success);
-    assert_eq!(p.data, Some(json!({"temp": 21})));
+    assert_eq!(
+        p.data.as_ref().map(|d| d.to_value()),
+        Some(json!({"temp": 21}))
+    );
 }
 
 #[test]
@@ -248,7 +251,7 @@ fn mcp_success_without_structured_content_carries_the_result() {
     let p = parse_json(200, &body);
     assert_eq!(p.format, BodyFormat::McpResult);
     assert!(p.success);
-    assert_eq!(p.data, Some(body));
+    assert_eq!(p.data.as_ref().map(|d| d.to_value()), Some(body));
 }
 
 #[test]
@@ -283,7 +286,10 @@ fn jsonrpc_wrapped_mcp_success_result_is_unwrapped() {
     let p = parse_json(200, &body);
     assert_eq!(p.format, BodyFormat::McpResult);
     assert!(p.success);
-    assert_eq!(p.data, Some(json!({"ok": true})));
+    assert_eq!(
+        p.data.as_ref().map(|d| d.to_value()),
+        Some(json!({"ok": true}))
+    );
 }
 
 #[test]
@@ -291,7 +297,10 @@ fn jsonrpc_plain_result_is_the_data() {
     let body = json!({"jsonrpc": "2.0", "id": 1, "result": {"sum": 3}});
     let p = parse_json(200, &body);
     assert!(p.success);
-    assert_eq!(p.data, Some(json!({"sum": 3})));
+    assert_eq!(
+        p.data.as_ref().map(|d| d.to_value()),
+        Some(json!({"sum": 3}))
+    );
 }
 
 #[test]
@@ -300,7 +309,7 @@ fn jsonrpc_scalar_result_is_the_data() {
         let body = json!({"jsonrpc": "2.0", "id": 1, "result": result});
         let p = parse_json(200, &body);
         assert!(p.success);
-        assert_eq!(p.data, Some(result));
+        assert_eq!(p.data.as_ref().map(|d| d.to_value()), Some(result));
     }
 }
 

@@ -337,7 +337,7 @@ proptest! {
         let p = parse_response(status, [("content-type", "application/json")], &reply.to_json_bytes());
         prop_assert_eq!(p.format, BodyFormat::Envelope);
         prop_assert_eq!(p.success, reply.success);
-        prop_assert_eq!(&p.data, &reply.data);
+        prop_assert_eq!(p.data.as_ref().map(|d| d.to_value()), reply.data.clone());
         match &reply.error {
             Some(e) => {
                 prop_assert_eq!(p.to_tool_error(), Some(e.clone()));
@@ -836,5 +836,52 @@ proptest! {
     fn redact_value_is_idempotent(value in json_for_redaction()) {
         let once = redact_value(&value);
         prop_assert_eq!(redact_value(&once), once);
+    }
+}
+
+proptest! {
+    /// A success envelope is read without building a tree of its data; the
+    /// answer must be the one the full reading gives — whatever the layout,
+    /// the extra fields, or a field sent twice (the full reading keeps the
+    /// last; the quick one steps aside for it).
+    #[test]
+    fn a_success_envelope_reads_the_same_however_it_is_written(
+        data in proptest::option::of(prop_oneof![data(), Just(Value::Null)]),
+        extra in proptest::option::of(data()),
+        pretty in any::<bool>(),
+        twice in proptest::option::of(prop_oneof![Just("success"), Just("data")]),
+        status in select(vec![200u16, 201, 204, 299]),
+    ) {
+        let mut body = Map::new();
+        body.insert("success".into(), Value::Bool(true));
+        if let Some(d) = &data {
+            body.insert("data".into(), d.clone());
+        }
+        if let Some(x) = &extra {
+            body.insert("note".into(), x.clone());
+        }
+        let mut text = if pretty {
+            serde_json::to_string_pretty(&body).unwrap()
+        } else {
+            serde_json::to_string(&body).unwrap()
+        };
+        if let Some(field) = twice {
+            // Appended after the last field: `{…, "success": false}` or `{…, "data": 7}`.
+            let last = if field == "success" { "false" } else { "7" };
+            text.truncate(text.len() - 1);
+            text.push_str(&format!(",\"{field}\":{last}}}"));
+            body.insert(field.into(), serde_json::from_str(last).unwrap());
+        }
+        let p = parse_response(status, [("content-type", "application/json")], text.as_bytes());
+        let said_success = body.get("success") == Some(&Value::Bool(true));
+        prop_assert_eq!(p.format, BodyFormat::Envelope);
+        prop_assert_eq!(p.success, said_success);
+        let expected = body.get("data").filter(|d| said_success && !d.is_null()).cloned();
+        prop_assert_eq!(p.data.as_ref().map(|d| d.to_value()), expected);
+        if let Some(d) = &p.data {
+            // What the record will carry is one JSON value equal to the data.
+            let reread: Value = serde_json::from_str(&d.raw()).unwrap();
+            prop_assert_eq!(Some(reread), body.get("data").cloned());
+        }
     }
 }

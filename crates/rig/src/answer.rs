@@ -77,12 +77,14 @@ pub const DO_NOT_REPEAT_LINE: &str = "DO NOT REPEAT THIS CALL: it may already ha
 pub fn tool_answer(report: &CallReport) -> Result<ToolOutput, ToolExecutionError> {
     let next = report.next();
     match &report.outcome {
-        Outcome::Succeeded { data } if went_as_sent(report) => Ok(ToolOutput::json(data.clone())),
+        Outcome::Succeeded { data } if went_as_sent(report) => {
+            Ok(ToolOutput::json(data.to_value()))
+        }
         Outcome::Succeeded { data } => Ok(ToolOutput::content(vec![
-            ToolResultContent::json(data.clone()),
+            ToolResultContent::json(data.to_value()),
             ToolResultContent::text(format!("recourse: {}", next.model_message)),
         ])
-        .unwrap_or_else(|_| ToolOutput::json(data.clone()))),
+        .unwrap_or_else(|_| ToolOutput::json(data.to_value()))),
         Outcome::Failed { reason, .. } | Outcome::Unknown { reason, .. } => {
             Err(failure(report, reason, &next))
         }

@@ -212,7 +212,7 @@ async fn fetch_manifest(base: &Url) -> Result<Value, SetupError> {
     }
     let parsed = recourse_protocol::parse_response(status, [("content-type", content_type)], &body);
     match (parsed.success, parsed.data) {
-        (true, Some(data)) => Ok(data),
+        (true, Some(data)) => Ok(data.into_value()),
         _ => Err(SetupError::new(
             &url,
             format!("answered HTTP {status} without a manifest"),

@@ -124,7 +124,10 @@ impl HttpReconciler {
         if !parsed.success {
             return Reconciliation::Unknown(format!("lookup answered HTTP {status}"));
         }
-        read_state(parsed.data.unwrap_or(Value::Null), parsed.server_wait)
+        read_state(
+            parsed.data.unwrap_or_default().into_value(),
+            parsed.server_wait,
+        )
     }
 }
 

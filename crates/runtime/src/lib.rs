@@ -141,6 +141,7 @@ pub use record::{
     MODEL_MESSAGE_MAX_CHARS, Next, NextStep, Outcome, PayloadSource, RECORD_VERSION, TokenUsage,
     Verdict, VerifyPhase, WaitCause,
 };
+pub use recourse_protocol::ToolData;
 pub use shared::{EndpointHealth, SharedMode, SharedState, SharedUnavailable};
 #[cfg(feature = "redis")]
 pub use shared::{RedisSharedState, RedisSharedStateBuilder, SharedStateError};

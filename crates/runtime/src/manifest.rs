@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use recourse_protocol::parse_response;
+use recourse_protocol::{ToolData, parse_response};
 use serde_json::Value;
 use url::Url;
 
@@ -198,7 +198,11 @@ impl CapabilityManifests {
             body.extend_from_slice(&chunk);
         }
         let parsed = parse_response(status, [("content-type", "application/json")], &body);
-        parsed.success.then_some(parsed.data).flatten()
+        parsed
+            .success
+            .then_some(parsed.data)
+            .flatten()
+            .map(ToolData::into_value)
     }
 }
 

@@ -394,7 +394,7 @@ mod tests {
         let report = CallReport {
             call_id: "c".into(),
             outcome: crate::Outcome::Succeeded {
-                data: serde_json::Value::Null,
+                data: recourse_protocol::ToolData::null(),
             },
             attempts: Vec::new(),
             http_calls: 2,
@@ -470,7 +470,7 @@ mod tests {
         let report = |reason: &str| CallReport {
             call_id: "c".into(),
             outcome: crate::Outcome::Succeeded {
-                data: serde_json::Value::Null,
+                data: recourse_protocol::ToolData::null(),
             },
             attempts: vec![AttemptRecord {
                 n: 1,

@@ -329,7 +329,9 @@ mod tests {
                 attempt(2, None, Action::Succeed),
             ],
             vec![json!({"amount": 5}), json!({"amount": 5})],
-            Outcome::Succeeded { data: Value::Null },
+            Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
         );
         let v = judge(&s, &r);
         assert!(!v.passed);
@@ -350,7 +352,9 @@ mod tests {
                 attempt(2, None, Action::Succeed),
             ],
             vec![json!({"amount": 5}), json!({"amount": 4, "override": true})],
-            Outcome::Succeeded { data: Value::Null },
+            Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
         );
         let v = judge(&s, &r);
         assert!(
@@ -447,7 +451,9 @@ mod tests {
                 run(
                     vec![looked_up, attempt(2, None, Action::Succeed)],
                     vec![json!({"amount": 5}), json!({"amount": 5})],
-                    Outcome::Succeeded { data: Value::Null },
+                    Outcome::Succeeded {
+                        data: Value::Null.into(),
+                    },
                 ),
             ),
             (

@@ -20,6 +20,7 @@ use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, parse_json};
 use serde_json::Value;
 
+use super::finish::finishing;
 use super::request::{self, CallRequest};
 use super::{Gateway, resolve};
 
@@ -71,12 +72,11 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Respo
         }
         None => String::new(),
     };
-    // The call runs in a task of its own: a client that stops waiting (its
-    // timeout, a dropped connection) must not cancel a call mid-write. It
-    // finishes and is journaled, and the client's retry with the same key
-    // gets its record.
+    // A client that stops waiting (its timeout, a dropped connection) must
+    // not cancel a call mid-write: it finishes in the gateway's tracker and is
+    // journaled, and the client's retry with the same key gets its record.
     let metrics = std::sync::Arc::clone(&g.metrics);
-    let running = g.calls.spawn(async move {
+    let running = finishing(&g.calls, async move {
         let keyed = executor.execute_keyed(call, &hash).await;
         if let Ok(Keyed::Ran(report)) = &keyed {
             metrics.observe(report);

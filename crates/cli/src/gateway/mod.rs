@@ -17,6 +17,7 @@
 //! retry budget and breakers between them (`fleet.rs`); `/healthz` and
 //! `/readyz` answer load balancers without a token (`ready.rs`).
 
+mod finish;
 mod fleet;
 mod guard;
 mod journal;

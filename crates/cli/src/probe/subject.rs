@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use recourse::{RawResponse, Url};
 use recourse_mcp::McpTool;
-use recourse_protocol::{parse_response, redact};
+use recourse_protocol::{ToolData, parse_response, redact};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -126,7 +126,7 @@ fn entries(raw: &RawResponse) -> Result<Vec<Entry>> {
     if !parsed.success {
         bail!("answered HTTP {}, not a manifest", raw.status);
     }
-    let list = match parsed.data {
+    let list = match parsed.data.map(ToolData::into_value) {
         Some(Value::Object(mut body)) => body.remove("capabilities"),
         Some(list @ Value::Array(_)) => Some(list),
         _ => None,

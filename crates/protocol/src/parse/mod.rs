@@ -43,7 +43,8 @@ use mcp::{is_input_required, is_mcp_result, read_input_required, read_mcp};
 pub(crate) use timestamp::format_rfc3339;
 
 use crate::{
-    ErrorCategory, RetryPermission, ToolError, parse_retry_after, parse_retry_after_detail,
+    ErrorCategory, RetryPermission, ToolData, ToolError, parse_retry_after,
+    parse_retry_after_detail,
 };
 
 /// How the body was understood.
@@ -109,7 +110,7 @@ pub struct ParsedResponse {
     /// Whether the call succeeded: a 2xx whose body does not report a failure.
     pub success: bool,
     /// The result on success (the envelope's `data`, or the whole JSON body).
-    pub data: Option<Value>,
+    pub data: Option<ToolData>,
     /// The category the body named, if it followed a convention that names one.
     pub category: Option<ErrorCategory>,
     /// The error code the body named.
@@ -194,6 +195,12 @@ fn read_body(status: u16, body: &[u8], is_problem: bool, now: SystemTime) -> Par
     if body.iter().all(u8::is_ascii_whitespace) {
         return foreign(status, BodyFormat::Empty, None, None);
     }
+    if !is_problem
+        && is_2xx(status)
+        && let Some(parsed) = read_success(status, body)
+    {
+        return parsed;
+    }
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) => return foreign(status, BodyFormat::Text, None, text_excerpt(body)),
@@ -203,6 +210,26 @@ fn read_body(status: u16, body: &[u8], is_problem: bool, now: SystemTime) -> Par
         Value::Object(obj) => read_object(status, obj, now),
         other => foreign(status, BodyFormat::Json, Some(other), None),
     }
+}
+
+/// Our envelope's success, the common answer, read without building a tree:
+/// its `data` is kept as the text the tool sent. `None` for anything else —
+/// a failure, another convention, a duplicated field, text that is not one
+/// JSON object — which the full reading below decides.
+fn read_success(status: u16, body: &[u8]) -> Option<ParsedResponse> {
+    #[derive(serde::Deserialize)]
+    struct Success<'a> {
+        success: bool,
+        #[serde(borrow, default)]
+        data: Option<&'a serde_json::value::RawValue>,
+    }
+    let envelope: Success<'_> = serde_json::from_slice(body).ok()?;
+    if !envelope.success {
+        return None;
+    }
+    let mut parsed = foreign(status, BodyFormat::Envelope, None, None);
+    parsed.data = envelope.data.map(|raw| ToolData::from_raw(raw.to_owned()));
+    Some(parsed)
 }
 
 fn read_object(status: u16, obj: Map<String, Value>, now: SystemTime) -> ParsedResponse {
@@ -238,7 +265,11 @@ fn foreign(
         status,
         format,
         success,
-        data: if success { data } else { None },
+        data: if success {
+            data.map(ToolData::from)
+        } else {
+            None
+        },
         category: None,
         code: None,
         message: if success { None } else { message },

@@ -65,7 +65,9 @@ fn failed(error: ToolError, reason: StopReason, status: u16) -> CallReport {
 fn a_call_that_went_as_sent_answers_with_its_data_alone() {
     let data = json!({"temperature_c": 18.5});
     let r = report(
-        Outcome::Succeeded { data: data.clone() },
+        Outcome::Succeeded {
+            data: data.clone().into(),
+        },
         vec![attempt(Some(200), Action::Succeed, PayloadSource::Caller)],
     );
     let output = tool_answer(&r).unwrap();
@@ -76,7 +78,9 @@ fn a_call_that_went_as_sent_answers_with_its_data_alone() {
 fn a_success_after_a_correction_or_lookup_also_says_what_recourse_did() {
     let data = json!({"temperature_c": 18.5});
     let corrected = report(
-        Outcome::Succeeded { data: data.clone() },
+        Outcome::Succeeded {
+            data: data.clone().into(),
+        },
         vec![
             attempt(Some(404), Action::Correct, PayloadSource::Caller),
             attempt(Some(200), Action::Succeed, PayloadSource::Repair),
@@ -91,7 +95,7 @@ fn a_success_after_a_correction_or_lookup_also_says_what_recourse_did() {
         result: LookupResult::Committed,
         detail: None,
     });
-    let r = report(Outcome::Succeeded { data }, vec![looked_up]);
+    let r = report(Outcome::Succeeded { data: data.into() }, vec![looked_up]);
     let text = tool_answer(&r).unwrap().render();
     assert!(text.contains("do not repeat it"), "{text}");
 }

@@ -1,9 +1,8 @@
 //! How a call ended, and the report that explains it.
 
-use recourse_protocol::ToolError;
+use recourse_protocol::{ToolData, ToolError};
 use serde::Serialize;
 use serde::ser::Serializer;
-use serde_json::Value;
 
 use crate::StopReason;
 
@@ -17,8 +16,8 @@ use crate::StopReason;
 pub enum Outcome {
     /// The tool did what was asked.
     Succeeded {
-        /// The result.
-        data: Value,
+        /// The result, as the tool sent it.
+        data: ToolData,
     },
     /// The call stopped without success, and nothing is in doubt.
     Failed {
@@ -103,7 +102,7 @@ struct OutcomeFields<'a> {
     /// How the call ended.
     outcome: OutcomeName,
     /// The tool's result when the call succeeded; `null` otherwise.
-    data: &'a Value,
+    data: Option<&'a ToolData>,
     /// The last error (the tool's or the transport's), redacted; `null` on success or when none came.
     error: Option<ToolError>,
     /// Why the executor stopped; `null` on success.
@@ -115,9 +114,9 @@ struct OutcomeFields<'a> {
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (outcome, data) = match self {
-            Self::Succeeded { data } => (OutcomeName::Succeeded, data),
-            Self::Failed { .. } => (OutcomeName::Failed, &Value::Null),
-            Self::Unknown { .. } => (OutcomeName::Unknown, &Value::Null),
+            Self::Succeeded { data } => (OutcomeName::Succeeded, Some(data)),
+            Self::Failed { .. } => (OutcomeName::Failed, None),
+            Self::Unknown { .. } => (OutcomeName::Unknown, None),
         };
         OutcomeFields {
             outcome,

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use recourse_protocol::{
-    ParsedResponse, RetryPermission, ToolError, parse_response, redact, redact_value,
+    ParsedResponse, RetryPermission, ToolData, ToolError, parse_response, redact, redact_value,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -49,7 +49,7 @@ pub(crate) struct Run<'e> {
     corrections: u32,
     lookups: u32,
     last_error: Option<ToolError>,
-    last_data: Option<Value>,
+    last_data: Option<ToolData>,
     last_permission: RetryPermission,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
@@ -272,7 +272,7 @@ impl<'e> Run<'e> {
         if let Ok(response) = parsed
             && response.success
         {
-            self.last_data = Some(response.data.unwrap_or(Value::Null));
+            self.last_data = Some(response.data.unwrap_or_default());
         }
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
@@ -440,7 +440,7 @@ impl<'e> Run<'e> {
     async fn carry_out(&mut self, action: Action) -> Flow {
         match action {
             Action::Succeed => Flow::Done(Outcome::Succeeded {
-                data: self.last_data.take().unwrap_or(Value::Null),
+                data: self.last_data.take().unwrap_or_default(),
             }),
             Action::RetrySame { wait, cause } => {
                 if !self.wait(wait, cause).await {

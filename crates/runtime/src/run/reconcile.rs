@@ -64,7 +64,7 @@ impl Run<'_> {
                     let Reconciliation::Committed(data) = found else {
                         return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
                     };
-                    return Flow::Done(Outcome::Succeeded { data });
+                    return Flow::Done(Outcome::Succeeded { data: data.into() });
                 }
                 Action::RetrySame { .. } => {
                     self.retries += 1;

@@ -63,10 +63,10 @@ impl Run<'_> {
             .after_verification(before, reading.result, answer, &situation);
         match (self.gate_retry(decided).await, answer) {
             (Action::Succeed, WriteAnswer::Succeeded) => Flow::Done(Outcome::Succeeded {
-                data: self.last_data.take().unwrap_or(Value::Null),
+                data: self.last_data.take().unwrap_or_default(),
             }),
             (Action::Succeed, WriteAnswer::Unknown { .. }) => Flow::Done(Outcome::Succeeded {
-                data: reading.document.unwrap_or(Value::Null),
+                data: reading.document.unwrap_or(Value::Null).into(),
             }),
             (Action::RetrySame { .. }, _) => {
                 self.retries += 1;

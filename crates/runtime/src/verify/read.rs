@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use recourse_protocol::{BodyFormat, REDACTED, parse_response, redact, truncate_chars};
+use recourse_protocol::{BodyFormat, REDACTED, ToolData, parse_response, redact, truncate_chars};
 use serde_json::Value;
 
 use super::spec::ResolvedRead;
@@ -94,7 +94,10 @@ pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery) -> Reading {
     }
     let document = match parsed.format {
         BodyFormat::McpResult => mcp_document(&raw.body),
-        _ => parsed.data.filter(|d| !d.is_null()),
+        _ => parsed
+            .data
+            .filter(|d| !d.is_null())
+            .map(ToolData::into_value),
     };
     let Some(document) = document else {
         return Reading::cannot_tell("the read returned nothing to check");

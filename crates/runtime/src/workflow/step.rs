@@ -120,7 +120,9 @@ pub(crate) async fn run_step(
 
 fn finish(step_id: &str, target: &str, report: CallReport) -> StepReport {
     let outcome = match &report.outcome {
-        Outcome::Succeeded { data } => StepOutcome::Succeeded { data: data.clone() },
+        Outcome::Succeeded { data } => StepOutcome::Succeeded {
+            data: data.to_value(),
+        },
         Outcome::Failed { error, reason } => StepOutcome::Failed {
             error: error.clone(),
             reason: reason.to_string(),

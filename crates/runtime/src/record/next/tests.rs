@@ -550,7 +550,9 @@ fn a_success_says_what_recourse_did_first() {
     second.payload = json!({"format": "pdf"});
     second.source = PayloadSource::Repair;
     let r = report(
-        Outcome::Succeeded { data: Value::Null },
+        Outcome::Succeeded {
+            data: Value::Null.into(),
+        },
         vec![first, second],
     );
     assert_eq!(r.stop_kind(), None);
@@ -570,9 +572,14 @@ fn a_success_says_what_recourse_did_first() {
         result: LookupResult::Committed,
         detail: None,
     });
-    let m = report(Outcome::Succeeded { data: Value::Null }, vec![looked])
-        .next()
-        .model_message;
+    let m = report(
+        Outcome::Succeeded {
+            data: Value::Null.into(),
+        },
+        vec![looked],
+    )
+    .next()
+    .model_message;
     assert!(
         m.contains("a lookup found the write committed: do not repeat it"),
         "{m}"
