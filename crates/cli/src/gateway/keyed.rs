@@ -12,7 +12,7 @@
 //! retries; only the digest is stored.
 
 use axum::Json;
-use axum::http::header::RETRY_AFTER;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recourse::{Keyed, request_hash};
@@ -101,11 +101,10 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Respo
     match keyed {
         Keyed::Ran(report) => {
             // Serialized in the record's own field order, `replayed` last.
-            Json(Answer {
+            answer(&Answer {
                 record: &report,
                 replayed: false,
             })
-            .into_response()
         }
         Keyed::Replayed { record, .. } => {
             let mut record = *record;
@@ -138,6 +137,27 @@ pub(super) struct Answer<'a> {
     /// `true` when this is the first call's record, answered to a retry with
     /// the same idempotency key: nothing was dispatched for this request.
     replayed: bool,
+}
+
+/// A record as a JSON response, written into one buffer sized for a typical
+/// record (about 1 KB) rather than grown from a small one.
+fn answer(answer: &Answer<'_>) -> Response {
+    let mut body = Vec::with_capacity(2048);
+    match serde_json::to_writer(&mut body, answer) {
+        Ok(()) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response(),
+        // A record is strings, numbers and maps with string keys: this cannot
+        // happen, and if it did the caller must not read it as an outcome.
+        Err(e) => fail(ToolError::unknown_outcome(
+            "CALL_ABORTED",
+            format!(
+                "the call's record could not be written ({e}); its outcome is unknown: check before writing again"
+            ),
+        )),
+    }
 }
 
 /// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.

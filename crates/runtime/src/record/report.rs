@@ -24,7 +24,7 @@ pub const RECORD_VERSION: u32 = 1;
 ///
 /// let report = CallReport {
 ///     call_id: "c-1".into(),
-///     outcome: Outcome::Succeeded { data: serde_json::json!({"price": 468.285}) },
+///     outcome: Outcome::Succeeded { data: serde_json::json!({"price": 468.285}).into() },
 ///     attempts: Vec::new(),
 ///     http_calls: 1,
 ///     llm_calls: 0,

@@ -1,7 +1,9 @@
-//! HTTP transport over `reqwest`: POST JSON, capped bodies, failures as data.
+//! HTTP transport: POST JSON, capped bodies, failures as data — plain HTTP
+//! straight over hyper ([`super::plain`]), the rest over `reqwest`.
 
 use std::time::Duration;
 
+use super::plain::Plain;
 use super::{
     BoxFuture, Delivery, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,
 };
@@ -18,6 +20,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     client: reqwest::Client,
+    /// Plain HTTP's own client, unless a proxy is configured for it.
+    pub(super) plain: Option<Plain>,
     max_body_bytes: usize,
 }
 
@@ -65,6 +69,7 @@ impl HttpTransportBuilder {
             .map_err(|e| crate::ConfigError::new("http client", e.to_string()))?;
         Ok(HttpTransport {
             client,
+            plain: Plain::from_env(self.connect_timeout),
             max_body_bytes: self.max_body_bytes,
         })
     }
@@ -83,6 +88,24 @@ impl HttpTransport {
                 format!("{} is not an http(s) URL", request.target),
             ));
         };
+        if let Some(plain) = &self.plain
+            && Plain::carries(url)
+        {
+            return if request.method.sends_query() {
+                let mut url = url.clone();
+                append_query(&mut url, &request.payload);
+                plain
+                    .exchange(&url, None, request, self.max_body_bytes)
+                    .await
+            } else {
+                let body = serde_json::to_vec(&request.payload).map_err(|e| {
+                    TransportFailure::new(TransportFailureKind::RequestNotBuilt, e.to_string())
+                })?;
+                plain
+                    .exchange(url, Some(body), request, self.max_body_bytes)
+                    .await
+            };
+        }
         let mut builder = if request.method.sends_query() {
             let mut url = url.clone();
             append_query(&mut url, &request.payload);
@@ -124,7 +147,7 @@ impl HttpTransport {
     }
 }
 
-fn method(m: crate::Method) -> reqwest::Method {
+pub(super) fn method(m: crate::Method) -> reqwest::Method {
     match m {
         crate::Method::Get => reqwest::Method::GET,
         crate::Method::Head => reqwest::Method::HEAD,
@@ -168,7 +191,7 @@ fn append_query(url: &mut url::Url, payload: &serde_json::Value) {
 
 /// The tool answered `status` with a body over `cap`: the status is kept,
 /// since a 2xx means a write was done even though its result cannot be read.
-fn too_large(cap: usize, status: u16) -> TransportFailure {
+pub(super) fn too_large(cap: usize, status: u16) -> TransportFailure {
     TransportFailure::new(
         TransportFailureKind::ResponseTooLarge,
         format!("HTTP {status} with a response body over {cap} bytes"),
@@ -205,6 +228,11 @@ fn not_running(error: &reqwest::Error) -> String {
             || "the tool".to_owned(),
             |(host, port)| format!("{host}:{port}"),
         );
+    not_running_at(&place, error)
+}
+
+/// "could not connect to `place` — is the tool server running? (`innermost cause`)".
+pub(super) fn not_running_at(place: &str, error: &dyn std::error::Error) -> String {
     let mut cause: &dyn std::error::Error = error;
     while let Some(source) = cause.source() {
         cause = source;
@@ -212,7 +240,7 @@ fn not_running(error: &reqwest::Error) -> String {
     format!("could not connect to {place} — is the tool server running? ({cause})")
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(s) = source {
@@ -228,7 +256,7 @@ impl Transport for HttpTransport {
         Box::pin(self.exchange(request))
     }
 
-    /// reqwest's per-request timeout covers the whole exchange, body included.
+    /// The per-request timeout covers the whole exchange, body included.
     fn enforces_timeout(&self) -> bool {
         true
     }

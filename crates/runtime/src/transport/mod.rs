@@ -7,6 +7,7 @@
 
 mod http;
 mod in_process;
+mod plain;
 
 use std::fmt;
 use std::future::Future;

@@ -1,0 +1,362 @@
+//! Plain HTTP, straight over hyper's pooled client.
+//!
+//! Most tools sit next to their agent and speak plain HTTP. For them the
+//! request goes out through hyper's client (the one reqwest wraps) without
+//! reqwest's layers, which re-parse the URL for redirects that are never
+//! followed here and box each request several times — about a sixth of a
+//! gateway call's cost. Everything else (https, a proxy from the
+//! environment, credentials in the URL) goes through reqwest, which knows
+//! those. Both paths tell failures apart the same way: a connection that
+//! never opened, a timeout after sending, a failure after sending.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderName, HeaderValue, USER_AGENT};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use super::{Delivery, RawResponse, Request, TransportFailure, TransportFailureKind};
+
+const AGENT: &str = concat!("recourse/", env!("CARGO_PKG_VERSION"));
+
+/// Environment variables through which reqwest would send plain HTTP via a proxy.
+const PROXY_VARS: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+/// hyper's pooled HTTP/1 client for `http://` targets.
+#[derive(Debug, Clone)]
+pub(super) struct Plain {
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Plain {
+    /// The client, unless the environment names a proxy for plain HTTP: then
+    /// reqwest, which honours it, carries every call.
+    pub(super) fn from_env(connect_timeout: Duration) -> Option<Self> {
+        let proxied = PROXY_VARS
+            .iter()
+            .any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
+        (!proxied).then(|| Self::new(connect_timeout))
+    }
+
+    pub(super) fn new(connect_timeout: Duration) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(connect_timeout));
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Self { client }
+    }
+
+    /// Whether this path can carry a call to `url`: plain HTTP without
+    /// credentials in the URL (reqwest turns those into a header).
+    pub(super) fn carries(url: &url::Url) -> bool {
+        url.scheme() == "http" && url.username().is_empty() && url.password().is_none()
+    }
+
+    /// One exchange, body read up to `max_body_bytes`, within `request.timeout`.
+    pub(super) async fn exchange(
+        &self,
+        url: &url::Url,
+        body: Option<Vec<u8>>,
+        request: &Request,
+        max_body_bytes: usize,
+    ) -> Delivery {
+        let sent = self.send(url, body, request, max_body_bytes);
+        match tokio::time::timeout(request.timeout, sent).await {
+            Ok(delivery) => delivery,
+            Err(_) => Err(TransportFailure::new(
+                TransportFailureKind::TimedOutAfterSend,
+                format!("timed out: no complete answer within {:?}", request.timeout),
+            )),
+        }
+    }
+
+    async fn send(
+        &self,
+        url: &url::Url,
+        body: Option<Vec<u8>>,
+        request: &Request,
+        max_body_bytes: usize,
+    ) -> Delivery {
+        let outgoing = build(url, body, request)
+            .map_err(|why| TransportFailure::new(TransportFailureKind::RequestNotBuilt, why))?;
+        let response = self
+            .client
+            .request(outgoing)
+            .await
+            .map_err(|e| failure(&e, url))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect();
+        let declared = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max_body_bytes as u64) {
+            return Err(super::http::too_large(max_body_bytes, status));
+        }
+        let mut incoming = response.into_body();
+        let mut body = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+        while let Some(frame) = incoming.frame().await {
+            let frame = frame.map_err(|e| after_send(&e))?;
+            let Ok(chunk) = frame.into_data() else {
+                continue;
+            };
+            if body.len() + chunk.len() > max_body_bytes {
+                return Err(super::http::too_large(max_body_bytes, status));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(RawResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+/// The outgoing request: reqwest's default headers (`accept`, `user-agent`,
+/// `content-type` for a JSON body), then the call's own.
+fn build(
+    url: &url::Url,
+    body: Option<Vec<u8>>,
+    request: &Request,
+) -> Result<http::Request<Full<Bytes>>, String> {
+    let uri: http::Uri = url
+        .as_str()
+        .parse()
+        .map_err(|e| format!("{url} is not a request target: {e}"))?;
+    let json = body.is_some();
+    let mut outgoing = http::Request::builder()
+        .method(super::http::method(request.method))
+        .uri(uri)
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .map_err(|e| e.to_string())?;
+    let headers = outgoing.headers_mut();
+    headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+    headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+    if json {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    for (name, value) in &request.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{name:?} is not a header name"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name} is not a header value"))?;
+        headers.append(name, value);
+    }
+    Ok(outgoing)
+}
+
+fn failure(error: &hyper_util::client::legacy::Error, url: &url::Url) -> TransportFailure {
+    if error.is_connect() {
+        let place = url.host_str().zip(url.port_or_known_default()).map_or_else(
+            || "the tool".to_owned(),
+            |(host, port)| format!("{host}:{port}"),
+        );
+        return TransportFailure::new(
+            TransportFailureKind::ConnectFailed,
+            super::http::not_running_at(&place, error),
+        );
+    }
+    after_send(error)
+}
+
+fn after_send(error: &dyn std::error::Error) -> TransportFailure {
+    TransportFailure::new(
+        TransportFailureKind::FailedAfterSend,
+        super::http::error_chain(error),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    //! The plain path and reqwest's must tell the same story of every
+    //! exchange: each case runs through both.
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::transport::{HttpTransport, Transport};
+    use crate::{Method, Target};
+
+    /// The transport as built, and the same with plain HTTP left to reqwest.
+    fn both() -> [(&'static str, HttpTransport); 2] {
+        let plain = HttpTransport::builder()
+            .with_max_body_bytes(64)
+            .build()
+            .unwrap();
+        let mut reqwest = plain.clone();
+        reqwest.plain = None;
+        assert!(
+            plain.plain.is_some(),
+            "the tests run without a proxy configured"
+        );
+        [("plain", plain), ("reqwest", reqwest)]
+    }
+
+    fn request(url: &str, timeout: Duration) -> Request {
+        Request {
+            target: Target::parse(url).unwrap(),
+            method: Method::Post,
+            headers: vec![("x-trace".into(), "t-1".into())],
+            idempotency_key: None,
+            payload: serde_json::json!({"symbol": "TSLA"}),
+            timeout,
+        }
+    }
+
+    /// A server that reads one request head and then does `then` with the socket.
+    async fn serve_once<F, Fut>(then: F) -> String
+    where
+        F: FnOnce(tokio::net::TcpStream, String) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/api/quote", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match socket.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            then(socket, String::from_utf8_lossy(&seen).into_owned()).await;
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn an_answer_reads_the_same_through_both() {
+        for (path, transport) in both() {
+            let url = serve_once(|mut socket, head| async move {
+                let lower = head.to_ascii_lowercase();
+                let ok = lower.starts_with("post /api/quote http/1.1")
+                    && lower.contains("content-type: application/json")
+                    && lower.contains("x-trace: t-1")
+                    && lower.contains("user-agent: recourse/");
+                let body = if ok { r#"{"success":true}"# } else { r#"{"bad":true}"# };
+                let answer = format!(
+                    "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nx-seen: yes\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            })
+            .await;
+            let raw = transport
+                .send(&request(&url, Duration::from_secs(5)))
+                .await
+                .unwrap();
+            assert_eq!(raw.status, 201, "{path}");
+            assert_eq!(
+                raw.body, br#"{"success":true}"#,
+                "{path}: the request as sent was not as expected"
+            );
+            assert!(
+                raw.headers.iter().any(|(k, v)| k == "x-seen" && v == "yes"),
+                "{path}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_connect_failed_through_both() {
+        for (path, transport) in both() {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            drop(listener);
+            let url = format!("http://127.0.0.1:{port}/api/quote");
+            let failure = transport
+                .send(&request(&url, Duration::from_secs(5)))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                failure.kind,
+                TransportFailureKind::ConnectFailed,
+                "{path}: {failure:?}"
+            );
+            assert!(
+                failure.message.starts_with(&format!(
+                    "could not connect to 127.0.0.1:{port} — is the tool server running?"
+                )),
+                "{path}: {}",
+                failure.message
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_after_the_request_is_failed_after_send_through_both() {
+        for (path, transport) in both() {
+            let url = serve_once(|socket, _| async move { drop(socket) }).await;
+            let failure = transport
+                .send(&request(&url, Duration::from_secs(5)))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                failure.kind,
+                TransportFailureKind::FailedAfterSend,
+                "{path}: {failure:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_held_request_times_out_after_send_through_both() {
+        for (path, transport) in both() {
+            let url = serve_once(|socket, _| async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                drop(socket);
+            })
+            .await;
+            let failure = transport
+                .send(&request(&url, Duration::from_millis(200)))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                failure.kind,
+                TransportFailureKind::TimedOutAfterSend,
+                "{path}: {failure:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_cap_keeps_its_status_through_both() {
+        for (path, transport) in both() {
+            for declared in [true, false] {
+                let url = serve_once(move |mut socket, _| async move {
+                    let body = "x".repeat(200);
+                    let answer = if declared {
+                        format!("HTTP/1.1 200 OK\r\ncontent-length: 200\r\n\r\n{body}")
+                    } else {
+                        format!("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nc8\r\n{body}\r\n0\r\n\r\n")
+                    };
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                })
+                .await;
+                let failure = transport
+                    .send(&request(&url, Duration::from_secs(5)))
+                    .await
+                    .unwrap_err();
+                assert_eq!(
+                    failure.kind,
+                    TransportFailureKind::ResponseTooLarge,
+                    "{path} {declared}"
+                );
+                assert_eq!(failure.status, Some(200), "{path} {declared}");
+            }
+        }
+    }
+}
