@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The gateway benchmark: the same load, in one run, straight to a reference
 # tool, through nginx (when installed), through a minimal axum->reqwest
-# forwarder (the floor of the gateway's stack) and through `recourse serve`;
+# forwarder (the floor of the gateway's stack), the same forwarder over hyper's
+# client (what the gateway sends plain HTTP with) and through `recourse serve`;
 # then a keyed non-idempotent write (journaled) through nginx and the gateway,
 # the gateway's memory per in-flight call, and the library's success path
 # against raw reqwest in CPU time per call.
@@ -111,6 +112,8 @@ GATEWAY=$(start gateway 'listening' "$BIN/recourse" serve --port 0)
 GATEWAY_PID=$(cat "$WORK/gateway.pid")
 FORWARDER=$(start forwarder 'listening' "$BIN/recourse-bench" forward --port 0)
 FORWARDER_PID=$(cat "$WORK/forwarder.pid")
+FORWARDER_HYPER=$(start forwarder-hyper 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper)
+FORWARDER_HYPER_PID=$(cat "$WORK/forwarder-hyper.pid")
 NGINX_URL=""
 if [ -n "$NGINX" ]; then
   NGINX_PORT=$(free_port)
@@ -237,6 +240,7 @@ run_targets() {
       direct) measure "direct$suffix" "$TOOLS_PID" "$TOOLS" "$tool_lua" "$DURATION" ;;
       nginx) measure "nginx$suffix" "$NGINX_PID" "$NGINX_URL" "$tool_lua" "$DURATION" ;;
       forwarder) measure "forwarder$suffix" "$FORWARDER_PID" "$FORWARDER" "$call_lua" "$DURATION" ;;
+      forwarder-hyper) measure "forwarder-hyper$suffix" "$FORWARDER_HYPER_PID" "$FORWARDER_HYPER" "$call_lua" "$DURATION" ;;
       gateway) measure "gateway$suffix" "$GATEWAY_PID" "$GATEWAY" "$call_lua" "$DURATION" ;;
     esac
   done
@@ -244,8 +248,8 @@ run_targets() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c$CONNECTIONS -d${DURATION}s, $ROUNDS round(s)"
 if wanted read; then
-  READ_TARGETS=(direct forwarder gateway)
-  [ -n "$NGINX_URL" ] && READ_TARGETS=(direct nginx forwarder gateway)
+  READ_TARGETS=(direct forwarder forwarder-hyper gateway)
+  [ -n "$NGINX_URL" ] && READ_TARGETS=(direct nginx forwarder forwarder-hyper gateway)
   echo "## warm-up (not counted)"
   DURATION_SAVED=$DURATION; DURATION=2
   run_targets 0 "$TOOL_LUA" "$CALL_LUA" "-warmup" "${READ_TARGETS[@]}" >/dev/null
@@ -283,12 +287,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) prin
 if wanted read || wanted write; then
   echo
   echo "## medians (cpu_us/call: the server's process; tool_cpu_us: the tool's, per call)"
-  summary direct nginx forwarder gateway direct-write nginx-write gateway-write
+  summary direct nginx forwarder forwarder-hyper gateway direct-write nginx-write gateway-write
   echo
   if wanted read; then
     echo "read:  gateway/nginx throughput $(ratio "$(median gateway rps)" "$(median nginx rps)") (goal >= 0.8)," \
       "CPU/call $(ratio "$(median gateway cpu_us)" "$(median nginx cpu_us)") (goal <= 2);" \
-      "gateway/forwarder CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder cpu_us)") (goal <= 1.15)"
+      "gateway/forwarder CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder cpu_us)") (goal <= 1.15)," \
+      "gateway/forwarder-hyper CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder-hyper cpu_us)")"
   fi
   if wanted write && [ -n "$NGINX_URL" ]; then
     echo "write: gateway/nginx throughput $(ratio "$(median gateway-write rps)" "$(median nginx-write rps)")," \
@@ -323,9 +328,11 @@ if wanted memory; then
   MEM_GATEWAY=$(start mem-gateway 'listening' "$BIN/recourse" serve --port 0 \
     --max-in-flight $((IN_FLIGHT * 2)) --max-connections $((IN_FLIGHT * 4)))
   MEM_FORWARDER=$(start mem-forwarder 'listening' "$BIN/recourse-bench" forward --port 0)
+  MEM_FORWARDER_HYPER=$(start mem-forwarder-hyper 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper)
   memory "gateway (cold)" "$MEM_GATEWAY" "$HOLD_LUA" "$(cat "$WORK/mem-gateway.pid")"
   memory "gateway (warm)" "$MEM_GATEWAY" "$HOLD_LUA" "$(cat "$WORK/mem-gateway.pid")"
   memory "forwarder (cold)" "$MEM_FORWARDER" "$HOLD_LUA" "$(cat "$WORK/mem-forwarder.pid")"
+  memory "forwarder-hyper (cold)" "$MEM_FORWARDER_HYPER" "$HOLD_LUA" "$(cat "$WORK/mem-forwarder-hyper.pid")"
 fi
 
 if wanted library; then

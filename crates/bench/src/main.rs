@@ -1,9 +1,10 @@
 //! `recourse-bench`: the programs `bench/gateway.sh` runs besides `recourse` itself.
 //!
-//! - `recourse-bench forward [--port N]`: the floor of the gateway's stack —
-//!   an axum server that reads `{"url", "payload"}`, POSTs the payload there
-//!   with reqwest and hands back the tool's status and body as they came,
-//!   with none of recourse's logic. Prints `listening on http://ADDR`.
+//! - `recourse-bench forward [--port N] [--client reqwest|hyper]`: the floor
+//!   of the gateway's stack — an axum server that reads `{"url", "payload"}`,
+//!   POSTs the payload there with reqwest (or hyper's client, which the
+//!   gateway uses for plain HTTP) and hands back the tool's status and body
+//!   as they came, with none of recourse's logic. Prints `listening on http://ADDR`.
 //! - `recourse-bench library [--calls N] [--rounds R] [--url URL]`: the
 //!   library's success path (`Executor::execute`) against a raw reqwest POST
 //!   of the same JSON, as CPU time per call of the client's thread, so the
@@ -35,7 +36,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: recourse-bench forward [--port N] | \
+const USAGE: &str = "usage: recourse-bench forward [--port N] [--client reqwest|hyper] | \
                      library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor]";
 
 /// The value after `--name` in `args`, parsed; `default` when absent.
@@ -64,5 +65,8 @@ fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result
 }
 
 fn known(word: &str) -> bool {
-    matches!(word, "--port" | "--calls" | "--rounds" | "--url" | "--only")
+    matches!(
+        word,
+        "--port" | "--client" | "--calls" | "--rounds" | "--url" | "--only"
+    )
 }

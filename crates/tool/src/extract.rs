@@ -243,6 +243,11 @@ fn body_limit_error(rejection: &(dyn std::error::Error + 'static)) -> Option<Bod
 ///
 /// Any way the body fails to be a `T`.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ToolJsonRejection> {
+    // Most bodies are fine: read them without tracking the path, and read a
+    // failing one again with it, for the field its rejection names.
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(classify)?;
     deserializer

@@ -71,7 +71,24 @@ impl HeadScanner {
         if self.state == State::Done {
             return Scan::Partial;
         }
-        for (i, &byte) in chunk.iter().enumerate() {
+        let mut i = 0;
+        while i < chunk.len() {
+            if self.state == State::InLine {
+                // Nothing inside a line but its `\n` changes the state: skip
+                // to it, counting the bytes skipped against the limit.
+                let rest = &chunk[i..];
+                let skip = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                if self.bytes + skip > self.max_bytes {
+                    self.state = State::Done;
+                    return Scan::TooLarge;
+                }
+                self.bytes += skip;
+                i += skip;
+                if i == chunk.len() {
+                    break;
+                }
+            }
+            let byte = chunk[i];
             self.bytes += 1;
             if self.bytes > self.max_bytes {
                 self.state = State::Done;
@@ -94,6 +111,7 @@ impl HeadScanner {
                 }
                 _ => State::InLine,
             };
+            i += 1;
         }
         Scan::Partial
     }
@@ -101,7 +119,74 @@ impl HeadScanner {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The scanner one byte at a time, as plainly as it can be said: the
+    /// model the scanner (which skips through lines) must agree with.
+    fn model(max_bytes: usize, max_lines: usize, chunks: &[Vec<u8>]) -> Vec<Scan> {
+        let (mut bytes, mut lines, mut state, mut out) = (0, 0, State::Leading, Vec::new());
+        for chunk in chunks {
+            let mut scan = Scan::Partial;
+            for (i, &byte) in chunk.iter().enumerate() {
+                if state == State::Done {
+                    break;
+                }
+                bytes += 1;
+                if bytes > max_bytes {
+                    state = State::Done;
+                    scan = Scan::TooLarge;
+                    break;
+                }
+                state = match (state, byte) {
+                    (State::Leading, b'\r' | b'\n') => State::Leading,
+                    (State::LineStart, b'\r') => State::LineStartCr,
+                    (State::LineStart | State::LineStartCr, b'\n') => {
+                        state = State::Done;
+                        scan = Scan::Complete { used: i + 1 };
+                        break;
+                    }
+                    (_, b'\n') => {
+                        lines += 1;
+                        if lines > max_lines {
+                            state = State::Done;
+                            scan = Scan::TooLarge;
+                            break;
+                        }
+                        State::LineStart
+                    }
+                    _ => State::InLine,
+                };
+            }
+            out.push(scan);
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn the_scanner_agrees_with_the_byte_at_a_time_model(
+            text in proptest::collection::vec(prop_oneof![
+                Just(b'\r'), Just(b'\n'), Just(b'a'), Just(b':'), Just(b' '),
+            ], 0..120),
+            cuts in proptest::collection::vec(0usize..120, 0..6),
+            max_bytes in 0usize..130,
+            max_headers in 0usize..8,
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c <= text.len()).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([text.len()]) {
+                chunks.push(text[start..cut].to_vec());
+                start = cut;
+            }
+            let mut scanner = HeadScanner::new(max_bytes, max_headers);
+            let got: Vec<Scan> = chunks.iter().map(|c| scanner.feed(c)).collect();
+            prop_assert_eq!(got, model(max_bytes, max_headers.saturating_add(1), &chunks));
+        }
+    }
 
     #[test]
     fn a_block_ends_at_the_first_empty_line_in_any_chunking() {
