@@ -12,12 +12,11 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::handler::Handler;
 use axum::http::Method;
-use axum::middleware;
 use axum::routing::{MethodFilter, MethodRouter, get, on};
 use recourse_protocol::ToolError;
 use serde_json::json;
 
-use crate::panic::catch_panic;
+use crate::panic::CatchPanicLayer;
 use crate::{Capability, Success, ToolFailure};
 
 /// The path of the capability manifest.
@@ -116,7 +115,7 @@ impl<S: Clone + Send + Sync + 'static> ToolServer<S> {
             .fallback(route_not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .layer(DefaultBodyLimit::max(self.body_limit))
-            .layer(middleware::from_fn(catch_panic))
+            .layer(CatchPanicLayer)
     }
 }
 

@@ -17,6 +17,7 @@
 //! retry budget and breakers between them (`fleet.rs`); `/healthz` and
 //! `/readyz` answer load balancers without a token (`ready.rs`).
 
+mod auth;
 mod finish;
 mod fleet;
 mod guard;
@@ -31,10 +32,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
-use axum::middleware::{self, Next};
+use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -48,7 +48,8 @@ use recourse_tool::{ToolFailure, ToolJsonBytes, ToolServer};
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
-use guard::{CommandPattern, Targets, token_matches};
+use auth::AuthorizeLayer;
+use guard::{CommandPattern, Targets};
 use request::CallRequest;
 
 /// The largest request body the gateway reads.
@@ -267,35 +268,8 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
         .into_router()
-        .layer(middleware::from_fn_with_state(
-            Arc::clone(&gateway),
-            authorize,
-        ))
+        .layer(AuthorizeLayer::new(gateway.token.as_deref()))
         .with_state(gateway)
-}
-
-/// Paths a load balancer asks without a token: status words only.
-const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
-
-async fn authorize(State(g): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
-    if let Some(expected) = g
-        .token
-        .as_ref()
-        .filter(|_| !OPEN_PATHS.contains(&request.uri().path()))
-    {
-        let presented = request
-            .headers()
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if !token_matches(presented, expected) {
-            let error = ToolError::auth_error(
-                "UNAUTHORIZED",
-                "this gateway requires 'Authorization: Bearer <token>'",
-            );
-            return ToolFailure::from(error).into_response();
-        }
-    }
-    next.run(request).await
 }
 
 async fn calls(
