@@ -70,7 +70,12 @@ WORK=$(mktemp -d /tmp/recourse-bench.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
 cleanup() {
-  local pid
+  local pid file
+  # `start` runs in a command substitution, a subshell: what it starts is
+  # known by the pid files it writes, not by PIDS.
+  for file in "$WORK"/*.pid; do
+    [ -f "$file" ] && PIDS+=("$(cat "$file")")
+  done
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$WORK"

@@ -1,6 +1,6 @@
 //! The record of export operations and the idempotency keys bound to them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,10 +11,16 @@ use serde_json::Value;
 use crate::exports::ExportResult;
 use crate::seeded::mix;
 
-/// Every export operation this server has started, and the keys bound to them.
+/// How many export operations a server remembers: the oldest are forgotten
+/// past it (with their keys), so a flood of writes cannot grow it without bound.
+pub(crate) const MAX_OPERATIONS: usize = 100_000;
+
+/// The last [`MAX_OPERATIONS`] export operations this server has started,
+/// and the keys bound to them.
 #[derive(Debug)]
 pub(crate) struct ExportStore {
     seed: u64,
+    capacity: usize,
     inner: Mutex<Inner>,
     committed: AtomicUsize,
 }
@@ -24,12 +30,16 @@ struct Inner {
     started: u64,
     operations: HashMap<String, Operation>,
     keys: HashMap<String, String>,
+    /// Operation ids, oldest first.
+    order: VecDeque<String>,
 }
 
 #[derive(Debug)]
 struct Operation {
     /// The order it started in.
     seq: u64,
+    /// The key bound to it, if any.
+    key: Option<String>,
     fingerprint: Value,
     result: Option<ExportResult>,
 }
@@ -55,8 +65,14 @@ pub(crate) enum Lookup {
 
 impl ExportStore {
     pub(crate) fn new(seed: u64) -> Self {
+        Self::with_capacity(seed, MAX_OPERATIONS)
+    }
+
+    /// A store that remembers the last `capacity` operations (at least one).
+    pub(crate) fn with_capacity(seed: u64, capacity: usize) -> Self {
         Self {
             seed,
+            capacity: capacity.max(1),
             inner: Mutex::default(),
             committed: AtomicUsize::new(0),
         }
@@ -98,12 +114,17 @@ impl ExportStore {
         let id = format!("op-{:016x}", mix(self.seed ^ mix(inner.started)));
         let op = Operation {
             seq: inner.started,
+            key: key.map(str::to_owned),
             fingerprint,
             result: None,
         };
         inner.operations.insert(id.clone(), op);
+        inner.order.push_back(id.clone());
         if let Some(key) = key {
             inner.keys.insert(key.to_owned(), id.clone());
+        }
+        while inner.order.len() > self.capacity {
+            forget_oldest(&mut inner);
         }
         Begin::Started(id)
     }
@@ -156,6 +177,18 @@ impl ExportStore {
             )) => Lookup::Committed(r.clone()),
             Some((id, _)) => Lookup::Pending(id.clone()),
         }
+    }
+}
+
+/// Forgets the oldest operation and unbinds its key.
+fn forget_oldest(inner: &mut Inner) {
+    let Some(id) = inner.order.pop_front() else {
+        return;
+    };
+    if let Some(Operation { key: Some(key), .. }) = inner.operations.remove(&id)
+        && inner.keys.get(&key) == Some(&id)
+    {
+        inner.keys.remove(&key);
     }
 }
 
@@ -233,6 +266,30 @@ mod tests {
         ));
         assert!(matches!(store.lookup(&id), Lookup::Committed(_)));
         assert!(matches!(store.lookup("never"), Lookup::Unknown));
+    }
+
+    #[test]
+    fn past_its_capacity_the_store_forgets_the_oldest_operation_and_its_key() {
+        let store = ExportStore::with_capacity(1, 2);
+        let mut ids = Vec::new();
+        for key in ["k1", "k2", "k3"] {
+            let Begin::Started(id) = store.begin(Some(key), json!({"key": key})) else {
+                panic!()
+            };
+            store.commit(&id, result(&id));
+            ids.push(id);
+        }
+        assert!(matches!(store.lookup(&ids[0]), Lookup::Unknown));
+        assert!(matches!(store.lookup("k1"), Lookup::Unknown));
+        assert!(store.replay("k1", &json!({"key": "k1"})).unwrap().is_none());
+        assert!(matches!(store.lookup("k2"), Lookup::Committed(_)));
+        assert!(matches!(store.lookup(&ids[2]), Lookup::Committed(_)));
+        assert_eq!(store.committed_for("s", "csv", None).len(), 2);
+        let inner = store.lock();
+        assert_eq!(
+            (inner.operations.len(), inner.keys.len(), inner.order.len()),
+            (2, 2, 2)
+        );
     }
 
     #[test]
