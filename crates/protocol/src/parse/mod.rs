@@ -157,21 +157,21 @@ where
     K: AsRef<str>,
     V: AsRef<str>,
 {
-    let mut content_type = None;
+    // The last `Content-Type` decides, as the last `Retry-After` does.
+    let mut is_problem = false;
     let mut retry_after = None;
     for (name, value) in headers {
         let name = name.as_ref();
         if name.eq_ignore_ascii_case("content-type") {
-            content_type = Some(value.as_ref().to_ascii_lowercase());
+            is_problem = value.as_ref().split(';').next().is_some_and(|media| {
+                media
+                    .trim()
+                    .eq_ignore_ascii_case("application/problem+json")
+            });
         } else if name.eq_ignore_ascii_case("retry-after") {
             retry_after = parse_retry_after(value.as_ref(), now);
         }
     }
-    let is_problem = content_type.as_deref().is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|m| m.trim() == "application/problem+json")
-    });
 
     let mut parsed = read_body(status, body, is_problem, now);
     let detail_wait = parsed
