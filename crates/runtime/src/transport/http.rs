@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub struct HttpTransport {
     client: reqwest::Client,
     /// Plain HTTP's own client, unless a proxy is configured for it.
-    pub(super) plain: Option<Plain>,
+    plain: Option<Plain>,
     max_body_bytes: usize,
 }
 
@@ -81,6 +81,14 @@ impl HttpTransport {
         HttpTransportBuilder::default()
     }
 
+    /// The same transport with plain HTTP left to reqwest, for tests that
+    /// hold the two paths to one behaviour.
+    #[cfg(test)]
+    pub(super) fn reqwest_only(&self) -> (bool, Self) {
+        let mut reqwest = self.clone();
+        (reqwest.plain.take().is_some(), reqwest)
+    }
+
     async fn exchange(&self, request: &Request) -> Delivery {
         let Some(url) = request.target.url() else {
             return Err(TransportFailure::new(
@@ -121,11 +129,7 @@ impl HttpTransport {
         }
         let mut response = builder.send().await.map_err(|e| failure(&e))?;
         let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-            .collect();
+        let headers = super::text_headers(response.headers());
         if response
             .content_length()
             .is_some_and(|n| n > self.max_body_bytes as u64)

@@ -53,6 +53,14 @@ pub struct RawResponse {
     pub body: Vec<u8>,
 }
 
+/// `headers` as [`RawResponse::headers`] keeps them: those whose values are text.
+pub(crate) fn text_headers(headers: &::http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
 /// When and how a transport failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TransportFailureKind {

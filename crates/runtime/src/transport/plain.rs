@@ -90,11 +90,7 @@ impl Plain {
             .await
             .map_err(|e| failure(&e, url))?;
         let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-            .collect();
+        let headers = super::text_headers(response.headers());
         let declared = response
             .headers()
             .get(CONTENT_LENGTH)
@@ -194,12 +190,8 @@ mod tests {
             .with_max_body_bytes(64)
             .build()
             .unwrap();
-        let mut reqwest = plain.clone();
-        reqwest.plain = None;
-        assert!(
-            plain.plain.is_some(),
-            "the tests run without a proxy configured"
-        );
+        let (had_plain, reqwest) = plain.reqwest_only();
+        assert!(had_plain, "the tests run without a proxy configured");
         [("plain", plain), ("reqwest", reqwest)]
     }
 
@@ -211,6 +203,14 @@ mod tests {
             idempotency_key: None,
             payload: serde_json::json!({"symbol": "TSLA"}),
             timeout,
+        }
+    }
+
+    /// The failure `transport` reports for a call to `url` within `timeout`.
+    async fn failing(transport: &HttpTransport, url: &str, timeout: Duration) -> TransportFailure {
+        match transport.send(&request(url, timeout)).await {
+            Ok(raw) => panic!("expected a failure, got HTTP {}", raw.status),
+            Err(failure) => failure,
         }
     }
 
@@ -277,10 +277,7 @@ mod tests {
             let port = listener.local_addr().unwrap().port();
             drop(listener);
             let url = format!("http://127.0.0.1:{port}/api/quote");
-            let failure = transport
-                .send(&request(&url, Duration::from_secs(5)))
-                .await
-                .unwrap_err();
+            let failure = failing(&transport, &url, Duration::from_secs(5)).await;
             assert_eq!(
                 failure.kind,
                 TransportFailureKind::ConnectFailed,
@@ -300,10 +297,7 @@ mod tests {
     async fn a_connection_closed_after_the_request_is_failed_after_send_through_both() {
         for (path, transport) in both() {
             let url = serve_once(|socket, _| async move { drop(socket) }).await;
-            let failure = transport
-                .send(&request(&url, Duration::from_secs(5)))
-                .await
-                .unwrap_err();
+            let failure = failing(&transport, &url, Duration::from_secs(5)).await;
             assert_eq!(
                 failure.kind,
                 TransportFailureKind::FailedAfterSend,
@@ -320,10 +314,7 @@ mod tests {
                 drop(socket);
             })
             .await;
-            let failure = transport
-                .send(&request(&url, Duration::from_millis(200)))
-                .await
-                .unwrap_err();
+            let failure = failing(&transport, &url, Duration::from_millis(200)).await;
             assert_eq!(
                 failure.kind,
                 TransportFailureKind::TimedOutAfterSend,
@@ -346,10 +337,7 @@ mod tests {
                     let _ = socket.write_all(answer.as_bytes()).await;
                 })
                 .await;
-                let failure = transport
-                    .send(&request(&url, Duration::from_secs(5)))
-                    .await
-                    .unwrap_err();
+                let failure = failing(&transport, &url, Duration::from_secs(5)).await;
                 assert_eq!(
                     failure.kind,
                     TransportFailureKind::ResponseTooLarge,
