@@ -83,16 +83,7 @@ async fn forward(State(client): State<reqwest::Client>, body: Bytes) -> Response
     };
     let status = response.status();
     let content_type = response.headers().get(CONTENT_TYPE).cloned();
-    match response.bytes().await {
-        Ok(body) => {
-            let mut answer = (status, body).into_response();
-            if let Some(content_type) = content_type {
-                answer.headers_mut().insert(CONTENT_TYPE, content_type);
-            }
-            answer
-        }
-        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
-    }
+    relay(status, content_type, response.bytes().await)
 }
 
 async fn forward_hyper(State(client): State<HyperClient>, body: Bytes) -> Response {
@@ -117,9 +108,19 @@ async fn forward_hyper(State(client): State<HyperClient>, body: Bytes) -> Respon
     };
     let status = response.status();
     let content_type = response.headers().get(CONTENT_TYPE).cloned();
-    match response.into_body().collect().await {
+    let body = response.into_body().collect().await.map(|b| b.to_bytes());
+    relay(status, content_type, body)
+}
+
+/// The tool's status, content type and body, handed back as they came.
+fn relay<E: std::fmt::Display>(
+    status: StatusCode,
+    content_type: Option<axum::http::HeaderValue>,
+    body: Result<Bytes, E>,
+) -> Response {
+    match body {
         Ok(body) => {
-            let mut answer = (status, body.to_bytes()).into_response();
+            let mut answer = (status, body).into_response();
             if let Some(content_type) = content_type {
                 answer.headers_mut().insert(CONTENT_TYPE, content_type);
             }

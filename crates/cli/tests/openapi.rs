@@ -3,7 +3,6 @@
 //! reachable error status — validate against the schema the document gives
 //! for that route and status (its `$ref`s resolved into its components).
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -44,26 +43,6 @@ async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
     let resp = req.send().await.unwrap();
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(Value::Null))
-}
-
-/// A gateway that needs a bearer token.
-fn with_token(state: &std::path::Path, token: &str) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["serve", "--port", "0"])
-        .env("XDG_STATE_HOME", state)
-        .env("RECOURSE_GATEWAY_TOKEN", token)
-        .env_remove("RECOURSE_JOURNAL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    (child, line.trim().rsplit(' ').next().unwrap().to_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,15 +196,19 @@ async fn every_reachable_error_status_is_a_documented_envelope() {
     slow.await.unwrap();
 
     let token_state = tempfile::tempdir().unwrap();
-    let (mut child, url) = with_token(token_state.path(), "ci-token-openapi");
+    let gated = Gateway::start_with_env(
+        token_state.path(),
+        &[],
+        &[("RECOURSE_GATEWAY_TOKEN", "ci-token-openapi")],
+    );
+    let url = &gated.url;
     expect(
         401,
         send(client.post(format!("{url}/v1/calls")).json(&json!({}))).await,
         "post",
         "/v1/calls",
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(gated);
 
     seen.sort_unstable();
     seen.dedup();

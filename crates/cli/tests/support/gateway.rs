@@ -19,6 +19,15 @@ pub(crate) struct Gateway {
 impl Gateway {
     /// A gateway whose state (and default journal) lives under `state`.
     pub(crate) fn start(state: &std::path::Path, args: &[&str]) -> Self {
+        Self::start_with_env(state, args, &[])
+    }
+
+    /// The same, with `env` set on top (a token, a journal URL…).
+    pub(crate) fn start_with_env(
+        state: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
             .args(["serve", "--port", "0"])
             .args(args)
@@ -26,6 +35,7 @@ impl Gateway {
             .env("RECOURSE_BACKOFF_MS", "0")
             .env_remove("RECOURSE_JOURNAL")
             .env_remove("RECOURSE_GATEWAY_TOKEN")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
