@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::{Method, Uri};
+use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use recourse_protocol::ToolError;
 
@@ -55,18 +55,40 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let method = request.method().clone();
-        let uri = request.uri().clone();
+        let route = Route::of(&request);
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
-            Ok(future) => Caught::Running {
-                future,
-                method,
-                uri,
-            },
+            Ok(future) => Caught::Running { future, route },
             Err(payload) => {
-                log(&method, &uri, payload.as_ref());
+                log(&route, payload.as_ref());
                 Caught::Panicked
             }
+        }
+    }
+}
+
+/// What a panic's log line names: the method and (the start of) the path.
+///
+/// Copied, not the request's `Uri`: that shares the connection's read buffer
+/// and would hold it for as long as the handler runs.
+#[derive(Debug)]
+pub(crate) struct Route {
+    method: Method,
+    path: Box<str>,
+}
+
+/// The most of a path a panic's log line keeps.
+const LOGGED_PATH: usize = 256;
+
+impl Route {
+    fn of(request: &Request) -> Route {
+        let path = request.uri().path();
+        let mut end = path.len().min(LOGGED_PATH);
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        Route {
+            method: request.method().clone(),
+            path: path[..end].into(),
         }
     }
 }
@@ -75,7 +97,7 @@ pin_project_lite::pin_project! {
     /// The rest of the stack's future, or the answer to its panic.
     #[project = CaughtProj]
     pub(crate) enum Caught<F> {
-        Running { #[pin] future: F, method: Method, uri: Uri },
+        Running { #[pin] future: F, route: Route },
         Panicked,
     }
 }
@@ -89,24 +111,22 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
             CaughtProj::Panicked => Poll::Ready(Ok(panic_failure().into_response())),
-            CaughtProj::Running {
-                future,
-                method,
-                uri,
-            } => match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                Ok(polled) => polled,
-                Err(payload) => {
-                    log(method, uri, payload.as_ref());
-                    Poll::Ready(Ok(panic_failure().into_response()))
+            CaughtProj::Running { future, route } => {
+                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+                    Ok(polled) => polled,
+                    Err(payload) => {
+                        log(route, payload.as_ref());
+                        Poll::Ready(Ok(panic_failure().into_response()))
+                    }
                 }
-            },
+            }
         }
     }
 }
 
-fn log(method: &Method, uri: &Uri, payload: &(dyn Any + Send)) {
+fn log(route: &Route, payload: &(dyn Any + Send)) {
     tracing::error!(
-        route = format!("{method} {}", uri.path()),
+        route = format!("{} {}", route.method, route.path),
         panic = panic_message(payload),
         "tool handler panicked"
     );
@@ -128,5 +148,74 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         s
     } else {
         "(non-string panic payload)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str) -> Request {
+        Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .body(axum::body::Body::empty())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_route_is_the_method_and_the_path_without_the_query() {
+        let route = Route::of(&request("/api/stock/quote?token=secret"));
+        assert_eq!(route.method, Method::POST);
+        assert_eq!(&*route.path, "/api/stock/quote");
+    }
+
+    /// Lets go of the request it is called with, as a handler that has read
+    /// it does, and stays pending like a call still running.
+    struct ReadsAndRuns;
+
+    impl tower_service::Service<Request> for ReadsAndRuns {
+        type Response = Response;
+        type Error = std::convert::Infallible;
+        type Future = std::future::Pending<Result<Response, Self::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: Request) -> Self::Future {
+            drop(request);
+            std::future::pending()
+        }
+    }
+
+    #[test]
+    fn a_running_handler_does_not_hold_the_requests_read_buffer() {
+        use tower_layer::Layer;
+        use tower_service::Service;
+
+        // hyper's request line and headers are slices of the connection's
+        // read buffer; here, of `buffer`.
+        let buffer = axum::body::Bytes::from(b"/api/stock/quote".to_vec());
+        let uri = axum::http::Uri::from_maybe_shared(buffer.clone()).unwrap();
+        let request = Request::builder()
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        assert!(!buffer.is_unique());
+        let running = CatchPanicLayer.layer(ReadsAndRuns).call(request);
+        assert!(
+            buffer.is_unique(),
+            "the layer holds the read buffer while the handler runs"
+        );
+        drop(running);
+    }
+
+    #[test]
+    fn a_route_keeps_only_the_start_of_a_long_path() {
+        let long = format!("/{}", "a".repeat(10_000));
+        let route = Route::of(&request(&long));
+        assert_eq!(route.path.len(), LOGGED_PATH);
+        assert!(long.starts_with(&*route.path));
     }
 }
