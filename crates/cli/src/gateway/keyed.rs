@@ -12,6 +12,7 @@
 //! retries; only the digest is stored.
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -37,25 +38,17 @@ const NOT_HASHED: [&str; 4] = [
 
 /// Runs the request in `body` (one JSON value, checked); every answer,
 /// refusals included, is a response.
-pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Response {
-    let mut req: CallRequest = match parse_json(body) {
-        Ok(req) => req,
-        Err(rejection) => return rejection.into_response(),
+///
+/// The request's headers and body are let go before the call runs: they
+/// share the connection's read buffer, which would otherwise be held (and a
+/// second one allocated beside it) for as long as the call takes.
+pub(super) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
+    let read = read(g, &headers, &body);
+    drop((headers, body));
+    let (req, hash) = match read {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    if let Err(e) = take_header_key(&mut req, headers) {
-        return fail(e);
-    }
-    if req.idempotency_key.is_some() && g.journal.is_none() {
-        return fail(
-            ToolError::input_error(
-                "JOURNAL_REQUIRED",
-                "this gateway keeps no journal (--journal none), so it cannot answer a retry of a \
-                 keyed request from its record; send the request without idempotency_key, or run \
-                 the gateway with a journal",
-            )
-            .detail("field", "idempotency_key"),
-        );
-    }
     let (executor, call) = match resolve(g, &req).await {
         Ok(resolved) => resolved,
         Err(refused) => return refused.into_response(),
@@ -63,14 +56,6 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Respo
     let call = match request::build(call) {
         Ok(call) => call,
         Err(e) => return fail(e),
-    };
-    // Only a keyed call is looked up by its request, so only it is hashed.
-    let hash = match &req.idempotency_key {
-        Some(_) => {
-            let body = serde_json::from_slice(body).unwrap_or_default();
-            request_hash(&without(body, &NOT_HASHED))
-        }
-        None => String::new(),
     };
     // A client that stops waiting (its timeout, a dropped connection) must
     // not cancel a call mid-write: it finishes in the gateway's tracker and is
@@ -124,6 +109,32 @@ pub(super) async fn call(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Respo
         .with_status(StatusCode::UNPROCESSABLE_ENTITY.as_u16())
         .into_response(),
     }
+}
+
+/// The request in `body`, its key taken from the header too, and — only for
+/// a keyed request, the only kind looked up by its request — its hash.
+fn read(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Result<(CallRequest, String), Response> {
+    let mut req: CallRequest = parse_json(body).map_err(IntoResponse::into_response)?;
+    take_header_key(&mut req, headers).map_err(fail)?;
+    if req.idempotency_key.is_some() && g.journal.is_none() {
+        return Err(fail(
+            ToolError::input_error(
+                "JOURNAL_REQUIRED",
+                "this gateway keeps no journal (--journal none), so it cannot answer a retry of a \
+                 keyed request from its record; send the request without idempotency_key, or run \
+                 the gateway with a journal",
+            )
+            .detail("field", "idempotency_key"),
+        ));
+    }
+    let hash = match &req.idempotency_key {
+        Some(_) => {
+            let body = serde_json::from_slice(body).unwrap_or_default();
+            request_hash(&without(body, &NOT_HASHED))
+        }
+        None => String::new(),
+    };
+    Ok((req, hash))
 }
 
 /// A call's record as `POST /v1/calls` answers it: the record, and whether
@@ -245,6 +256,49 @@ mod tests {
         assert_eq!(req.idempotency_key.as_deref(), Some("k-1"));
         req.idempotency_key = Some("k-2".into());
         assert!(take_header_key(&mut req, &headers).is_err());
+    }
+
+    /// The gateway `recourse serve --check` would serve (no journal opened).
+    async fn checked_gateway() -> Gateway {
+        #[derive(clap::Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: super::super::ServeArgs,
+        }
+        let serve = <Serve as clap::Parser>::try_parse_from(["serve", "--check"]).unwrap();
+        let settings = crate::settings::Settings::from_vars(Default::default()).unwrap();
+        super::super::gateway(&serve.args, &settings, None)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_lets_go_of_the_requests_read_buffer_while_it_runs() {
+        // A tool that takes the connection and never answers: the call runs
+        // until the test ends.
+        let tool = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/api/hold", tool.local_addr().unwrap());
+        // hyper hands a handler slices of the connection's read buffer; here,
+        // of `buffer`.
+        let request = json!({"url": url, "payload": {}}).to_string();
+        let buffer = Bytes::from(format!("{request}r-1"));
+        let body = buffer.slice(..request.len());
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-request-id",
+            HeaderValue::from_maybe_shared(buffer.slice(request.len()..)).unwrap(),
+        );
+        let g = checked_gateway().await;
+        let running = call(&g, headers, body);
+        tokio::pin!(running);
+        let _held = tokio::select! {
+            _ = &mut running => panic!("the call ended without an answer from the tool"),
+            accepted = tool.accept() => accepted.unwrap(),
+        };
+        assert!(
+            buffer.is_unique(),
+            "the request's body or headers are held while the call runs"
+        );
     }
 
     #[test]

@@ -277,7 +277,7 @@ async fn calls(
     headers: HeaderMap,
     ToolJsonBytes(body): ToolJsonBytes,
 ) -> Response {
-    keyed::call(&g, &headers, &body).await
+    keyed::call(&g, headers, body).await
 }
 
 /// The executor and the (unchecked) call a request asks for.
@@ -291,7 +291,9 @@ async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilde
     match (&req.mcp, req.url.as_deref()) {
         (Some(_), Some(_)) => Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
-            let (transport, call) = mcp_call(g, req, mcp).await?;
+            // Boxed: starting an MCP session is a large future, and every
+            // call's state would otherwise be sized for it.
+            let (transport, call) = Box::pin(mcp_call(g, req, mcp)).await?;
             Ok((g.executor.with_transport(transport), call))
         }
         (None, Some(url)) => {
