@@ -16,7 +16,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::{
-    Call, CallReport, CallState, Claimed, Executor, JournalError, KeyClaim, process_owner,
+    Call, CallReport, CallState, Claimed, Executor, JournalEntry, JournalError, KeyClaim,
+    process_owner,
 };
 
 /// What a call under a caller's key came to.
@@ -58,45 +59,50 @@ impl Executor {
         call: Call,
         request_hash: &str,
     ) -> Result<Keyed, JournalError> {
-        let (Some(journal), Some(key)) = (&self.journal, call.caller_key.clone()) else {
-            return Ok(Keyed::Ran(Box::new(self.execute(call).await)));
-        };
-        let call_id = call
-            .call_id
-            .clone()
-            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-        let claim = KeyClaim {
-            call_id: call_id.clone(),
-            caller_key: key,
-            request_hash: request_hash.to_owned(),
-            target: call.target.to_string(),
-            owner: process_owner().to_owned(),
-            lease: self.config.lease,
-        };
-        match journal.claim_key(&claim).await? {
-            Claimed::New => {
-                let mut call = call;
-                call.call_id = Some(call_id);
-                Ok(Keyed::Ran(Box::new(self.execute(call).await)))
+        let mut call = call;
+        if let (Some(journal), Some(key)) = (&self.journal, call.caller_key.clone()) {
+            let call_id = call
+                .call_id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+            let claim = KeyClaim {
+                call_id: call_id.clone(),
+                caller_key: key,
+                request_hash: request_hash.to_owned(),
+                target: call.target.to_string(),
+                owner: process_owner().to_owned(),
+                lease: self.config.lease,
+            };
+            match journal.claim_key(&claim).await? {
+                Claimed::New => call.call_id = Some(call_id),
+                Claimed::Exists(entry) => return Ok(answered(entry, request_hash)),
             }
-            Claimed::Exists(entry) => Ok(if entry.request_hash.as_deref() != Some(request_hash) {
-                Keyed::KeyReused {
-                    call_id: entry.call_id,
-                }
-            } else if entry.state == CallState::InFlight && entry.is_leased() {
-                Keyed::InProgress {
-                    call_id: entry.call_id,
-                }
-            } else {
-                let state = match entry.state {
-                    CallState::InFlight => CallState::Unknown,
-                    other => other,
-                };
-                Keyed::Replayed {
-                    state,
-                    record: Box::new(entry.record_or_summary()),
-                }
-            }),
+        }
+        // One await of the call, whichever way here: each await point of an
+        // async fn keeps its own future, and this one is most of the size of
+        // every gateway call's state.
+        Ok(Keyed::Ran(Box::new(self.execute(call).await)))
+    }
+}
+
+/// The answer to a key the journal already holds.
+fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
+    if entry.request_hash.as_deref() != Some(request_hash) {
+        Keyed::KeyReused {
+            call_id: entry.call_id,
+        }
+    } else if entry.state == CallState::InFlight && entry.is_leased() {
+        Keyed::InProgress {
+            call_id: entry.call_id,
+        }
+    } else {
+        let state = match entry.state {
+            CallState::InFlight => CallState::Unknown,
+            other => other,
+        };
+        Keyed::Replayed {
+            state,
+            record: Box::new(entry.record_or_summary()),
         }
     }
 }
