@@ -246,6 +246,15 @@ fn declarations(manifest: &Value) -> Vec<Declared> {
 /// Whether a manifest endpoint (`/api/exports/{operation_id}`) names `path`:
 /// the same segments, a `{placeholder}` standing for any one segment.
 fn path_matches(endpoint: &str, path: &str) -> bool {
+    // Most endpoints have no placeholder: then only the same text names them.
+    if !endpoint.contains('{') {
+        return endpoint == path;
+    }
+    segments_match(endpoint, path)
+}
+
+/// [`path_matches`], segment by segment.
+fn segments_match(endpoint: &str, path: &str) -> bool {
     let (mut e, mut p) = (endpoint.split('/'), path.split('/'));
     loop {
         match (e.next(), p.next()) {
@@ -271,6 +280,19 @@ mod tests {
         assert!(!path_matches("/api/exports/{id}", "/api/exports/"));
         assert!(!path_matches("/api/exports", "/api/exports/x"));
         assert!(!path_matches("/api/export", "/api/exports"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_quick_match_of_a_literal_endpoint_is_the_segment_match(
+            endpoint in "[a/{}]{0,8}",
+            path in "[a/{}]{0,8}",
+        ) {
+            proptest::prop_assert_eq!(
+                path_matches(&endpoint, &path),
+                segments_match(&endpoint, &path)
+            );
+        }
     }
 
     #[test]
