@@ -159,14 +159,24 @@ impl Executor {
     }
 
     /// Runs `call` to its end.
-    pub async fn execute(&self, call: Call) -> CallReport {
+    ///
+    /// Nothing is sent until the future is polled, and the call's deadline
+    /// counts from then.
+    pub fn execute(&self, call: Call) -> impl Future<Output = CallReport> + Send + '_ {
         self.execute_with_cancel(call, CancellationToken::new())
-            .await
     }
 
     /// Runs `call` until it ends or `cancel` fires (between attempts or while waiting).
-    pub async fn execute_with_cancel(&self, call: Call, cancel: CancellationToken) -> CallReport {
-        crate::run::Run::start(self, call, cancel).run().await
+    ///
+    /// The run is set up here and its future returned as it is, rather than
+    /// wrapped in another `async fn`'s: each wrapper would keep its own copy
+    /// of the call in every call's future.
+    pub fn execute_with_cancel(
+        &self,
+        call: Call,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = CallReport> + Send + '_ {
+        crate::run::Run::start(self, call, cancel).run()
     }
 
     /// The configuration in force.

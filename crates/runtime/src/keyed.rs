@@ -12,11 +12,15 @@
 //! asks for something else under the same key (`key reused`). These are the
 //! semantics of Stripe's API and of the IETF `Idempotency-Key` draft.
 
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::{
-    Call, CallReport, CallState, Claimed, Executor, JournalEntry, JournalError, KeyClaim,
+    Call, CallReport, CallState, Claimed, Executor, Journal, JournalEntry, JournalError, KeyClaim,
     process_owner,
 };
 
@@ -54,33 +58,52 @@ impl Executor {
     ///
     /// # Errors
     /// When the journal cannot be read or written: nothing was dispatched.
-    pub async fn execute_keyed(
-        &self,
+    pub fn execute_keyed<'a>(
+        &'a self,
         call: Call,
+        request_hash: &'a str,
+    ) -> impl Future<Output = Result<Keyed, JournalError>> + Send + 'a {
+        // A call without a key (or without a journal) is the call's own
+        // future, not one wrapped around it and sized for the keyed path; a
+        // keyed one, bound by the journal's writes, pays for a box.
+        match (&self.journal, call.caller_key.clone()) {
+            (Some(journal), Some(key)) => Either::Right(Box::pin(self.claim_then_run(
+                journal,
+                key,
+                call,
+                request_hash,
+            ))),
+            _ => Either::Left(
+                self.execute(call)
+                    .map(|report| Ok(Keyed::Ran(Box::new(report)))),
+            ),
+        }
+    }
+
+    /// Claims `key` for `call` and runs it if the key is new.
+    async fn claim_then_run(
+        &self,
+        journal: &Arc<dyn Journal>,
+        key: String,
+        mut call: Call,
         request_hash: &str,
     ) -> Result<Keyed, JournalError> {
-        let mut call = call;
-        if let (Some(journal), Some(key)) = (&self.journal, call.caller_key.clone()) {
-            let call_id = call
-                .call_id
-                .clone()
-                .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-            let claim = KeyClaim {
-                call_id: call_id.clone(),
-                caller_key: key,
-                request_hash: request_hash.to_owned(),
-                target: call.target.to_string(),
-                owner: process_owner().to_owned(),
-                lease: self.config.lease,
-            };
-            match journal.claim_key(&claim).await? {
-                Claimed::New => call.call_id = Some(call_id),
-                Claimed::Exists(entry) => return Ok(answered(entry, request_hash)),
-            }
+        let call_id = call
+            .call_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let claim = KeyClaim {
+            call_id: call_id.clone(),
+            caller_key: key,
+            request_hash: request_hash.to_owned(),
+            target: call.target.to_string(),
+            owner: process_owner().to_owned(),
+            lease: self.config.lease,
+        };
+        match journal.claim_key(&claim).await? {
+            Claimed::New => call.call_id = Some(call_id),
+            Claimed::Exists(entry) => return Ok(answered(entry, request_hash)),
         }
-        // One await of the call, whichever way here: each await point of an
-        // async fn keeps its own future, and this one is most of the size of
-        // every gateway call's state.
         Ok(Keyed::Ran(Box::new(self.execute(call).await)))
     }
 }

@@ -61,8 +61,9 @@ pub(crate) struct Run<'e> {
     llm_time: Duration,
     /// Held while the call is journaled: its lease, renewed.
     lease: Option<journal::LeaseRenewal>,
-    /// The verification read before the first dispatch, and what it found.
-    before: Option<(crate::verify::ResolvedRead, VerifyResult)>,
+    /// The verification read before the first dispatch, and what it found
+    /// (boxed: few calls verify, and every call's future holds this struct).
+    before: Option<Box<(crate::verify::ResolvedRead, VerifyResult)>>,
     /// What the last verification read after the write established.
     verification: Option<Verification>,
     /// The next success is read back: it answers a resend of a write a
@@ -124,7 +125,10 @@ impl<'e> Run<'e> {
         }
     }
 
+    /// Runs the call; its clock (elapsed time, deadline) starts at the first
+    /// poll, as an `async fn`'s would, though the run was set up before.
     pub(crate) async fn run(mut self) -> CallReport {
+        self.started = self.exec.clock.now();
         let span = span::call(&self.call, &self.call_id);
         let outcome = self.drive().instrument(span.clone()).await;
         let report = CallReport {

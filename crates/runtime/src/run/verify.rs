@@ -32,7 +32,7 @@ impl Run<'_> {
         };
         let reading = self.read_back(&read).await;
         self.note_reading(VerifyPhase::Before, &reading);
-        self.before = Some((read, reading.result));
+        self.before = Some(Box::new((read, reading.result)));
     }
 
     /// Reads the effect back after the write answered, and does what the
@@ -48,8 +48,8 @@ impl Run<'_> {
                 let before = self
                     .before
                     .as_ref()
-                    .filter(|(earlier, _)| *earlier == read)
-                    .map(|(_, result)| *result);
+                    .filter(|before| before.0 == read)
+                    .map(|before| before.1);
                 (self.read_back(&read).await, before)
             }
             Err(why) => (Reading::cannot_tell(why), None),
