@@ -5,7 +5,9 @@
 //! endpoint and method idempotent? — when the caller did not say. A manifest
 //! that is missing, unreadable or silent about the endpoint is remembered as
 //! such for the same time as a good one, so a tool without a manifest costs
-//! one lookup per minute, not one per call.
+//! one lookup per minute, not one per call. Calls that find nothing remembered
+//! while a lookup of their origin runs wait for it rather than each starting
+//! their own: a thousand calls arriving at once make one request.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use recourse_protocol::{ToolData, parse_response};
 use serde_json::Value;
+use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::{Clock, Method, SystemClock, TargetAllowlist};
@@ -52,6 +55,8 @@ pub struct CapabilityManifests {
     clock: Arc<dyn Clock>,
     allowlist: Option<Arc<TargetAllowlist>>,
     origins: Mutex<HashMap<String, Cached>>,
+    /// The lookup running for an origin, for the calls that wait on it.
+    fetching: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
 }
 
 impl std::fmt::Debug for CapabilityManifests {
@@ -97,6 +102,7 @@ impl CapabilityManifests {
             clock: Arc::new(SystemClock),
             allowlist: None,
             origins: Mutex::default(),
+            fetching: Mutex::default(),
         }
     }
 
@@ -130,12 +136,41 @@ impl CapabilityManifests {
         if let Some(known) = self.cached(url, method) {
             return known;
         }
-        let manifest = tokio::time::timeout(timeout, self.fetch(url))
-            .await
-            .ok()
-            .flatten();
-        self.store(url, manifest.as_ref().map(declarations));
+        // One lookup per origin at a time; each caller waits at most its own
+        // `timeout`, and if the one running it stops waiting, the next
+        // caller runs it.
+        let fetching = self.fetching(url);
+        let fetched = fetching.cell.get_or_init(|| async {
+            let manifest = tokio::time::timeout(timeout, self.fetch(url))
+                .await
+                .ok()
+                .flatten();
+            self.store(url, manifest.as_ref().map(declarations));
+        });
+        let _in_time = tokio::time::timeout(timeout, fetched).await;
+        drop(fetching);
         self.cached(url, method).flatten()
+    }
+
+    /// The lookup of `url`'s origin to wait on: the running one, or a new
+    /// one when none runs (a finished lookup is never waited on again: what
+    /// it found is in the cache, or has expired).
+    fn fetching(&self, url: &Url) -> Fetching<'_> {
+        let origin = origin(url).into_owned();
+        let mut fetching = self.fetching.lock().unwrap_or_else(PoisonError::into_inner);
+        let cell = match fetching.get(&origin) {
+            Some(cell) if !cell.initialized() => Arc::clone(cell),
+            _ => {
+                let cell = Arc::new(OnceCell::new());
+                fetching.insert(origin.clone(), Arc::clone(&cell));
+                cell
+            }
+        };
+        Fetching {
+            map: &self.fetching,
+            origin,
+            cell,
+        }
     }
 
     /// What is remembered for `url` and `method`: `None` when nothing (fresh)
@@ -203,6 +238,29 @@ impl CapabilityManifests {
             .then_some(parsed.data)
             .flatten()
             .map(ToolData::into_value)
+    }
+}
+
+/// A caller's share of an origin's lookup; the last caller to let go of it
+/// (done, or no longer waiting) removes it, so the map holds only lookups
+/// that someone waits on.
+struct Fetching<'a> {
+    map: &'a Mutex<HashMap<String, Arc<OnceCell<()>>>>,
+    origin: String,
+    cell: Arc<OnceCell<()>>,
+}
+
+impl Drop for Fetching<'_> {
+    fn drop(&mut self) {
+        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        // Held by the map and by us alone: nobody else waits on it. Shares
+        // are only taken under this lock, so the count cannot grow meanwhile.
+        let ours = map
+            .get(&self.origin)
+            .is_some_and(|cell| Arc::ptr_eq(cell, &self.cell));
+        if ours && Arc::strong_count(&self.cell) <= 2 {
+            map.remove(&self.origin);
+        }
     }
 }
 
@@ -309,6 +367,58 @@ mod tests {
             let url = Url::parse(text).unwrap();
             assert_eq!(origin(&url), url.origin().ascii_serialization(), "{text}");
         }
+    }
+
+    #[tokio::test]
+    async fn calls_arriving_together_make_one_lookup() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::sync::Semaphore;
+
+        // A tool that counts manifest requests and answers none until released.
+        let asked = Arc::new(AtomicUsize::new(0));
+        let release = Arc::new(Semaphore::new(0));
+        let (count, gate) = (Arc::clone(&asked), Arc::clone(&release));
+        let app = axum::Router::new().route(
+            MANIFEST_PATH,
+            axum::routing::get(move || {
+                let (count, gate) = (Arc::clone(&count), Arc::clone(&gate));
+                async move {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    gate.acquire().await.unwrap().forget();
+                    axum::Json(json!({"success": true, "data": {"capabilities": [
+                        {"endpoint": "/x", "method": "POST", "idempotent": true}
+                    ]}}))
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url: Url = format!("http://{}/x", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+
+        let manifests = Arc::new(CapabilityManifests::new());
+        let calls: Vec<_> = (0..50)
+            .map(|_| {
+                let (manifests, url) = (Arc::clone(&manifests), url.clone());
+                tokio::spawn(async move {
+                    manifests
+                        .declares(&url, Method::Post, Duration::from_secs(10))
+                        .await
+                })
+            })
+            .collect();
+        while asked.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Time for every other call to ask too, if it were going to.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        release.add_permits(100);
+        for call in calls {
+            assert_eq!(call.await.unwrap(), Some(true));
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(manifests.fetching.lock().unwrap().is_empty());
     }
 
     #[test]
