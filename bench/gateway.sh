@@ -13,7 +13,9 @@
 # Throughput and latency come from wrk (-t1, --latency); CPU per call is the
 # server process's utime+stime (/proc/PID/stat) over the measured run divided
 # by the requests wrk completed. Each figure is the median over the rounds,
-# which alternate the order of the targets. wrk and nginx are installed from
+# which alternate the order of the targets; the ratios are given both from
+# those medians and paired by round (the median of each round's own ratio,
+# steadier on a machine whose speed drifts). wrk and nginx are installed from
 # the Debian packages when missing (as root, or with sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --in-flight) IN_FLIGHT="$2"; shift 2 ;;
     --skip-build) BUILD=0; shift ;;
     --only) ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench/gateway.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -221,11 +223,11 @@ measure() {
   out=$(BENCH_KEYS="$label-$RANDOM$RANDOM" wrk -t1 -c"$CONNECTIONS" -d"${secs}s" --latency -s "$script" "$url" | grep '^WRK')
   after=$(ticks "$pid")
   tool_after=$(ticks "$TOOLS_PID")
-  echo "$out" | awk -v label="$label" -v cpu=$((after - before)) -v tool=$((tool_after - tool_before)) -v hz="$HZ" '{
+  echo "$out" | awk -v label="$label" -v round="$ROUND" -v cpu=$((after - before)) -v tool=$((tool_after - tool_before)) -v hz="$HZ" '{
     for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     n = v["requests"]; rps = n / (v["duration_us"] / 1e6)
-    printf "%s rps=%.0f p50_us=%d p99_us=%d cpu_us=%.1f tool_cpu_us=%.1f requests=%d errors=%d non2xx=%d\n",
-      label, rps, v["p50_us"], v["p99_us"], cpu / hz * 1e6 / n, tool / hz * 1e6 / n, n, v["errors"], v["non2xx"]
+    printf "%s rps=%.0f p50_us=%d p99_us=%d cpu_us=%.1f tool_cpu_us=%.1f requests=%d errors=%d non2xx=%d round=%s\n",
+      label, rps, v["p50_us"], v["p99_us"], cpu / hz * 1e6 / n, tool / hz * 1e6 / n, n, v["errors"], v["non2xx"], round
   }' | tee -a "$RESULTS"
 }
 
@@ -233,6 +235,7 @@ measure() {
 run_targets() {
   local round="$1" tool_lua="$2" call_lua="$3" suffix="$4"
   shift 4
+  ROUND="$round"
   local targets=("$@")
   if [ $((round % 2)) -eq 1 ]; then
     local reversed=() i
@@ -289,6 +292,18 @@ summary() {
   done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
+# paired A B FIELD: the median over rounds of each round's A/B — the two were
+# measured minutes apart at most, so a machine that drifts moves both.
+paired() {
+  awk -v a="$1" -v b="$2" -v field="$3" '
+    $1 == a || $1 == b {
+      r = ""; x = ""
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "round") r = kv[2]; if (kv[1] == field) x = kv[2] }
+      if ($1 == a) va[r] = x; else vb[r] = x
+    }
+    END { for (r in va) if ((r in vb) && vb[r] > 0) print va[r] / vb[r] }' "$RESULTS" \
+    | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else printf "n/a" }'
+}
 if wanted read || wanted write; then
   echo
   echo "## medians (cpu_us/call: the server's process; tool_cpu_us: the tool's, per call)"
@@ -299,6 +314,10 @@ if wanted read || wanted write; then
       "CPU/call $(ratio "$(median gateway cpu_us)" "$(median nginx cpu_us)") (goal <= 2);" \
       "gateway/forwarder CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder cpu_us)") (goal <= 1.15)," \
       "gateway/forwarder-hyper CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder-hyper cpu_us)")"
+    echo "read, paired by round (the median of each round's own ratio):" \
+      "gateway/nginx throughput $(paired gateway nginx rps), CPU/call $(paired gateway nginx cpu_us);" \
+      "gateway/forwarder CPU/call $(paired gateway forwarder cpu_us)," \
+      "gateway/forwarder-hyper CPU/call $(paired gateway forwarder-hyper cpu_us)"
   fi
   if wanted write && [ -n "$NGINX_URL" ]; then
     echo "write: gateway/nginx throughput $(ratio "$(median gateway-write rps)" "$(median nginx-write rps)")," \
