@@ -6,22 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, ManualClock, RawResponse};
+use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, ManualClock};
+use recourse_protocol::ToolResponse;
 use serde_json::json;
 
 #[tokio::test]
 async fn a_call_polled_late_sends_nothing_before_and_keeps_its_whole_deadline() {
     let sent = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&sent);
-    let transport = InProcessTransport::new(move |_request| {
+    let transport = InProcessTransport::from_tool(move |_payload| {
         counter.fetch_add(1, Ordering::SeqCst);
-        async {
-            Ok(RawResponse {
-                status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body: br#"{"success": true, "data": {"ok": true}}"#.to_vec(),
-            })
-        }
+        async { ToolResponse::ok(json!({"ok": true})) }
     });
     let clock = ManualClock::new();
     let config = ExecutorConfig {
