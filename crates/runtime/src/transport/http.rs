@@ -1,7 +1,10 @@
 //! HTTP transport: POST JSON, capped bodies, failures as data — plain HTTP
 //! straight over hyper ([`super::plain`]), the rest over `reqwest`.
 
+use std::borrow::Cow;
 use std::time::Duration;
+
+use reqwest::header::CONTENT_TYPE;
 
 use super::plain::Plain;
 use super::{
@@ -96,34 +99,31 @@ impl HttpTransport {
                 format!("{} is not an http(s) URL", request.target),
             ));
         };
-        if let Some(plain) = &self.plain
-            && Plain::carries(url)
-        {
-            return if request.method.sends_query() {
-                let mut url = url.clone();
-                append_query(&mut url, &request.payload);
-                plain
-                    .exchange(&url, None, request, self.max_body_bytes)
-                    .await
-            } else {
-                let body = serde_json::to_vec(&request.payload).map_err(|e| {
-                    TransportFailure::new(TransportFailureKind::RequestNotBuilt, e.to_string())
-                })?;
-                plain
-                    .exchange(url, Some(body), request, self.max_body_bytes)
-                    .await
-            };
-        }
-        let mut builder = if request.method.sends_query() {
+        // A query method carries the payload in the URL, any other as a JSON body.
+        let (url, body) = if request.method.sends_query() {
             let mut url = url.clone();
             append_query(&mut url, &request.payload);
-            self.client.request(method(request.method), url)
+            (Cow::Owned(url), None)
         } else {
-            self.client
-                .request(method(request.method), url.clone())
-                .json(&request.payload)
+            let body = serde_json::to_vec(&request.payload).map_err(|e| {
+                TransportFailure::new(TransportFailureKind::RequestNotBuilt, e.to_string())
+            })?;
+            (Cow::Borrowed(url), Some(body))
+        };
+        if let Some(plain) = &self.plain
+            && Plain::carries(&url)
+        {
+            return plain
+                .exchange(&url, body, request, self.max_body_bytes)
+                .await;
         }
-        .timeout(request.timeout);
+        let mut builder = self
+            .client
+            .request(method(request.method), url.into_owned())
+            .timeout(request.timeout);
+        if let Some(body) = body {
+            builder = builder.header(CONTENT_TYPE, "application/json").body(body);
+        }
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
@@ -138,10 +138,7 @@ impl HttpTransport {
         }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| failure(&e))? {
-            if body.len() + chunk.len() > self.max_body_bytes {
-                return Err(too_large(self.max_body_bytes, status));
-            }
-            body.extend_from_slice(&chunk);
+            push_capped(&mut body, &chunk, self.max_body_bytes, status)?;
         }
         Ok(RawResponse {
             status,
@@ -191,6 +188,20 @@ fn append_query(url: &mut url::Url, payload: &serde_json::Value) {
             }
         }
     }
+}
+
+/// Appends `chunk` to the answer's `body`, or fails once it would pass `cap`.
+pub(super) fn push_capped(
+    body: &mut Vec<u8>,
+    chunk: &[u8],
+    cap: usize,
+    status: u16,
+) -> Result<(), TransportFailure> {
+    if body.len() + chunk.len() > cap {
+        return Err(too_large(cap, status));
+    }
+    body.extend_from_slice(chunk);
+    Ok(())
 }
 
 /// The tool answered `status` with a body over `cap`: the status is kept,

@@ -105,10 +105,7 @@ impl Plain {
             let Ok(chunk) = frame.into_data() else {
                 continue;
             };
-            if body.len() + chunk.len() > max_body_bytes {
-                return Err(super::http::too_large(max_body_bytes, status));
-            }
-            body.extend_from_slice(&chunk);
+            super::http::push_capped(&mut body, &chunk, max_body_bytes, status)?;
         }
         Ok(RawResponse {
             status,
