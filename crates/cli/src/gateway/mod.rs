@@ -48,7 +48,6 @@ use recourse_tool::{ToolFailure, ToolJsonBytes, ToolServer};
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
-use auth::AuthorizeLayer;
 use guard::{CommandPattern, Targets};
 use request::CallRequest;
 
@@ -268,7 +267,7 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
         .into_router()
-        .layer(AuthorizeLayer::new(gateway.token.as_deref()))
+        .layer(auth::layer(gateway.token.as_deref()))
         .with_state(gateway)
 }
 
