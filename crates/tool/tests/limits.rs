@@ -467,6 +467,11 @@ async fn an_oversized_header_block_is_a_431_envelope() {
             "too many headers",
             (0..150).map(|i| format!("X-{i}: 1\r\n")).collect(),
         ),
+        (
+            // `Host` and these: one past the limit of 100.
+            "one header too many",
+            (0..100).map(|i| format!("X-{i}: 1\r\n")).collect(),
+        ),
     ] {
         let mut stream = server.connect().await;
         let request = format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{head}\r\n");
@@ -486,6 +491,11 @@ async fn an_oversized_header_block_is_a_431_envelope() {
     );
     fits.write_all(request.as_bytes()).await.unwrap();
     assert_eq!(read_reply(&mut fits).await.unwrap().status, 200);
+    let mut at_the_limit = server.connect().await;
+    let headers: String = (0..99).map(|i| format!("X-{i}: 1\r\n")).collect();
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n");
+    at_the_limit.write_all(request.as_bytes()).await.unwrap();
+    assert_eq!(read_reply(&mut at_the_limit).await.unwrap().status, 200, "100 headers fit");
 }
 
 async fn read_reply_half(reader: &mut tokio::net::tcp::ReadHalf<'_>) -> Option<RawReply> {

@@ -61,6 +61,8 @@ use registry::{ConnState, Registry};
 
 /// Room in hyper's read buffer beyond the largest header block.
 const READ_BUFFER: usize = 64 * 1024;
+/// The header count hyper accepts when none is set.
+const HYPER_MAX_HEADERS: usize = 100;
 
 /// Serves `router` on `listener` with the default [`ServerLimits`].
 ///
@@ -278,11 +280,17 @@ async fn connection<I>(
         conn: Arc::clone(&conn),
     };
     let io = TokioIo::new(GuardedIo::new(io, Arc::clone(&conn), limits));
-    let served = http1::Builder::new()
-        // Our own checks refuse first; these bound hyper's buffering.
-        .max_buf_size(limits.max_header_bytes() + READ_BUFFER)
-        .max_headers(limits.max_headers() + 8)
-        .serve_connection(io, service);
+    let mut builder = http1::Builder::new();
+    // Our own checks refuse first (`GuardedIo` sees every byte before hyper
+    // does); these bound hyper's buffering.
+    builder.max_buf_size(limits.max_header_bytes() + READ_BUFFER);
+    // Up to hyper's default count, its header arrays stay on the stack; a
+    // count set explicitly, even the same one, allocates and fills two
+    // arrays on the heap for every request it parses.
+    if limits.max_headers() > HYPER_MAX_HEADERS {
+        builder.max_headers(limits.max_headers());
+    }
+    let served = builder.serve_connection(io, service);
     tokio::pin!(served);
     let mut draining = false;
     loop {
