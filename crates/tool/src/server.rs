@@ -6,13 +6,17 @@
 //! handler never sees — an unknown route, a wrong method, a body over the
 //! limit, a panic — are envelopes too.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::handler::Handler;
 use axum::http::Method;
-use axum::routing::{MethodFilter, MethodRouter, get, on};
+use axum::response::Response;
+use axum::routing::{MethodFilter, MethodRouter, Route, get, on};
+use tower_layer::{Identity, Layer};
+use tower_service::Service;
 use recourse_protocol::ToolError;
 use serde_json::json;
 
@@ -103,6 +107,47 @@ impl<S: Clone + Send + Sync + 'static> ToolServer<S> {
     /// answers for unknown routes (404) and wrong methods (405), the body
     /// limit, and panic catching around everything.
     pub fn into_router(self) -> Router<S> {
+        self.into_router_with(Identity::new())
+    }
+
+    /// [`into_router`](Self::into_router) with `layer` around every route,
+    /// inside the panic catching and the body limit: an authentication check,
+    /// say, which then answers a panic with an envelope too.
+    ///
+    /// Prefer this to [`Router::layer`] on the finished router: axum boxes
+    /// each route once per `layer` call, and every request pays for each box
+    /// (a clone of the service and a boxed future); here the server's layers
+    /// and `layer` are one stack.
+    ///
+    /// ```
+    /// use axum::extract::Request;
+    /// use axum::http::HeaderValue;
+    /// use axum::middleware::{self, Next};
+    /// use axum::response::Response;
+    /// use axum::routing::get;
+    /// use recourse_tool::ToolServer;
+    ///
+    /// async fn served_by(request: Request, next: Next) -> Response {
+    ///     let mut response = next.run(request).await;
+    ///     let name = HeaderValue::from_static("hello-tool");
+    ///     response.headers_mut().insert("x-served-by", name);
+    ///     response
+    /// }
+    ///
+    /// let app: axum::Router = ToolServer::new()
+    ///     .route("/hello", get(|| async { "hello" }))
+    ///     .into_router_with(middleware::from_fn(served_by));
+    /// ```
+    pub fn into_router_with<L>(self, layer: L) -> Router<S>
+    where
+        L: Layer<Route> + Clone + Send + Sync + 'static,
+        L::Service: Service<Request, Response = Response, Error = Infallible>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as Service<Request>>::Future: Send + 'static,
+    {
         let manifest = Arc::new(json!({ "capabilities": self.capabilities }));
         self.router
             .route(
@@ -114,8 +159,12 @@ impl<S: Clone + Send + Sync + 'static> ToolServer<S> {
             )
             .fallback(route_not_found)
             .method_not_allowed_fallback(method_not_allowed)
-            .layer(DefaultBodyLimit::max(self.body_limit))
-            .layer(CatchPanicLayer)
+            // One stack, outermost first: one box per route, not one per layer.
+            .layer((
+                CatchPanicLayer,
+                DefaultBodyLimit::max(self.body_limit),
+                layer,
+            ))
     }
 }
 

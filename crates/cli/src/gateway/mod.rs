@@ -266,8 +266,7 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
-        .into_router()
-        .layer(auth::layer(gateway.token.as_deref()))
+        .into_router_with(auth::layer(gateway.token.as_deref()))
         .with_state(gateway)
 }
 
