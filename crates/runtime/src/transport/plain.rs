@@ -12,7 +12,9 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderName, HeaderValue, USER_AGENT};
+use http::header::{
+    ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue, USER_AGENT,
+};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -47,6 +49,8 @@ impl Plain {
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
+            // `build` writes the `Host` header from the URL's own text.
+            .set_host(false)
             .build(connector);
         Self { client }
     }
@@ -116,7 +120,8 @@ impl Plain {
 }
 
 /// The outgoing request: reqwest's default headers (`accept`, `user-agent`,
-/// `content-type` for a JSON body), then the call's own.
+/// `content-type` for a JSON body), then the call's own, then `Host` unless
+/// the call gave one.
 fn build(
     url: &url::Url,
     body: Option<Vec<u8>>,
@@ -144,6 +149,14 @@ fn build(
         let value = HeaderValue::from_str(value)
             .map_err(|_| format!("the value of header {name} is not a header value"))?;
         headers.append(name, value);
+    }
+    if !headers.contains_key(HOST) {
+        // The URL's host and port as it writes them: a default port left
+        // out, an IPv6 address in brackets — what hyper's client would send.
+        let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        let host = HeaderValue::from_str(authority)
+            .map_err(|_| format!("{authority:?} is not a Host header value"))?;
+        headers.insert(HOST, host);
     }
     Ok(outgoing)
 }
@@ -264,6 +277,40 @@ mod tests {
                 raw.headers.iter().any(|(k, v)| k == "x-seen" && v == "yes"),
                 "{path}"
             );
+        }
+    }
+
+    /// The `Host` lines of a request head, as a header `x-host` can carry.
+    fn host_lines(head: &str) -> String {
+        head.split("\r\n")
+            .filter_map(|line| line.split_once(':'))
+            .filter(|(name, _)| name.eq_ignore_ascii_case("host"))
+            .map(|(_, value)| value.trim())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+
+    #[tokio::test]
+    async fn the_host_header_is_the_urls_or_the_callers_through_both() {
+        for caller_host in [None, Some("tools.internal:8080")] {
+            for (path, transport) in both() {
+                let url = serve_once(|mut socket, head| async move {
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nx-host: {}\r\ncontent-length: 0\r\n\r\n",
+                        host_lines(&head)
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                })
+                .await;
+                let mut request = request(&url, Duration::from_secs(5));
+                if let Some(host) = caller_host {
+                    request.headers.push(("Host".into(), host.into()));
+                }
+                let raw = transport.send(&request).await.unwrap();
+                let sent = raw.headers.iter().find(|(k, _)| k == "x-host").unwrap();
+                let authority = url.trim_start_matches("http://").trim_end_matches("/api/quote");
+                assert_eq!(sent.1, caller_host.unwrap_or(authority), "{path}");
+            }
         }
     }
 
