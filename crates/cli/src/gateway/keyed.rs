@@ -45,11 +45,12 @@ const NOT_HASHED: [&str; 4] = [
 pub(super) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
     let read = read(g, &headers, &body);
     drop((headers, body));
-    let (req, hash) = match read {
+    let (mut req, hash) = match read {
         Ok(read) => read,
         Err(refused) => return refused,
     };
-    let (executor, call) = match resolve(g, &req).await {
+    let payload = std::mem::take(&mut req.payload);
+    let (executor, call) = match resolve(g, &req, payload).await {
         Ok(resolved) => resolved,
         Err(refused) => return refused.into_response(),
     };

@@ -278,8 +278,13 @@ async fn calls(
     keyed::call(&g, headers, body).await
 }
 
-/// The executor and the (unchecked) call a request asks for.
-async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilder), ToolFailure> {
+/// The executor and the (unchecked) call a request asks for; `payload` is
+/// the request's, taken out of it so that it is moved, not copied.
+async fn resolve(
+    g: &Gateway,
+    req: &CallRequest,
+    payload: serde_json::Value,
+) -> Result<(Executor, CallBuilder), ToolFailure> {
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
     }
@@ -291,12 +296,12 @@ async fn resolve(g: &Gateway, req: &CallRequest) -> Result<(Executor, CallBuilde
         (Some(mcp), None) => {
             // Boxed: starting an MCP session is a large future, and every
             // call's state would otherwise be sized for it.
-            let (transport, call) = Box::pin(mcp_call(g, req, mcp)).await?;
+            let (transport, call) = Box::pin(mcp_call(g, req, mcp, payload)).await?;
             Ok((g.executor.with_transport(transport), call))
         }
         (None, Some(url)) => {
             let target = g.targets.call_target("url", url)?;
-            let call = req.call(target, &g.targets.allowlist(), g.executor.config())?;
+            let call = req.call(target, payload, &g.targets.allowlist(), g.executor.config())?;
             Ok((g.executor.clone(), call))
         }
         (None, None) => Err(
@@ -320,6 +325,7 @@ async fn mcp_call(
     g: &Gateway,
     req: &CallRequest,
     mcp: &serde_json::Value,
+    payload: serde_json::Value,
 ) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
     let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
     let Some(tool) = tool else {
@@ -353,7 +359,7 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
-    let call = req.call(name, &g.targets.allowlist(), g.executor.config())?;
+    let call = req.call(name, payload, &g.targets.allowlist(), g.executor.config())?;
     let config = g.executor.config();
     let deadline = req
         .deadline_secs

@@ -85,7 +85,8 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
 
 impl CallRequest {
     /// The call to run against `target` (an allowed URL, or an MCP tool's
-    /// name), not yet checked: an MCP tool's description may still be added.
+    /// name) with `payload` (this request's, taken out of it), not yet
+    /// checked: an MCP tool's description may still be added.
     /// Its reconcile lookups, if any, are sent only where `allowlist` allows.
     ///
     /// A caller's `max_retries`, `max_corrections` and `deadline_secs` may
@@ -95,13 +96,14 @@ impl CallRequest {
     pub(crate) fn call(
         &self,
         target: Target,
+        payload: Value,
         allowlist: &Arc<TargetAllowlist>,
         ceiling: &ExecutorConfig,
     ) -> Result<CallBuilder, ToolError> {
-        if !self.payload.is_object() {
+        if !payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
-        let mut call = Call::to(target, self.payload.clone())
+        let mut call = Call::to(target, payload)
             .idempotency_header(ceiling.idempotency_header.clone());
         if let Some(idempotent) = self.idempotent {
             call = call.idempotent(idempotent);

@@ -34,7 +34,8 @@ impl Run<'_> {
                 .as_ref()
                 .and_then(|v| serde_json::to_value(v.spec()).ok())
                 .map(|spec| redact_value(&spec)),
-            payload: redact_value(&self.call.payload),
+            // Still the caller's payload: the call is journaled before admission.
+            payload: redact_value(&self.payload),
             owner: process_owner().to_owned(),
             lease,
         };

@@ -77,7 +77,7 @@ enum Flow {
 }
 
 impl<'e> Run<'e> {
-    pub(crate) fn start(exec: &'e Executor, call: Call, cancel: CancellationToken) -> Self {
+    pub(crate) fn start(exec: &'e Executor, mut call: Call, cancel: CancellationToken) -> Self {
         let config = &exec.config;
         let mut limits = config.limits;
         if let Some(n) = call.limits.max_retries {
@@ -98,7 +98,8 @@ impl<'e> Run<'e> {
                 .unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
             idempotency: call.idempotency,
             protected: Protected::snapshot(&call.protected, &call.payload),
-            payload: call.payload.clone(),
+            // The run owns the payload from here; `call.payload` is left empty.
+            payload: std::mem::take(&mut call.payload),
             call,
             cancel,
             key: None,
