@@ -30,32 +30,35 @@ const MIN_QUOTE_CHARS: usize = 16;
 /// The message after a call that succeeded.
 pub(super) fn succeeded(report: &CallReport) -> String {
     let did = Did::of(&report.attempts);
-    let mut out = vec!["The call succeeded.".to_owned()];
+    // One buffer rather than sentences joined: this runs for every success.
+    let mut out = String::with_capacity(64);
+    out.push_str("The call succeeded.");
+    let mut say = |sentence: &str| {
+        out.push(' ');
+        out.push_str(sentence);
+    };
     if did.attempts > 1 || did.lookups > 0 {
-        out.push(format!("{}.", did.tally()));
+        say(&format!("{}.", did.tally()));
     }
     if let Some(changes) = corrected(&report.attempts) {
-        out.push(format!(
+        say(&format!(
             "recourse corrected the arguments ({changes}); the result is for the corrected call."
         ));
     }
     if did.last_lookup == Some(LookupResult::Committed) {
-        out.push(
-            "The tool lost its answer and a lookup found the write committed: do not repeat it."
-                .to_owned(),
-        );
+        say("The tool lost its answer and a lookup found the write committed: do not repeat it.");
     }
     match report.verification {
-        Some(Verification::Verified) => out
-            .push("Reading it back confirmed the write took effect: do not repeat it.".to_owned()),
-        Some(Verification::AlreadyApplied) => out.push(
-            "Reading it back shows the effect was already there before the call: do not repeat it."
-                .to_owned(),
+        Some(Verification::Verified) => {
+            say("Reading it back confirmed the write took effect: do not repeat it.");
+        }
+        Some(Verification::AlreadyApplied) => say(
+            "Reading it back shows the effect was already there before the call: do not repeat it.",
         ),
         _ => {}
     }
-    out.push("Now: use the result.".to_owned());
-    cap(&out.join(" "))
+    say("Now: use the result.");
+    cap(out)
 }
 
 /// The message after a call that stopped for `reason`, with `next` decided.
@@ -79,7 +82,7 @@ pub(super) fn stopped(
     if let (Some(error), Some(_)) = (error, answered) {
         ours.extend(tool_quotes(error, next, budget_left(&ours)));
     }
-    cap(&ours.join(" "))
+    cap(ours.join(" "))
 }
 
 /// "The call failed (NOT_FOUND, HTTP 404, VERSION_NOT_FOUND)."
@@ -376,8 +379,11 @@ fn budget_left(ours: &[String]) -> usize {
     MODEL_MESSAGE_MAX_CHARS.saturating_sub(used)
 }
 
-fn cap(text: &str) -> String {
-    truncate_chars(text, MODEL_MESSAGE_MAX_CHARS)
+fn cap(text: String) -> String {
+    if text.chars().nth(MODEL_MESSAGE_MAX_CHARS).is_none() {
+        return text;
+    }
+    truncate_chars(&text, MODEL_MESSAGE_MAX_CHARS)
 }
 
 #[cfg(test)]
