@@ -15,10 +15,10 @@ use axum::handler::Handler;
 use axum::http::Method;
 use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, Route, get, on};
-use tower_layer::{Identity, Layer};
-use tower_service::Service;
 use recourse_protocol::ToolError;
 use serde_json::json;
+use tower_layer::{Identity, Layer};
+use tower_service::Service;
 
 use crate::panic::CatchPanicLayer;
 use crate::{Capability, Success, ToolFailure};

@@ -495,7 +495,11 @@ async fn an_oversized_header_block_is_a_431_envelope() {
     let headers: String = (0..99).map(|i| format!("X-{i}: 1\r\n")).collect();
     let request = format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n");
     at_the_limit.write_all(request.as_bytes()).await.unwrap();
-    assert_eq!(read_reply(&mut at_the_limit).await.unwrap().status, 200, "100 headers fit");
+    assert_eq!(
+        read_reply(&mut at_the_limit).await.unwrap().status,
+        200,
+        "100 headers fit"
+    );
 }
 
 async fn read_reply_half(reader: &mut tokio::net::tcp::ReadHalf<'_>) -> Option<RawReply> {

@@ -28,7 +28,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{Extensions, Request, Response, header};
 use http_body::{Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::refusal::overloaded_response;
 use super::registry::ConnState;
@@ -121,12 +121,20 @@ where
             let response = overloaded_response("requests in flight");
             return Box::pin(std::future::ready(Ok(leased(response, lease))));
         }
-        request.extensions_mut().extend(self.extensions.clone());
+        // hyper gives an HTTP/1 request no extensions: copy the
+        // connection's over rather than merge them in one by one.
+        let extensions = request.extensions_mut();
+        if extensions.is_empty() {
+            *extensions = self.extensions.clone();
+        } else {
+            extensions.extend(self.extensions.clone());
+        }
         let admission = Arc::clone(&self.admission);
         let request = request.map(|body| {
             Body::new(RequestBody {
                 inner: body,
-                deadline: Box::pin(tokio::time::sleep(admission.body_timeout)),
+                deadline: Instant::now() + admission.body_timeout,
+                timer: None,
                 timeout: admission.body_timeout,
                 budget: Arc::clone(&admission.body_memory),
                 lease: Arc::clone(&lease),
@@ -164,9 +172,15 @@ fn body_len<B>(request: &Request<B>) -> Option<u64> {
 }
 
 /// A request body with a deadline, charged to the body budget.
+///
+/// The deadline's timer is armed only when a read has to wait: most bodies
+/// arrive with their headers and are read without waiting, and a timer
+/// costs an allocation and two trips to the timer wheel.
 struct RequestBody<B> {
     inner: B,
-    deadline: Pin<Box<Sleep>>,
+    deadline: Instant,
+    /// Set from the first read that waits.
+    timer: Option<Pin<Box<Sleep>>>,
     timeout: Duration,
     budget: Arc<Semaphore>,
     lease: Arc<Lease>,
@@ -210,11 +224,23 @@ where
             this.lease.conn.body_ended(this.number);
             return Poll::Ready(None);
         }
-        if this.deadline.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Some(Err(BodyLimitError::TimedOut(this.timeout).into())));
+        // Checked before every read, so a body that always has data ready
+        // still ends at its deadline.
+        let timed_out = || Poll::Ready(Some(Err(BodyLimitError::TimedOut(this.timeout).into())));
+        if Instant::now() >= this.deadline {
+            return timed_out();
         }
         match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                let deadline = this.deadline;
+                let timer = this
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                match timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => timed_out(),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
             Poll::Ready(None) => {
                 this.lease.conn.body_ended(this.number);
                 Poll::Ready(None)
@@ -273,5 +299,66 @@ impl http_body::Body for ResponseBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::registry::Registry;
+    use super::*;
+
+    /// A body that always has another byte ready and never ends.
+    struct Endless;
+
+    impl http_body::Body for Endless {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"x")))))
+        }
+    }
+
+    async fn frame<B: http_body::Body>(body: &mut B) -> Option<Result<Frame<B::Data>, B::Error>>
+    where
+        B: Unpin,
+    {
+        std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_never_waits_still_ends_at_its_deadline() {
+        let registry = Registry::new(4);
+        let conn = registry.admit(CancellationToken::new()).unwrap();
+        let number = conn.request_started(None);
+        let mut body = RequestBody {
+            inner: Endless,
+            deadline: Instant::now() + Duration::from_secs(30),
+            timer: None,
+            timeout: Duration::from_secs(30),
+            budget: Arc::new(Semaphore::new(1 << 20)),
+            lease: Arc::new(Lease {
+                conn,
+                _slot: None,
+                body_bytes: Mutex::new(None),
+            }),
+            number,
+        };
+        assert!(frame(&mut body).await.unwrap().is_ok());
+        tokio::time::advance(Duration::from_secs(31)).await;
+        let error = frame(&mut body).await.unwrap().unwrap_err();
+        assert!(body.timer.is_none(), "no timer while reads need not wait");
+        assert!(
+            matches!(
+                error.downcast_ref::<BodyLimitError>(),
+                Some(BodyLimitError::TimedOut(_))
+            ),
+            "{error}"
+        );
     }
 }
