@@ -103,8 +103,8 @@ impl CallRequest {
         if !payload.is_object() {
             return Err(invalid("payload", "payload must be a JSON object"));
         }
-        let mut call = Call::to(target, payload)
-            .idempotency_header(ceiling.idempotency_header.clone());
+        let mut call =
+            Call::to(target, payload).idempotency_header(ceiling.idempotency_header.clone());
         if let Some(idempotent) = self.idempotent {
             call = call.idempotent(idempotent);
         }

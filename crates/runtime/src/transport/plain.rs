@@ -308,7 +308,9 @@ mod tests {
                 }
                 let raw = transport.send(&request).await.unwrap();
                 let sent = raw.headers.iter().find(|(k, _)| k == "x-host").unwrap();
-                let authority = url.trim_start_matches("http://").trim_end_matches("/api/quote");
+                let authority = url
+                    .trim_start_matches("http://")
+                    .trim_end_matches("/api/quote");
                 assert_eq!(sent.1, caller_host.unwrap_or(authority), "{path}");
             }
         }
