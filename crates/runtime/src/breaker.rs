@@ -127,13 +127,13 @@ impl CircuitBreakers {
 
     /// Asks to dispatch to `endpoint`. `false` means fail fast: the breaker is open.
     pub fn admit(&self, endpoint: &str) -> bool {
-        let now = self.clock.now();
         let key = self.key(endpoint);
         let mut states = self.lock();
         // The common case, a healthy endpoint, has no entry.
         let Some(state) = states.get_mut(key.as_ref()) else {
             return true;
         };
+        let now = self.clock.now();
         match *state {
             BreakerState::Closed { .. } => true,
             _ if self.wait_is_over(state, now) => {
@@ -156,8 +156,11 @@ impl CircuitBreakers {
     /// Records that the endpoint answered (success, or a non-transient failure).
     pub fn record_healthy(&self, endpoint: &str) {
         // A closed breaker with no failures is the absence of an entry.
-        let key = self.key(endpoint);
-        self.lock().remove(key.as_ref());
+        let mut states = self.lock();
+        // Most of the time there is no entry at all: skip hashing the key.
+        if !states.is_empty() {
+            states.remove(self.key(endpoint).as_ref());
+        }
     }
 
     /// Records a transient failure (connect failure, 408, 429, 5xx).
@@ -225,6 +228,10 @@ impl CircuitBreakers {
     /// `endpoint`, or for a long one its first `MAX_KEY_CHARS` characters
     /// and a hash of the whole.
     fn key<'a>(&self, endpoint: &'a str) -> std::borrow::Cow<'a, str> {
+        // No more bytes than the limit in characters: short enough, uncounted.
+        if endpoint.len() <= MAX_KEY_CHARS {
+            return std::borrow::Cow::Borrowed(endpoint);
+        }
         match endpoint.char_indices().nth(MAX_KEY_CHARS) {
             None => std::borrow::Cow::Borrowed(endpoint),
             Some((cut, _)) => std::borrow::Cow::Owned(format!(

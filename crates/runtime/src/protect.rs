@@ -115,7 +115,8 @@ impl Protected {
 
     /// Whether `payload` has at least one leaf value that is not protected.
     pub fn has_mutable_inputs(&self, payload: &Value) -> bool {
-        any_unprotected_leaf(payload, &mut String::new(), self)
+        // With nothing protected every value is, or holds, a mutable leaf.
+        self.entries.is_empty() || any_unprotected_leaf(payload, &mut String::new(), self)
     }
 }
 
@@ -128,7 +129,7 @@ fn any_unprotected_leaf(value: &Value, path: &mut String, protected: &Protected)
         Value::Object(map) if !map.is_empty() => map.iter().any(|(k, v)| {
             path.truncate(len);
             path.push('/');
-            path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+            push_escaped(path, k);
             any_unprotected_leaf(v, path, protected)
         }),
         Value::Array(items) if !items.is_empty() => items.iter().enumerate().any(|(i, v)| {
@@ -141,6 +142,17 @@ fn any_unprotected_leaf(value: &Value, path: &mut String, protected: &Protected)
     };
     path.truncate(len);
     found
+}
+
+/// Appends `key` as a JSON Pointer token (`~` as `~0`, `/` as `~1`).
+fn push_escaped(path: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -157,6 +169,15 @@ fn json_type(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn a_key_is_escaped_as_a_pointer_token(key in "[a-z~/é]{0,12}") {
+            let mut path = String::from("/x/");
+            push_escaped(&mut path, &key);
+            proptest::prop_assert_eq!(path, format!("/x/{}", key.replace('~', "~0").replace('/', "~1")));
+        }
+    }
     use serde_json::json;
 
     #[test]
