@@ -104,7 +104,7 @@ struct Gateway {
     /// The standard executor over HTTP: one retry budget, one set of
     /// breakers and one corrector for every request (MCP calls share them
     /// through [`Executor::with_transport`]).
-    executor: Executor,
+    executor: Arc<Executor>,
     metrics: Arc<Metrics>,
     targets: Targets,
     mcp_commands: Vec<CommandPattern>,
@@ -238,7 +238,7 @@ async fn gateway(
         executor = executor.with_journal(Arc::clone(journal));
     }
     Ok(Gateway {
-        executor: executor.build(),
+        executor: Arc::new(executor.build()),
         metrics: Arc::default(),
         targets,
         mcp_commands,
@@ -284,7 +284,7 @@ async fn resolve(
     g: &Gateway,
     req: &CallRequest,
     payload: serde_json::Value,
-) -> Result<(Executor, CallBuilder), ToolFailure> {
+) -> Result<(Arc<Executor>, CallBuilder), ToolFailure> {
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
     }
@@ -297,12 +297,12 @@ async fn resolve(
             // Boxed: starting an MCP session is a large future, and every
             // call's state would otherwise be sized for it.
             let (transport, call) = Box::pin(mcp_call(g, req, mcp, payload)).await?;
-            Ok((g.executor.with_transport(transport), call))
+            Ok((Arc::new(g.executor.with_transport(transport)), call))
         }
         (None, Some(url)) => {
             let target = g.targets.call_target("url", url)?;
             let call = req.call(target, payload, &g.targets.allowlist(), g.executor.config())?;
-            Ok((g.executor.clone(), call))
+            Ok((Arc::clone(&g.executor), call))
         }
         (None, None) => Err(
             ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
