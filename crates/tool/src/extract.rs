@@ -302,14 +302,13 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
     let Ok(value) = value.to_str() else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    // Compared without case and without a lowered copy: this runs per request.
+    let essence = value.split(';').next().unwrap_or("").trim().as_bytes();
+    let (prefix, suffix) = (b"application/".as_slice(), b"+json".as_slice());
+    essence.eq_ignore_ascii_case(b"application/json")
+        || (essence.len() >= prefix.len() + suffix.len()
+            && essence[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && essence[essence.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
 }
 
 #[cfg(test)]
@@ -401,5 +400,17 @@ mod tests {
         assert!(is_json_content_type(&h));
         h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
         assert!(!is_json_content_type(&h));
+        for (value, json) in [
+            (" Application/JSON ;q=1", true),
+            ("APPLICATION/Problem+JSON", true),
+            ("application/+json", true),
+            ("application/jsonx", false),
+            ("application+json", false),
+            ("text/x+json", false),
+            ("", false),
+        ] {
+            h.insert(header::CONTENT_TYPE, value.parse().unwrap());
+            assert_eq!(is_json_content_type(&h), json, "{value:?}");
+        }
     }
 }
