@@ -324,9 +324,9 @@ mod tests {
         }
     }
 
-    async fn frame<B: http_body::Body>(body: &mut B) -> Option<Result<Frame<B::Data>, B::Error>>
+    async fn frame<B>(body: &mut B) -> Option<Result<Frame<B::Data>, B::Error>>
     where
-        B: Unpin,
+        B: http_body::Body + Unpin,
     {
         std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await
     }
