@@ -309,7 +309,18 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<I> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_flush(cx);
         if polled.is_ready() {
-            this.conn.flushed();
+            this.conn.flushed_by_io();
+            // The flush may have finished the last request: start the idle
+            // timer here, as a read would, rather than have the connection's
+            // task woken to read again (a self-wake also wakes an idle
+            // worker thread, a context switch per request under load).
+            if !this.conn.is_busy() && this.refusal.is_none() {
+                this.follow_requests();
+                if !matches!(this.poll_wait(cx), Wait::Open) {
+                    // Already over: the next read decides, and must come.
+                    cx.waker().wake_by_ref();
+                }
+            }
         }
         polled
     }

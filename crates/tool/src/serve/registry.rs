@@ -36,6 +36,10 @@ pub(crate) struct ConnState {
     /// Wakes the connection's I/O when it becomes idle, so that its idle
     /// timer starts even if hyper is not reading at that moment.
     io_waker: AtomicWaker,
+    /// The connection's own flush is releasing what waited for it: a request
+    /// that finishes then is seen by the flush itself, which starts the idle
+    /// timer, so waking the connection's task would only poll it again.
+    flushing: AtomicBool,
     /// Holds of requests whose response hyper has taken but not yet written.
     unflushed: Mutex<Vec<Box<dyn Send + Sync>>>,
     /// The connection's task has ended: nothing more may be held.
@@ -63,6 +67,7 @@ impl ConnState {
             idle_since: Mutex::new(Instant::now()),
             close,
             io_waker: AtomicWaker::new(),
+            flushing: AtomicBool::new(false),
             unflushed: Mutex::new(Vec::new()),
             ended: AtomicBool::new(false),
         }
@@ -83,6 +88,14 @@ impl ConnState {
         drop(released);
     }
 
+    /// [`flushed`](Self::flushed), called by the connection's own I/O, which
+    /// then looks at [`is_busy`](Self::is_busy) itself instead of being woken.
+    pub(crate) fn flushed_by_io(&self) {
+        self.flushing.store(true, Ordering::SeqCst);
+        self.flushed();
+        self.flushing.store(false, Ordering::SeqCst);
+    }
+
     /// The connection's task has ended.
     pub(crate) fn ended(&self) {
         self.ended.store(true, Ordering::Release);
@@ -101,9 +114,11 @@ impl ConnState {
 
     /// A request is answered in full (or abandoned).
     pub(crate) fn request_finished(&self) {
-        if self.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
             *lock(&self.idle_since) = Instant::now();
-            self.io_waker.wake();
+            if !self.flushing.load(Ordering::SeqCst) {
+                self.io_waker.wake();
+            }
         }
     }
 
