@@ -88,10 +88,7 @@ impl Executor {
         mut call: Call,
         request_hash: &str,
     ) -> Result<Keyed, JournalError> {
-        let call_id = call
-            .call_id
-            .clone()
-            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let call_id = call.call_id.clone().unwrap_or_else(crate::run::new_id);
         let claim = KeyClaim {
             call_id: call_id.clone(),
             caller_key: key,

@@ -76,6 +76,16 @@ enum Flow {
     Done(Outcome),
 }
 
+/// A fresh id (a call's, an idempotency key): a UUIDv7, hyphenated, written
+/// straight into its string rather than through `Display`'s formatter.
+pub(crate) fn new_id() -> String {
+    let mut buf = uuid::Uuid::encode_buffer();
+    uuid::Uuid::now_v7()
+        .hyphenated()
+        .encode_lower(&mut buf)
+        .to_owned()
+}
+
 impl<'e> Run<'e> {
     pub(crate) fn start(exec: &'e Executor, mut call: Call, cancel: CancellationToken) -> Self {
         let config = &exec.config;
@@ -92,10 +102,7 @@ impl<'e> Run<'e> {
             exec,
             policy: Policy::new(limits),
             deadline: call.limits.deadline.or(config.deadline),
-            call_id: call
-                .call_id
-                .clone()
-                .unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            call_id: call.call_id.clone().unwrap_or_else(new_id),
             idempotency: call.idempotency,
             protected: Protected::snapshot(&call.protected, &call.payload),
             // The run owns the payload from here; `call.payload` is left empty.
@@ -211,10 +218,11 @@ impl<'e> Run<'e> {
             from = self.idempotency.from.as_str(),
             "idempotency decided"
         );
-        self.key =
-            self.call.caller_key.clone().or_else(|| {
-                (!self.idempotency.idempotent).then(|| uuid::Uuid::now_v7().to_string())
-            });
+        self.key = self
+            .call
+            .caller_key
+            .clone()
+            .or_else(|| (!self.idempotency.idempotent).then(new_id));
     }
 
     fn traits(&self) -> Traits {
@@ -490,5 +498,17 @@ impl<'e> Run<'e> {
         } else {
             Outcome::Failed { error, reason }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_new_id_is_a_hyphenated_lowercase_uuid_v7() {
+        let id = super::new_id();
+        let parsed = uuid::Uuid::parse_str(&id).unwrap();
+        assert_eq!(parsed.get_version_num(), 7);
+        assert_eq!(id, parsed.to_string());
+        assert_ne!(id, super::new_id());
     }
 }
