@@ -26,6 +26,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Extensions, Request, Response, header};
+use axum::routing::future::RouteFuture;
 use http_body::{Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
@@ -95,8 +96,6 @@ pub(crate) struct ConnService {
     pub(crate) extensions: Extensions,
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
-
 impl<B> hyper::service::Service<Request<B>> for ConnService
 where
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
@@ -104,7 +103,7 @@ where
 {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = BoxFuture;
+    type Future = Answering;
 
     fn call(&self, mut request: Request<B>) -> Self::Future {
         let number = self.conn.request_started(body_len(&request));
@@ -119,7 +118,11 @@ where
         });
         if !admitted {
             let response = overloaded_response("requests in flight");
-            return Box::pin(std::future::ready(Ok(leased(response, lease))));
+            return Answering {
+                routed: None,
+                refused: Some(leased(response, lease)),
+                lease: None,
+            };
         }
         // hyper gives an HTTP/1 request no extensions: copy the
         // connection's over rather than merge them in one by one.
@@ -142,11 +145,45 @@ where
             })
         });
         // A `Router` is always ready: `poll_ready` need not be called.
-        let future = tower_service::Service::call(&mut self.router.clone(), request);
-        Box::pin(async move {
-            let response = future.await?;
-            Ok(leased(response, lease))
-        })
+        let routed = tower_service::Service::call(&mut self.router.clone(), request);
+        Answering {
+            routed: Some(routed),
+            refused: None,
+            lease: Some(lease),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's answer, holding its lease until the response is written:
+    /// the router's, or a refusal made at once. A named future rather than a
+    /// boxed `async` block: no allocation per request.
+    pub(crate) struct Answering {
+        #[pin]
+        routed: Option<RouteFuture<Infallible>>,
+        refused: Option<Response<Body>>,
+        lease: Option<Arc<Lease>>,
+    }
+}
+
+impl Future for Answering {
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let Some(refused) = this.refused.take() {
+            return Poll::Ready(Ok(refused));
+        }
+        let Some(routed) = this.routed.as_mut().as_pin_mut() else {
+            // Polled again after it answered: there is nothing more to give.
+            return Poll::Pending;
+        };
+        let response = std::task::ready!(routed.poll(cx))?;
+        this.routed.set(None);
+        Poll::Ready(Ok(match this.lease.take() {
+            Some(lease) => leased(response, lease),
+            None => response,
+        }))
     }
 }
 
@@ -277,7 +314,7 @@ impl Drop for ResponseBody {
     fn drop(&mut self) {
         if let Some(lease) = self.lease.take() {
             let conn = Arc::clone(&lease.conn);
-            conn.hold_until_flushed(Box::new(lease));
+            conn.hold_until_flushed(lease);
         }
     }
 }

@@ -41,7 +41,7 @@ pub(crate) struct ConnState {
     /// timer, so waking the connection's task would only poll it again.
     flushing: AtomicBool,
     /// Holds of requests whose response hyper has taken but not yet written.
-    unflushed: Mutex<Vec<Box<dyn Send + Sync>>>,
+    unflushed: Mutex<Vec<Arc<dyn Send + Sync>>>,
     /// The connection's task has ended: nothing more may be held.
     ended: AtomicBool,
 }
@@ -75,7 +75,7 @@ impl ConnState {
 
     /// Keeps `hold` until everything hyper has queued is written (or the
     /// connection ends).
-    pub(crate) fn hold_until_flushed(&self, hold: Box<dyn Send + Sync>) {
+    pub(crate) fn hold_until_flushed(&self, hold: Arc<dyn Send + Sync>) {
         if self.ended.load(Ordering::Acquire) {
             return;
         }
@@ -84,8 +84,9 @@ impl ConnState {
 
     /// Everything queued is written: lets go of what waited for it.
     pub(crate) fn flushed(&self) {
-        let released = std::mem::take(&mut *lock(&self.unflushed));
-        drop(released);
+        // Cleared in place, keeping the list's room for the next request:
+        // releasing a hold takes no lock of this list.
+        lock(&self.unflushed).clear();
     }
 
     /// [`flushed`](Self::flushed), called by the connection's own I/O, which
