@@ -145,6 +145,23 @@ impl<I> GuardedIo<I> {
         }
     }
 
+    /// Everything hyper queued is written: lets go of the requests that
+    /// waited for it. If that finished the last one, the idle timer starts
+    /// here, as a read would start it, rather than by waking the connection's
+    /// task to read again (a wake from inside the task also wakes an idle
+    /// worker thread: a context switch per request under load).
+    fn flushed(&mut self, cx: &mut Context<'_>) {
+        self.conn.flushed_by_io();
+        if self.conn.is_busy() || self.refusal.is_some() {
+            return;
+        }
+        self.follow_requests();
+        if !matches!(self.poll_wait(cx), Wait::Open) {
+            // Already over: the next read decides, and must come.
+            cx.waker().wake_by_ref();
+        }
+    }
+
     /// Polls the timer that applies while no request is dispatched.
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Wait {
         let deadline = match self.head_started {
@@ -309,23 +326,79 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<I> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_flush(cx);
         if polled.is_ready() {
-            this.conn.flushed_by_io();
-            // The flush may have finished the last request: start the idle
-            // timer here, as a read would, rather than have the connection's
-            // task woken to read again (a self-wake also wakes an idle
-            // worker thread, a context switch per request under load).
-            if !this.conn.is_busy() && this.refusal.is_none() {
-                this.follow_requests();
-                if !matches!(this.poll_wait(cx), Wait::Open) {
-                    // Already over: the next read decides, and must come.
-                    cx.waker().wake_by_ref();
-                }
-            }
+            this.flushed(cx);
         }
         polled
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Wake, Waker};
+
+    use tokio::io::AsyncWriteExt;
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::registry::Registry;
+    use super::*;
+
+    /// Counts its wakes.
+    struct Counting(AtomicUsize);
+
+    impl Wake for Counting {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Finishes its request when dropped, as a response's lease does.
+    struct Finishes(Arc<ConnState>);
+
+    impl Drop for Finishes {
+        fn drop(&mut self) {
+            self.0.request_finished();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flush_that_finishes_the_last_request_starts_the_idle_timer_without_a_wake() {
+        let limits = ServerLimits::default();
+        let conn = Registry::new(4).admit(CancellationToken::new()).unwrap();
+        let (ours, mut theirs) = tokio::io::duplex(1024);
+        let mut io = GuardedIo::new(ours, Arc::clone(&conn), limits);
+        let counting = Arc::new(Counting(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::clone(&counting));
+        let mut cx = Context::from_waker(&waker);
+
+        // A request was read (its waker registered) and is answered: its
+        // response's lease waits for the flush.
+        theirs.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut buf = [0u8; 64];
+        let mut read = ReadBuf::new(&mut buf);
+        assert!(Pin::new(&mut io).poll_read(&mut cx, &mut read).is_ready());
+        conn.request_started(Some(0));
+        conn.hold_until_flushed(Arc::new(Finishes(Arc::clone(&conn))));
+        let before = io.timer_at;
+        tokio::time::advance(Duration::from_secs(1)).await;
+
+        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_ready());
+        assert!(!conn.is_busy());
+        assert_eq!(counting.0.load(Ordering::SeqCst), 0, "not woken");
+        assert_eq!(
+            io.timer_at,
+            Some(conn.idle_since() + limits.idle_timeout()),
+            "the idle timer runs"
+        );
+        assert_ne!(io.timer_at, before, "from when the request finished");
+
+        // A request finished anywhere else still wakes the connection.
+        conn.request_started(Some(0));
+        conn.request_finished();
+        assert_eq!(counting.0.load(Ordering::SeqCst), 1);
     }
 }
