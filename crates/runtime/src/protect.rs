@@ -169,6 +169,7 @@ fn json_type(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     proptest::proptest! {
         #[test]
@@ -178,7 +179,6 @@ mod tests {
             proptest::prop_assert_eq!(path, format!("/x/{}", key.replace('~', "~0").replace('/', "~1")));
         }
     }
-    use serde_json::json;
 
     #[test]
     fn unchanged_protected_values_pass() {

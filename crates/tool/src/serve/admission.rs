@@ -118,10 +118,8 @@ where
         });
         if !admitted {
             let response = overloaded_response("requests in flight");
-            return Answering {
-                routed: None,
-                refused: Some(leased(response, lease)),
-                lease: None,
+            return Answering::Refused {
+                response: Some(leased(response, lease)),
             };
         }
         // hyper gives an HTTP/1 request no extensions: copy the
@@ -145,10 +143,8 @@ where
             })
         });
         // A `Router` is always ready: `poll_ready` need not be called.
-        let routed = tower_service::Service::call(&mut self.router.clone(), request);
-        Answering {
-            routed: Some(routed),
-            refused: None,
+        Answering::Routed {
+            routed: tower_service::Service::call(&mut self.router.clone(), request),
             lease: Some(lease),
         }
     }
@@ -158,11 +154,18 @@ pin_project_lite::pin_project! {
     /// A request's answer, holding its lease until the response is written:
     /// the router's, or a refusal made at once. A named future rather than a
     /// boxed `async` block: no allocation per request.
-    pub(crate) struct Answering {
-        #[pin]
-        routed: Option<RouteFuture<Infallible>>,
-        refused: Option<Response<Body>>,
-        lease: Option<Arc<Lease>>,
+    #[project = AnsweringProj]
+    pub(crate) enum Answering {
+        Routed {
+            #[pin]
+            routed: RouteFuture<Infallible>,
+            // Taken into the response when it is ready.
+            lease: Option<Arc<Lease>>,
+        },
+        Refused {
+            // Taken when first polled.
+            response: Option<Response<Body>>,
+        },
     }
 }
 
@@ -170,20 +173,23 @@ impl Future for Answering {
     type Output = Result<Response<Body>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        if let Some(refused) = this.refused.take() {
-            return Poll::Ready(Ok(refused));
+        // Polled again after it answered: there is nothing more to give.
+        match self.project() {
+            AnsweringProj::Routed { routed, lease } => {
+                if lease.is_none() {
+                    return Poll::Pending;
+                }
+                let response = std::task::ready!(routed.poll(cx))?;
+                Poll::Ready(Ok(match lease.take() {
+                    Some(lease) => leased(response, lease),
+                    None => response,
+                }))
+            }
+            AnsweringProj::Refused { response } => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                None => Poll::Pending,
+            },
         }
-        let Some(routed) = this.routed.as_mut().as_pin_mut() else {
-            // Polled again after it answered: there is nothing more to give.
-            return Poll::Pending;
-        };
-        let response = std::task::ready!(routed.poll(cx))?;
-        this.routed.set(None);
-        Poll::Ready(Ok(match this.lease.take() {
-            Some(lease) => leased(response, lease),
-            None => response,
-        }))
     }
 }
 
