@@ -217,6 +217,11 @@ fn read_body(status: u16, body: &[u8], is_problem: bool, now: SystemTime) -> Par
 /// a failure, another convention, a duplicated field, text that is not one
 /// JSON object — which the full reading below decides.
 fn read_success(status: u16, body: &[u8]) -> Option<ParsedResponse> {
+    // serde's derived struct also reads a JSON array as its fields in order,
+    // so `[true]` would pass for `{"success": true}`: only an object may.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
     #[derive(serde::Deserialize)]
     struct Success<'a> {
         success: bool,
