@@ -8,6 +8,7 @@
 mod http;
 mod in_process;
 mod plain;
+mod pool;
 
 use std::fmt;
 use std::future::Future;

@@ -1,13 +1,14 @@
-//! Plain HTTP, straight over hyper's pooled client.
+//! Plain HTTP, straight over hyper's HTTP/1 connections.
 //!
 //! Most tools sit next to their agent and speak plain HTTP. For them the
-//! request goes out through hyper's client (the one reqwest wraps) without
-//! reqwest's layers, which re-parse the URL for redirects that are never
-//! followed here and box each request several times — about a sixth of a
-//! gateway call's cost. Everything else (https, a proxy from the
-//! environment, credentials in the URL) goes through reqwest, which knows
-//! those. Both paths tell failures apart the same way: a connection that
-//! never opened, a timeout after sending, a failure after sending.
+//! request goes out over hyper's connections, kept in a pool of our own
+//! ([`super::pool`]), without reqwest's layers, which re-parse the URL for
+//! redirects that are never followed here and box each request several
+//! times — about a sixth of a gateway call's cost. Everything else (https, a
+//! proxy from the environment, credentials in the URL) goes through reqwest,
+//! which knows those. Both paths tell failures apart the same way: a
+//! connection that never opened, a timeout after sending, a failure after
+//! sending.
 
 use std::time::Duration;
 
@@ -16,10 +17,8 @@ use http::header::{
     ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue, USER_AGENT,
 };
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
+use super::pool::{Pool, after_send};
 use super::{Delivery, RawResponse, Request, TransportFailure, TransportFailureKind};
 
 const AGENT: &str = concat!("recourse/", env!("CARGO_PKG_VERSION"));
@@ -27,10 +26,13 @@ const AGENT: &str = concat!("recourse/", env!("CARGO_PKG_VERSION"));
 /// Environment variables through which reqwest would send plain HTTP via a proxy.
 const PROXY_VARS: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
-/// hyper's pooled HTTP/1 client for `http://` targets.
+/// How long an unused connection stays open.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// HTTP/1 over pooled connections for `http://` targets.
 #[derive(Debug, Clone)]
 pub(super) struct Plain {
-    client: Client<HttpConnector, Full<Bytes>>,
+    pool: Pool,
 }
 
 impl Plain {
@@ -44,15 +46,9 @@ impl Plain {
     }
 
     pub(super) fn new(connect_timeout: Duration) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(connect_timeout));
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            // `build` writes the `Host` header from the URL's own text.
-            .set_host(false)
-            .build(connector);
-        Self { client }
+        Self {
+            pool: Pool::new(connect_timeout, IDLE_TIMEOUT),
+        }
     }
 
     /// Whether this path can carry a call to `url`: plain HTTP without
@@ -86,13 +82,10 @@ impl Plain {
         request: &Request,
         max_body_bytes: usize,
     ) -> Delivery {
+        let origin = origin(url);
         let outgoing = build(url, body, request)
             .map_err(|why| TransportFailure::new(TransportFailureKind::RequestNotBuilt, why))?;
-        let response = self
-            .client
-            .request(outgoing)
-            .await
-            .map_err(|e| failure(&e, url))?;
+        let (response, lease) = self.pool.send(url, origin, outgoing).await?;
         let status = response.status().as_u16();
         let headers = super::text_headers(response.headers());
         let declared = response
@@ -111,12 +104,20 @@ impl Plain {
             };
             super::http::push_capped(&mut body, &chunk, max_body_bytes, status)?;
         }
+        // Read to its end: the connection is free for the next call.
+        self.pool.give_back(origin, lease);
         Ok(RawResponse {
             status,
             headers,
             body,
         })
     }
+}
+
+/// The URL's host and port as it writes them: a default port left out, an
+/// IPv6 address in brackets — what `Host` carries and the pool is keyed by.
+fn origin(url: &url::Url) -> &str {
+    &url[url::Position::BeforeHost..url::Position::AfterPort]
 }
 
 /// The outgoing request: reqwest's default headers (`accept`, `user-agent`,
@@ -127,8 +128,10 @@ fn build(
     body: Option<Vec<u8>>,
     request: &Request,
 ) -> Result<http::Request<Full<Bytes>>, String> {
-    let uri: http::Uri = url
-        .as_str()
+    // A request to the tool itself names only the path and query (origin
+    // form); the host goes in `Host`.
+    let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+    let uri: http::Uri = target
         .parse()
         .map_err(|e| format!("{url} is not a request target: {e}"))?;
     let json = body.is_some();
@@ -151,35 +154,12 @@ fn build(
         headers.append(name, value);
     }
     if !headers.contains_key(HOST) {
-        // The URL's host and port as it writes them: a default port left
-        // out, an IPv6 address in brackets — what hyper's client would send.
-        let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        let authority = origin(url);
         let host = HeaderValue::from_str(authority)
             .map_err(|_| format!("{authority:?} is not a Host header value"))?;
         headers.insert(HOST, host);
     }
     Ok(outgoing)
-}
-
-fn failure(error: &hyper_util::client::legacy::Error, url: &url::Url) -> TransportFailure {
-    if error.is_connect() {
-        let place = url.host_str().zip(url.port_or_known_default()).map_or_else(
-            || "the tool".to_owned(),
-            |(host, port)| format!("{host}:{port}"),
-        );
-        return TransportFailure::new(
-            TransportFailureKind::ConnectFailed,
-            super::http::not_running_at(&place, error),
-        );
-    }
-    after_send(error)
-}
-
-fn after_send(error: &dyn std::error::Error) -> TransportFailure {
-    TransportFailure::new(
-        TransportFailureKind::FailedAfterSend,
-        super::http::error_chain(error),
-    )
 }
 
 #[cfg(test)]
