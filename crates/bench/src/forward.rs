@@ -6,9 +6,9 @@
 //! difference between the gateway's CPU per call and this program's is what
 //! recourse itself costs per call.
 //!
-//! `--client hyper` sends through hyper's pooled client instead of reqwest —
-//! the client the gateway uses for plain-HTTP tools — for the floor of the
-//! gateway's own stack.
+//! `--client hyper` sends through hyper-util's pooled client instead of
+//! reqwest — hyper's HTTP/1, which the gateway's own pool sends plain-HTTP
+//! calls over — for the floor of the gateway's own stack.
 
 use axum::Router;
 use axum::body::Bytes;

@@ -2,8 +2,8 @@
 //!
 //! - `recourse-bench forward [--port N] [--client reqwest|hyper]`: the floor
 //!   of the gateway's stack — an axum server that reads `{"url", "payload"}`,
-//!   POSTs the payload there with reqwest (or hyper's client, which the
-//!   gateway uses for plain HTTP) and hands back the tool's status and body
+//!   POSTs the payload there with reqwest (or hyper-util's pooled client over
+//!   hyper's HTTP/1, which the gateway sends plain HTTP over) and hands back the tool's status and body
 //!   as they came, with none of recourse's logic. Prints `listening on http://ADDR`.
 //! - `recourse-bench library [--calls N] [--rounds R] [--url URL]`: the
 //!   library's success path (`Executor::execute`) against a raw reqwest POST

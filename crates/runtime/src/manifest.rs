@@ -26,6 +26,12 @@ pub const MANIFEST_PATH: &str = "/api/capabilities";
 
 /// How long a manifest (or its absence) is remembered.
 const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// How long a lookup that got no answer (a connection that failed, a
+/// timeout) is remembered: long enough that a flood of calls does not ask
+/// once each, short enough that one lost answer does not make every call to
+/// the origin a possible write for a whole TTL.
+const UNANSWERED_TTL: Duration = Duration::from_secs(1);
 /// The most origins remembered at once.
 const MAX_ORIGINS: usize = 256;
 /// The largest manifest read.
@@ -69,6 +75,8 @@ impl std::fmt::Debug for CapabilityManifests {
 
 struct Cached {
     at: Instant,
+    /// How long it holds: the TTL for an answer, less for no answer.
+    ttl: Duration,
     /// The declarations, or `None` when the origin has no usable manifest.
     declared: Option<Vec<Declared>>,
 }
@@ -92,6 +100,10 @@ impl CapabilityManifests {
     pub fn new() -> Self {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
+            // A lookup runs once a TTL per origin: a connection kept that long
+            // would meet the tool's own idle timeout (60 s in ours) just as
+            // it is reused, and lose the answer.
+            .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("recourse/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -141,11 +153,12 @@ impl CapabilityManifests {
         // caller runs it.
         let fetching = self.fetching(url);
         let fetched = fetching.cell.get_or_init(|| async {
-            let manifest = tokio::time::timeout(timeout, self.fetch(url))
-                .await
-                .ok()
-                .flatten();
-            self.store(url, manifest.as_ref().map(declarations));
+            match tokio::time::timeout(timeout, self.fetch(url)).await {
+                Ok(Lookup::Answered(manifest)) => {
+                    self.store(url, manifest.as_ref().map(declarations), self.ttl);
+                }
+                Ok(Lookup::Unanswered) | Err(_) => self.store(url, None, UNANSWERED_TTL),
+            }
         });
         let _in_time = tokio::time::timeout(timeout, fetched).await;
         drop(fetching);
@@ -179,7 +192,7 @@ impl CapabilityManifests {
         let now = self.clock.now();
         let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         let cached = origins.get(origin(url).as_ref())?;
-        if now.saturating_duration_since(cached.at) >= self.ttl {
+        if now.saturating_duration_since(cached.at) >= cached.ttl {
             return None;
         }
         Some(cached.declared.as_ref().and_then(|declared| {
@@ -192,15 +205,14 @@ impl CapabilityManifests {
 
     /// Remembers `manifest` as the manifest of `url`'s origin.
     pub fn remember(&self, url: &Url, manifest: &Value) {
-        self.store(url, Some(declarations(manifest)));
+        self.store(url, Some(declarations(manifest)), self.ttl);
     }
 
-    fn store(&self, url: &Url, declared: Option<Vec<Declared>>) {
+    fn store(&self, url: &Url, declared: Option<Vec<Declared>>, ttl: Duration) {
         let now = self.clock.now();
         let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         if origins.len() >= MAX_ORIGINS {
-            let ttl = self.ttl;
-            origins.retain(|_, c| now.saturating_duration_since(c.at) < ttl);
+            origins.retain(|_, c| now.saturating_duration_since(c.at) < c.ttl);
             if origins.len() >= MAX_ORIGINS
                 && let Some(oldest) = origins
                     .iter()
@@ -210,10 +222,17 @@ impl CapabilityManifests {
                 origins.remove(&oldest);
             }
         }
-        origins.insert(origin(url).into_owned(), Cached { at: now, declared });
+        origins.insert(
+            origin(url).into_owned(),
+            Cached {
+                at: now,
+                ttl,
+                declared,
+            },
+        );
     }
 
-    async fn fetch(&self, url: &Url) -> Option<Value> {
+    async fn fetch(&self, url: &Url) -> Lookup {
         let mut manifest_url = url.clone();
         manifest_url.set_path(MANIFEST_PATH);
         manifest_url.set_query(None);
@@ -221,24 +240,41 @@ impl CapabilityManifests {
         if let Some(allowlist) = &self.allowlist
             && allowlist.check(manifest_url.as_str()).is_err()
         {
-            return None;
+            return Lookup::Answered(None);
         }
-        let mut response = self.client.get(manifest_url).send().await.ok()?;
+        let Ok(mut response) = self.client.get(manifest_url).send().await else {
+            return Lookup::Unanswered;
+        };
         let status = response.status().as_u16();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.ok()? {
-            if body.len() + chunk.len() > MAX_MANIFEST_BYTES {
-                return None;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) if body.len() + chunk.len() > MAX_MANIFEST_BYTES => {
+                    return Lookup::Answered(None);
+                }
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(_) => return Lookup::Unanswered,
             }
-            body.extend_from_slice(&chunk);
         }
         let parsed = parse_response(status, [("content-type", "application/json")], &body);
-        parsed
-            .success
-            .then_some(parsed.data)
-            .flatten()
-            .map(ToolData::into_value)
+        Lookup::Answered(
+            parsed
+                .success
+                .then_some(parsed.data)
+                .flatten()
+                .map(ToolData::into_value),
+        )
     }
+}
+
+/// What asking an origin for its manifest came to.
+enum Lookup {
+    /// The origin answered: with its manifest, or with none (an error
+    /// status, a body that is no manifest or too large, a URL not allowed).
+    Answered(Option<Value>),
+    /// No answer came: the connection failed or broke off.
+    Unanswered,
 }
 
 /// A caller's share of an origin's lookup; the last caller to let go of it
@@ -419,6 +455,57 @@ mod tests {
         }
         assert_eq!(asked.load(Ordering::SeqCst), 1);
         assert!(manifests.fetching.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_lookup_that_got_no_answer_is_asked_again_soon() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        // A tool whose first manifest request loses its connection (as one
+        // reused just when the tool's idle timeout closes it does); later
+        // ones are answered.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url: Url = format!("http://{}/x", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let asked = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&asked);
+        tokio::spawn(async move {
+            let body =
+                r#"{"success":true,"data":{"capabilities":[{"endpoint":"/x","idempotent":true}]}}"#;
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut head = [0u8; 2048];
+                let _ = socket.read(&mut head).await;
+                if count.fetch_add(1, Ordering::SeqCst) == 0 {
+                    continue; // dropped unanswered
+                }
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        let clock = ManualClock::new();
+        let manifests = CapabilityManifests::new().with_clock(Arc::new(clock.clone()));
+        let ask = || manifests.declares(&url, Method::Post, Duration::from_secs(5));
+
+        assert_eq!(ask().await, None, "no answer: nothing known");
+        assert_eq!(ask().await, None, "remembered for a moment");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        clock.advance(UNANSWERED_TTL);
+        assert_eq!(
+            ask().await,
+            Some(true),
+            "asked again, not after a whole TTL"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+        // An answer is remembered for the TTL.
+        clock.advance(Duration::from_secs(30));
+        assert_eq!(ask().await, Some(true));
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
     #[test]
