@@ -236,14 +236,21 @@ fn failure(error: &reqwest::Error) -> TransportFailure {
 /// (Connection refused)". Only the host and port are named, never the path
 /// or query.
 fn not_running(error: &reqwest::Error) -> String {
-    let place = error
-        .url()
-        .and_then(|url| Some((url.host_str()?.to_owned(), url.port_or_known_default()?)))
-        .map_or_else(
-            || "the tool".to_owned(),
-            |(host, port)| format!("{host}:{port}"),
-        );
+    let place = error.url().map_or_else(|| "the tool".to_owned(), place);
     not_running_at(&place, error)
+}
+
+/// `host:port` of `url`, as failures name where they went.
+pub(super) fn place(url: &url::Url) -> String {
+    url.host_str().zip(url.port_or_known_default()).map_or_else(
+        || "the tool".to_owned(),
+        |(host, port)| format!("{host}:{port}"),
+    )
+}
+
+/// A failure once the request was (or may have been) sent.
+pub(super) fn after_send(error: &dyn std::error::Error) -> TransportFailure {
+    TransportFailure::new(TransportFailureKind::FailedAfterSend, error_chain(error))
 }
 
 /// "could not connect to `place` — is the tool server running? (`innermost cause`)".

@@ -18,7 +18,8 @@ use http::header::{
 };
 use http_body_util::{BodyExt, Full};
 
-use super::pool::{Pool, after_send};
+use super::http::after_send;
+use super::pool::Pool;
 use super::{Delivery, RawResponse, Request, TransportFailure, TransportFailureKind};
 
 const AGENT: &str = concat!("recourse/", env!("CARGO_PKG_VERSION"));
@@ -116,7 +117,7 @@ impl Plain {
 
 /// The URL's host and port as it writes them: a default port left out, an
 /// IPv6 address in brackets — what `Host` carries and the pool is keyed by.
-fn origin(url: &url::Url) -> &str {
+pub(super) fn origin(url: &url::Url) -> &str {
     &url[url::Position::BeforeHost..url::Position::AfterPort]
 }
 

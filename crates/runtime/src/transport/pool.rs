@@ -26,6 +26,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use url::Host;
 
+use super::http::{after_send, not_running_at, place};
 use super::{TransportFailure, TransportFailureKind};
 
 type Sender = SendRequest<Full<Bytes>>;
@@ -83,15 +84,14 @@ impl Pool {
     ) -> Result<(http::Response<Incoming>, Lease), TransportFailure> {
         let mut stale = 0;
         loop {
-            let reused = if stale < MAX_STALE {
+            let idle = if stale < MAX_STALE {
                 self.take(origin)
             } else {
                 None
             };
-            let is_reused = reused.is_some();
-            let mut sender = match reused {
-                Some(sender) => sender,
-                None => self.open(url).await?,
+            let (mut sender, is_reused) = match idle {
+                Some(sender) => (sender, true),
+                None => (self.open(url).await?, false),
             };
             // A connection just given back may not have told hyper it is free
             // yet; one that closed meanwhile fails here, nothing sent. (A new
@@ -184,7 +184,7 @@ impl Pool {
         };
         Err(TransportFailure::new(
             TransportFailureKind::ConnectFailed,
-            super::http::not_running_at(&place(url), &failed),
+            not_running_at(&place(url), &failed),
         ))
     }
 
@@ -233,14 +233,6 @@ async fn connect(url: &url::Url) -> io::Result<TcpStream> {
     }
 }
 
-/// `host:port` for messages.
-fn place(url: &url::Url) -> String {
-    url.host_str().zip(url.port_or_known_default()).map_or_else(
-        || "the tool".to_owned(),
-        |(host, port)| format!("{host}:{port}"),
-    )
-}
-
 fn not_sent(url: &url::Url) -> TransportFailure {
     TransportFailure::new(
         TransportFailureKind::ConnectFailed,
@@ -248,13 +240,6 @@ fn not_sent(url: &url::Url) -> TransportFailure {
             "the connection to {} closed before the request was sent",
             place(url)
         ),
-    )
-}
-
-pub(super) fn after_send(error: &dyn std::error::Error) -> TransportFailure {
-    TransportFailure::new(
-        TransportFailureKind::FailedAfterSend,
-        super::http::error_chain(error),
     )
 }
 
@@ -271,6 +256,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
+    use super::super::plain::origin;
     use super::*;
 
     const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 16\r\n\r\n{\"success\":true}";
@@ -339,10 +325,6 @@ mod tests {
             .header(http::header::HOST, "tools")
             .body(Full::new(Bytes::from_static(b"{}")))
             .unwrap()
-    }
-
-    fn origin(url: &url::Url) -> &str {
-        &url[url::Position::BeforeHost..url::Position::AfterPort]
     }
 
     /// One exchange through the pool, its answer read in full and the
@@ -472,20 +454,5 @@ mod tests {
         })
         .await;
         assert_eq!(pool.idle_count(origin(&first)), 1);
-    }
-
-    #[tokio::test]
-    async fn a_refused_connection_is_connect_failed() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url: url::Url = format!("http://{}/", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
-        drop(listener);
-        let failure = pool()
-            .send(&url, origin(&url), request())
-            .await
-            .unwrap_err();
-        assert_eq!(failure.kind, TransportFailureKind::ConnectFailed);
-        assert!(!failure.kind.was_sent());
     }
 }
