@@ -151,16 +151,27 @@ pub(super) struct Answer<'a> {
     replayed: bool,
 }
 
-/// A record as a JSON response, written into one buffer sized for a typical
+/// A record as a JSON response: the record's own bytes
+/// ([`CallReport::write_json`](recourse::CallReport::write_json), serde_json's
+/// bytes written faster), `replayed` last, in one buffer sized for a typical
 /// record (about 1 KB) rather than grown from a small one.
 fn answer(answer: &Answer<'_>) -> Response {
     let mut body = Vec::with_capacity(2048);
-    match serde_json::to_writer(&mut body, answer) {
-        Ok(()) => (
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            body,
-        )
-            .into_response(),
+    match answer.record.write_json(&mut body) {
+        Ok(()) => {
+            // The record is an object: its closing brace makes way for `replayed`.
+            body.pop();
+            body.extend_from_slice(if answer.replayed {
+                br#","replayed":true}"#
+            } else {
+                br#","replayed":false}"#
+            });
+            (
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                body,
+            )
+                .into_response()
+        }
         // A record is strings, numbers and maps with string keys: this cannot
         // happen, and if it did the caller must not read it as an outcome.
         Err(e) => fail(ToolError::unknown_outcome(
@@ -300,6 +311,47 @@ mod tests {
             buffer.is_unique(),
             "the request's body or headers are held while the call runs"
         );
+    }
+
+    #[tokio::test]
+    async fn the_answer_is_the_records_serde_bytes_with_replayed_last() {
+        let report = recourse::CallReport {
+            call_id: "c-\"1\"".into(),
+            outcome: recourse::Outcome::Succeeded {
+                data: json!({"price": 468.285, "note": "a\nb"}).into(),
+            },
+            attempts: Vec::new(),
+            http_calls: 1,
+            llm_calls: 0,
+            tokens: recourse::TokenUsage::default(),
+            llm_time: std::time::Duration::ZERO,
+            idempotency: recourse::Idempotency {
+                idempotent: true,
+                from: recourse::Evidence::Manifest,
+            },
+            idempotency_key: None,
+            operation_id: None,
+            verification: None,
+            elapsed: std::time::Duration::from_millis(2),
+        };
+        for replayed in [false, true] {
+            let expected = serde_json::to_vec(&Answer {
+                record: &report,
+                replayed,
+            })
+            .unwrap();
+            let response = answer(&Answer {
+                record: &report,
+                replayed,
+            });
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&body),
+                String::from_utf8_lossy(&expected)
+            );
+        }
     }
 
     #[test]

@@ -51,6 +51,7 @@
 
 mod attempt;
 mod event;
+mod json;
 mod message;
 mod next;
 mod notes;
