@@ -19,6 +19,8 @@ mod settle;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod timestamp;
+#[cfg(feature = "sqlite")]
+mod writer;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,23 +1,26 @@
 //! The SQLite journal: embedded, one file (or memory), the default.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use super::writer::Writer;
 use super::{
     AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
     JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
 };
 use crate::transport::BoxFuture;
 
-/// A journal in a SQLite database. Writes are synchronous and durable
-/// (WAL mode, `synchronous=FULL`) and run on tokio's blocking pool.
+/// A journal in a SQLite database. Writes are durable (WAL mode,
+/// `synchronous=FULL`): an operation reports done once it is on disk. One
+/// thread owns the connection and commits the operations waiting for it in
+/// one transaction (one `fsync` for them all), each in a savepoint of its
+/// own, so a failing one is undone alone.
 #[derive(Debug, Clone)]
 pub struct SqliteJournal {
-    conn: Arc<Mutex<Connection>>,
+    writer: Writer,
 }
 
 impl SqliteJournal {
@@ -72,7 +75,7 @@ impl SqliteJournal {
         tx.commit()
             .map_err(|e| JournalError::new("migration commit", e))?;
         Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
+            writer: Writer::start(conn)?,
         })
     }
 
@@ -81,13 +84,15 @@ impl SqliteJournal {
         context: &'static str,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> JournalResult<T> {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&conn).map_err(|e| JournalError::new(context, e))
-        })
-        .await
-        .map_err(|e| JournalError::new(context, e))?
+        self.writer.write(context, f).await
+    }
+
+    async fn reading<T: Send + 'static>(
+        &self,
+        context: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> JournalResult<T> {
+        self.writer.read(context, f).await
     }
 }
 
@@ -235,12 +240,12 @@ impl Journal for SqliteJournal {
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         let id = call_id.to_owned();
-        Box::pin(self.with("reading a call", move |c| get(c, "call_id", &id)))
+        Box::pin(self.reading("reading a call", move |c| get(c, "call_id", &id)))
     }
 
     fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
         let query = query.clone();
-        Box::pin(self.with("listing calls", move |c| {
+        Box::pin(self.reading("listing calls", move |c| {
             let sql = format!(
                 "SELECT {ENTRY_COLUMNS} FROM recourse_calls
                  WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR call_id < ?2)
