@@ -154,7 +154,8 @@ pub(super) fn commit(conn: &Connection, batch: Vec<Job>) {
         return;
     }
     let mut answers = Vec::with_capacity(batch.len());
-    for job in batch {
+    let mut jobs = batch.into_iter();
+    while let Some(job) = jobs.next() {
         if let Err(e) = conn.execute_batch("SAVEPOINT job") {
             let why = format!("no savepoint: {e}");
             answers.push((job.run)(Err(&why)).answer);
@@ -179,6 +180,9 @@ pub(super) fn commit(conn: &Connection, batch: Vec<Job>) {
             let why = format!("savepoint not closed: {e}");
             for answer in answers {
                 answer(Some(&why));
+            }
+            for job in jobs {
+                ((job.run)(Err(&why)).answer)(None);
             }
             return;
         }
