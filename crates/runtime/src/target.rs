@@ -7,6 +7,7 @@
 //! never re-reads a target from text after it was checked.
 
 use std::fmt;
+use std::sync::Arc;
 
 use url::Url;
 
@@ -29,8 +30,14 @@ const MAX_NAME_CHARS: usize = 512;
 /// assert!(Target::parse("http://exa mple.com/").is_err());
 /// assert!(Target::parse("  ").is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Target {
+///
+/// Cloning a target is cheap (its parts are shared): the executor hands one
+/// to the transport with every attempt.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Target(Arc<Parts>);
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Parts {
     kind: Kind,
     endpoint: String,
 }
@@ -67,15 +74,12 @@ impl Target {
                 ),
             ));
         }
-        Ok(Self {
-            endpoint: trimmed.to_owned(),
-            kind: Kind::Tool(trimmed.to_owned()),
-        })
+        Ok(Self::of(Kind::Tool(trimmed.to_owned()), trimmed.to_owned()))
     }
 
     /// The parsed URL, for HTTP targets: exactly what is sent.
     pub fn url(&self) -> Option<&Url> {
-        match &self.kind {
+        match &self.0.kind {
             Kind::Url(url) => Some(url.url()),
             Kind::Tool(_) => None,
         }
@@ -83,7 +87,7 @@ impl Target {
 
     /// The tool's name, for non-HTTP targets.
     pub fn tool_name(&self) -> Option<&str> {
-        match &self.kind {
+        match &self.0.kind {
             Kind::Url(_) => None,
             Kind::Tool(name) => Some(name),
         }
@@ -92,7 +96,7 @@ impl Target {
     /// The target as given to the transport: the full URL (query included)
     /// or the tool name. Print the target itself, which redacts the query.
     pub fn as_str(&self) -> &str {
-        match &self.kind {
+        match &self.0.kind {
             Kind::Url(url) => url.as_str(),
             Kind::Tool(name) => name,
         }
@@ -101,7 +105,20 @@ impl Target {
     /// The endpoint without credentials, query or fragment (`scheme://host:port/path`,
     /// or the tool name): what breakers and metrics are keyed by.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.0.endpoint
+    }
+
+    fn of(kind: Kind, endpoint: String) -> Self {
+        Self(Arc::new(Parts { kind, endpoint }))
+    }
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Target")
+            .field("kind", &self.0.kind)
+            .field("endpoint", &self.0.endpoint)
+            .finish()
     }
 }
 
@@ -111,17 +128,14 @@ impl From<TargetUrl> for Target {
         let u = url.url();
         let port = u.port().map_or(String::new(), |p| format!(":{p}"));
         let endpoint = format!("{}://{}{port}{}", u.scheme(), url.host(), u.path());
-        Self {
-            endpoint,
-            kind: Kind::Url(url),
-        }
+        Self::of(Kind::Url(url), endpoint)
     }
 }
 
 /// The target without credentials: secret query values redacted.
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
+        match &self.0.kind {
             Kind::Url(url) => f.write_str(&recourse_protocol::redact(url.as_str())),
             Kind::Tool(name) => f.write_str(name),
         }
