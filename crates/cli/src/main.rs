@@ -40,8 +40,9 @@ mod workflow;
 use std::process::ExitCode;
 
 /// mimalloc rather than the system allocator: a call through the gateway
-/// makes a few hundred small allocations, and glibc's malloc and free were
-/// about a fifth of its instructions (BENCHMARKS.md, "The gateway under load").
+/// makes dozens of small allocations (52 for a read), and glibc's malloc and
+/// free were about a fifth of its instructions (BENCHMARKS.md, "The gateway
+/// under load").
 /// Built without transparent huge pages (the workspace's `no_thp`), which
 /// cost resident memory per in-flight call and bought no speed.
 #[global_allocator]
