@@ -97,7 +97,9 @@ impl CallReport {
 }
 
 // The record's wire form: the report's fields in the documented order. Its
-// doc comment is the schema's description.
+// doc comment is the schema's description. `CallReport::write_json`
+// (json.rs) writes the same bytes by hand: a change here goes there too, and
+// its property test fails until it does.
 /// A call's record: how it ended, what to tell the model, every attempt, and
 /// what it cost. Errors in it are redacted.
 #[derive(Serialize)]
