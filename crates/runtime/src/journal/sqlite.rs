@@ -6,7 +6,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::writer::Writer;
+use super::writer::{Access, Writer};
 use super::{
     AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
     JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
@@ -78,22 +78,6 @@ impl SqliteJournal {
             writer: Writer::start(conn)?,
         })
     }
-
-    async fn with<T: Send + 'static>(
-        &self,
-        context: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> JournalResult<T> {
-        self.writer.write(context, f).await
-    }
-
-    async fn reading<T: Send + 'static>(
-        &self,
-        context: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> JournalResult<T> {
-        self.writer.read(context, f).await
-    }
 }
 
 fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
@@ -130,7 +114,7 @@ fn get(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<Jou
 impl Journal for SqliteJournal {
     fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
         let claim = claim.clone();
-        Box::pin(self.with("claiming the idempotency key", move |c| {
+        Box::pin(self.writer.run(Access::Write, "claiming the idempotency key", move |c| {
             let now = timestamp::now();
             let inserted = c.prepare_cached("INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
                  VALUES (?1, ?2, ?3, 'null', 'in_flight', 0, ?4, ?4, ?3, ?5, ?6, ?7)
@@ -146,7 +130,7 @@ impl Journal for SqliteJournal {
 
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         let call = call.clone();
-        Box::pin(self.with("recording call", move |c| {
+        Box::pin(self.writer.run(Access::Write, "recording call", move |c| {
             let now = timestamp::now();
             c.prepare_cached("INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10)
@@ -164,7 +148,7 @@ impl Journal for SqliteJournal {
         payload: &'a Value,
     ) -> BoxFuture<'a, JournalResult<()>> {
         let (id, payload) = (call_id.to_owned(), payload.to_string());
-        Box::pin(self.with("recording attempt", move |c| {
+        Box::pin(self.writer.run(Access::Write, "recording attempt", move |c| {
             let now = timestamp::now();
             c.prepare_cached("INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES (?1, ?2, ?3, ?4)")?.execute(params![id, n, payload, now])?;
             c.prepare_cached("UPDATE recourse_calls SET attempts = ?2, updated_at = ?3 WHERE call_id = ?1")?.execute(params![id, n, now])
@@ -184,7 +168,7 @@ impl Journal for SqliteJournal {
             result.transport_error_text(),
             result.action.name(),
         );
-        Box::pin(self.with("completing attempt", move |c| {
+        Box::pin(self.writer.run(Access::Write, "completing attempt", move |c| {
             c.prepare_cached("UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2")?.execute(params![id, n, status, failure, action, timestamp::now()])
             .map(drop)
         }))
@@ -199,7 +183,7 @@ impl Journal for SqliteJournal {
     ) -> BoxFuture<'a, JournalResult<()>> {
         let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
         let record = record.map(Value::to_string);
-        Box::pin(self.with("updating call", move |c| {
+        Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
             c.prepare_cached("UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
                    record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1")?.execute(params![id, state.as_str(), op, record, timestamp::now()])
             .map(drop)
@@ -213,7 +197,7 @@ impl Journal for SqliteJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
-        Box::pin(self.with("renewing a lease", move |c| {
+        Box::pin(self.writer.run(Access::Write, "renewing a lease", move |c| {
             let n = c.prepare_cached("UPDATE recourse_calls SET lease_until = ?3 WHERE call_id = ?1 AND owner = ?2 AND lease_until IS NOT NULL")?.execute(params![id, owner, lease_until(lease)])?;
             Ok(n == 1)
         }))
@@ -226,26 +210,31 @@ impl Journal for SqliteJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
-        Box::pin(self.with("taking a call over", move |c| {
-            let now = timestamp::now();
-            let n = c
+        Box::pin(
+            self.writer
+                .run(Access::Write, "taking a call over", move |c| {
+                    let now = timestamp::now();
+                    let n = c
                 .prepare_cached(
                     "UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
                  WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)",
                 )?
                 .execute(params![id, owner, lease_until(lease), now])?;
-            Ok(n == 1)
-        }))
+                    Ok(n == 1)
+                }),
+        )
     }
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         let id = call_id.to_owned();
-        Box::pin(self.reading("reading a call", move |c| get(c, "call_id", &id)))
+        Box::pin(self.writer.run(Access::Read, "reading a call", move |c| {
+            get(c, "call_id", &id)
+        }))
     }
 
     fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
         let query = query.clone();
-        Box::pin(self.reading("listing calls", move |c| {
+        Box::pin(self.writer.run(Access::Read, "listing calls", move |c| {
             let sql = format!(
                 "SELECT {ENTRY_COLUMNS} FROM recourse_calls
                  WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR call_id < ?2)

@@ -21,12 +21,18 @@ use super::{JournalError, JournalResult};
 /// how long the first of them waits for the last).
 const MAX_BATCH: usize = 256;
 
+/// Whether an operation may write. A batch of reads alone takes no write
+/// lock, so another process reading the journal (`recourse journal list`)
+/// never waits for this one's writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    Read,
+    Write,
+}
+
 /// One operation for the writer.
-pub(super) struct Job {
-    /// Whether it may write. A batch of reads alone takes no write lock, so
-    /// another process reading the journal (`recourse journal list`) never
-    /// waits for this one's writes.
-    writes: bool,
+struct Job {
+    access: Access,
     /// Runs on the connection inside the batch's transaction, or is told why
     /// there is none (`Err`); hands back whether its changes stand, and how
     /// to answer once the batch's commit is known.
@@ -41,7 +47,7 @@ type Answer = Box<dyn FnOnce(Option<&str>) + Send>;
 
 /// What a job did: `ok` keeps its changes; `answer` is called with the
 /// commit's failure, if it failed.
-pub(super) struct Ran {
+struct Ran {
     ok: bool,
     answer: Answer,
 }
@@ -74,34 +80,16 @@ impl Writer {
         Ok(Self { jobs })
     }
 
-    /// Runs `f`, which may write, in the next batch; its result once the
-    /// batch is committed.
-    pub(super) async fn write<T: Send + 'static>(
+    /// Runs `f` in the next batch; its result once the batch is committed.
+    pub(super) async fn run<T: Send + 'static>(
         &self,
-        context: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> JournalResult<T> {
-        self.run(true, context, f).await
-    }
-
-    /// Runs `f`, which only reads, in the next batch.
-    pub(super) async fn read<T: Send + 'static>(
-        &self,
-        context: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> JournalResult<T> {
-        self.run(false, context, f).await
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        writes: bool,
+        access: Access,
         context: &'static str,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> JournalResult<T> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.jobs
-            .send(job(writes, context, f, reply))
+            .send(job(access, context, f, reply))
             .map_err(|_| JournalError::new(context, "the journal's writer has stopped"))?;
         answer
             .await
@@ -111,7 +99,7 @@ impl Writer {
 
 /// `f` as a job whose result goes to `reply` after the commit.
 fn job<T: Send + 'static>(
-    writes: bool,
+    access: Access,
     context: &'static str,
     f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     reply: tokio::sync::oneshot::Sender<JournalResult<T>>,
@@ -133,15 +121,15 @@ fn job<T: Send + 'static>(
             }),
         }
     });
-    Job { writes, run }
+    Job { access, run }
 }
 
 /// Runs `batch` in one transaction, each job in a savepoint, commits, and
 /// answers every job.
-pub(super) fn commit(conn: &Connection, batch: Vec<Job>) {
+fn commit(conn: &Connection, batch: Vec<Job>) {
     // A writing batch takes the write lock up front, where SQLite's busy
     // timeout can wait for it; a deferred one could only fail on upgrading.
-    let begin = if batch.iter().any(|job| job.writes) {
+    let begin = if batch.iter().any(|job| job.access == Access::Write) {
         "BEGIN IMMEDIATE"
     } else {
         "BEGIN"
@@ -232,9 +220,9 @@ mod tests {
         commit(
             &conn,
             vec![
-                job(true, "a", insert("a"), a),
-                job(true, "b", two_then_fail, b),
-                job(true, "c", insert("c"), c),
+                job(Access::Write, "a", insert("a"), a),
+                job(Access::Write, "b", two_then_fail, b),
+                job(Access::Write, "c", insert("c"), c),
             ],
         );
         assert!(a_answer.try_recv().unwrap().is_ok());
@@ -260,7 +248,10 @@ mod tests {
         let orphan = |c: &Connection| c.execute("INSERT INTO ch VALUES ('none')", []).map(drop);
         commit(
             &conn,
-            vec![job(true, "a", insert("a"), a), job(true, "b", orphan, b)],
+            vec![
+                job(Access::Write, "a", insert("a"), a),
+                job(Access::Write, "b", orphan, b),
+            ],
         );
         for answer in [a_answer.try_recv(), b_answer.try_recv()] {
             let failed = answer.unwrap().unwrap_err().to_string();
@@ -280,7 +271,10 @@ mod tests {
         };
         commit(
             &conn,
-            vec![job(true, "b", panics, b), job(true, "a", insert("a"), a)],
+            vec![
+                job(Access::Write, "b", panics, b),
+                job(Access::Write, "a", insert("a"), a),
+            ],
         );
         assert!(a_answer.try_recv().unwrap().is_ok());
         assert!(
@@ -302,10 +296,13 @@ mod tests {
         other.execute_batch("BEGIN IMMEDIATE").unwrap();
         conn.busy_timeout(std::time::Duration::ZERO).unwrap();
         let (read, mut read_answer) = tokio::sync::oneshot::channel();
-        commit(&conn, vec![job(false, "reading", |c| Ok(keys(c)), read)]);
+        commit(
+            &conn,
+            vec![job(Access::Read, "reading", |c| Ok(keys(c)), read)],
+        );
         assert_eq!(read_answer.try_recv().unwrap().unwrap(), ["a"]);
         let (write, mut write_answer) = tokio::sync::oneshot::channel();
-        commit(&conn, vec![job(true, "b", insert("b"), write)]);
+        commit(&conn, vec![job(Access::Write, "b", insert("b"), write)]);
         let refused = write_answer.try_recv().unwrap().unwrap_err().to_string();
         assert!(refused.contains("no transaction"), "{refused}");
         other.execute_batch("ROLLBACK").unwrap();
@@ -323,7 +320,7 @@ mod tests {
             let writer = writer.clone();
             tasks.push(tokio::spawn(async move {
                 writer
-                    .write("inserting", move |c| {
+                    .run(Access::Write, "inserting", move |c| {
                         c.execute("INSERT INTO t VALUES (?1)", [format!("k{i:03}")])
                             .map(drop)
                     })
@@ -334,7 +331,7 @@ mod tests {
             task.await.unwrap().unwrap();
         }
         let n = writer
-            .read("counting", |c| {
+            .run(Access::Read, "counting", |c| {
                 c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get::<_, i64>(0))
             })
             .await
