@@ -42,7 +42,7 @@ struct Parts {
     endpoint: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 enum Kind {
     Url(TargetUrl),
     Tool(String),
