@@ -63,9 +63,11 @@ impl Executor {
         call: Call,
         request_hash: &'a str,
     ) -> impl Future<Output = Result<Keyed, JournalError>> + Send + 'a {
-        // A call without a key (or without a journal) is the call's own
-        // future, not one wrapped around it and sized for the keyed path; a
-        // keyed one, bound by the journal's writes, pays for a box.
+        // Either way the run's future (about 3.5 KB) goes into a box as it
+        // is made and stays there: what this returns is a pointer, and each
+        // move of it on its way into the caller's task — into a wrapper, an
+        // `Either`, an `async` block, a task — copies a pointer, not the
+        // run. Unboxed, those moves were five copies of it per call.
         match (&self.journal, call.caller_key.clone()) {
             (Some(journal), Some(key)) => Either::Right(Box::pin(self.claim_then_run(
                 journal,
@@ -74,8 +76,7 @@ impl Executor {
                 request_hash,
             ))),
             _ => Either::Left(
-                self.execute(call)
-                    .map(|report| Ok(Keyed::Ran(Box::new(report)))),
+                Box::pin(self.execute(call)).map(|report| Ok(Keyed::Ran(Box::new(report)))),
             ),
         }
     }
