@@ -21,6 +21,15 @@ pub struct Admitted {
 pub trait Admission: Send + Sync {
     /// Admits `payload` for a call with the given schema and protected values.
     fn admit(&self, payload: Value, schema: Option<&Schema>, protected: &Protected) -> Admitted;
+
+    /// Whether [`admit`](Self::admit) hands back every payload unchanged for
+    /// a call with this schema. The executor then skips admission, and the
+    /// copy of the payload it keeps in case admission changes a protected
+    /// value. `false` unless an implementation knows better.
+    fn leaves_unchanged(&self, schema: Option<&Schema>) -> bool {
+        let _ = schema;
+        false
+    }
 }
 
 /// Admission that sends payloads unchanged.
@@ -33,5 +42,9 @@ impl Admission for AsIs {
             payload,
             changes: Vec::new(),
         }
+    }
+
+    fn leaves_unchanged(&self, _schema: Option<&Schema>) -> bool {
+        true
     }
 }

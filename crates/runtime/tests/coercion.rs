@@ -369,3 +369,62 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn coercion_says_it_leaves_payloads_unchanged_only_without_a_schema() {
+    let schema = Schema::compile(&json!({"type": "object"})).unwrap();
+    assert!(SchemaCoercion.leaves_unchanged(None));
+    assert!(!SchemaCoercion.leaves_unchanged(Some(&schema)));
+    assert!(recourse::AsIs.leaves_unchanged(Some(&schema)));
+}
+
+/// An admission of a user's own that does not say it leaves payloads
+/// unchanged is consulted on every call, schema or not.
+#[tokio::test]
+async fn an_admission_of_ones_own_is_asked_even_without_a_schema() {
+    struct Stamp;
+    impl Admission for Stamp {
+        fn admit(
+            &self,
+            mut payload: Value,
+            _: Option<&Schema>,
+            _: &Protected,
+        ) -> recourse::Admitted {
+            let from = payload["n"].clone();
+            payload["n"] = json!(2);
+            recourse::Admitted {
+                payload,
+                changes: vec![CoercionChange {
+                    pointer: "/n".into(),
+                    from,
+                    to: Some(json!(2)),
+                    rule: recourse::CoercionRule::NumericString,
+                }],
+            }
+        }
+    }
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&sent);
+    let transport = recourse::InProcessTransport::new(move |request: recourse::Request| {
+        seen.lock().unwrap().push(request.payload.clone());
+        async move {
+            Ok(recourse::RawResponse {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: br#"{"success": true, "data": {}}"#.to_vec(),
+            })
+        }
+    });
+    let executor = recourse::Executor::builder(transport)
+        .with_admission(std::sync::Arc::new(Stamp))
+        .build();
+    let call = recourse::Call::builder("tool", json!({"n": "1"}))
+        .build()
+        .unwrap();
+    let report = executor.execute(call).await;
+    assert!(
+        matches!(report.outcome, recourse::Outcome::Succeeded { .. }),
+        "{report:?}"
+    );
+    assert_eq!(*sent.lock().unwrap(), [json!({"n": 2})]);
+}

@@ -112,6 +112,11 @@ impl Admission for SchemaCoercion {
         };
         Admitted { payload, changes }
     }
+
+    /// Coercion follows a schema: without one, nothing changes.
+    fn leaves_unchanged(&self, schema: Option<&Schema>) -> bool {
+        schema.is_none()
+    }
 }
 
 struct Walk<'a> {

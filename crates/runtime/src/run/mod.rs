@@ -162,6 +162,24 @@ impl<'e> Run<'e> {
         report
     }
 
+    /// The payload as admission normalises it (schema coercion), kept only
+    /// when every protected value is as the caller gave it.
+    fn admit_payload(&mut self) {
+        let schema = self.call.schema.as_ref();
+        if self.exec.admission.leaves_unchanged(schema) {
+            return;
+        }
+        let admitted = self
+            .exec
+            .admission
+            .admit(self.payload.clone(), schema, &self.protected);
+        if !admitted.changes.is_empty() && self.protected.check(&admitted.payload).is_ok() {
+            self.payload = admitted.payload;
+            self.source = PayloadSource::Coercion;
+            self.coerced(admitted.changes);
+        }
+    }
+
     async fn drive(&mut self) -> Outcome {
         self.resolve_idempotency().await;
         if let Err(e) = self.journal_call().await {
@@ -172,16 +190,7 @@ impl<'e> Run<'e> {
             return self.stopped(StopReason::JournalUnavailable);
         }
         self.deposit().await;
-        let admitted = self.exec.admission.admit(
-            self.payload.clone(),
-            self.call.schema.as_ref(),
-            &self.protected,
-        );
-        if !admitted.changes.is_empty() && self.protected.check(&admitted.payload).is_ok() {
-            self.payload = admitted.payload;
-            self.source = PayloadSource::Coercion;
-            self.coerced(admitted.changes);
-        }
+        self.admit_payload();
         self.verify_before().await;
         loop {
             if self.cancel.is_cancelled() {
