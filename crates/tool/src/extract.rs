@@ -180,7 +180,8 @@ where
 /// paths, and should not build a `serde_json::Value` to do it.
 ///
 /// Parse it with [`parse_json`], which rejects missing and mistyped fields
-/// as [`ToolJson`] does.
+/// as [`ToolJson`] does. A handler that parses the body once anyway takes
+/// [`ToolJsonBody`] instead, and spares this reading of it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolJsonBytes(pub Bytes);
 
@@ -194,6 +195,27 @@ where
         let bytes = json_body(req, state).await?;
         parse_json::<serde::de::IgnoredAny>(&bytes)?;
         Ok(Self(bytes))
+    }
+}
+
+/// Extracts a JSON request body as it came, not yet read: for a handler that
+/// parses it once, with [`parse_json`], which rejects a body that is not
+/// JSON as [`ToolJsonBytes`] would — without `ToolJsonBytes`'s reading of a
+/// good body before the handler reads it again.
+///
+/// The content type and the server's limits are checked as for
+/// [`ToolJson`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolJsonBody(pub Bytes);
+
+impl<S> FromRequest<S> for ToolJsonBody
+where
+    S: Send + Sync,
+{
+    type Rejection = ToolJsonRejection;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        json_body(req, state).await.map(Self)
     }
 }
 
@@ -244,10 +266,20 @@ fn body_limit_error(rejection: &(dyn std::error::Error + 'static)) -> Option<Bod
 /// Any way the body fails to be a `T`.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ToolJsonRejection> {
     // Most bodies are fine: read them without tracking the path, and read a
-    // failing one again with it, for the field its rejection names.
+    // failing one again with it, for the field its rejection names. A body
+    // that is not JSON at all is malformed, whatever a `T` made of its
+    // beginning: `[1, 2` is cut short, not a struct whose first field has
+    // the wrong type. (A `T` read whole is JSON whole: serde_json reads every
+    // byte of it, so a good body is read once.)
     if let Ok(value) = serde_json::from_slice(bytes) {
         return Ok(value);
     }
+    traced::<serde::de::IgnoredAny>(bytes)?;
+    traced(bytes)
+}
+
+/// `bytes` read as `T` with the path to a failure tracked, for its rejection.
+fn traced<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ToolJsonRejection> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(classify)?;
     deserializer
@@ -345,6 +377,27 @@ mod tests {
                 parse_json::<Input>(body),
                 Err(ToolJsonRejection::MalformedJson { .. })
             ));
+        }
+    }
+
+    /// Text that is not JSON is malformed even where the part a `T` reads
+    /// first is already the wrong type for it, or a field it lacks: the
+    /// syntax is judged before the fields.
+    #[test]
+    fn a_body_that_is_not_json_is_malformed_before_its_fields_are_read() {
+        for body in [
+            &b"[1, 2"[..],
+            br#"{"amount": "ten", "#,
+            br#"{"address": {}"#,
+        ] {
+            assert!(
+                matches!(
+                    parse_json::<Input>(body),
+                    Err(ToolJsonRejection::MalformedJson { .. })
+                ),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 

@@ -139,7 +139,7 @@ mod server;
 mod upstream;
 
 pub use capability::{Capability, input_schema_for};
-pub use extract::{ToolJson, ToolJsonBytes, ToolJsonRejection, parse_json};
+pub use extract::{ToolJson, ToolJsonBody, ToolJsonBytes, ToolJsonRejection, parse_json};
 pub use result::{Success, ToolFailure, ToolResult};
 pub use serve::{InvalidLimit, Serve, ServerLimits, ServerLimitsBuilder, Stopped, serve};
 pub use server::{CAPABILITIES_PATH, DEFAULT_BODY_LIMIT, ToolServer};

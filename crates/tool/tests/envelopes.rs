@@ -323,3 +323,85 @@ async fn a_raw_json_body_is_checked_like_a_typed_one_and_kept_as_sent() {
     let r = send(json(&format!(r#"{{"pad": "{}"}}"#, "x".repeat(2048)))).await;
     assert_eq!(r.status, 413);
 }
+
+#[derive(serde::Deserialize)]
+struct Amount {
+    amount: f64,
+}
+
+/// Reads its body once, with `parse_json`, as a handler taking the body unread does.
+async fn unread(
+    recourse_tool::ToolJsonBody(body): recourse_tool::ToolJsonBody,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match recourse_tool::parse_json::<Amount>(&body) {
+        Ok(input) => {
+            ToolResult::<Value>::Ok(Success(json!({ "amount": input.amount }))).into_response()
+        }
+        Err(rejection) => rejection.into_response(),
+    }
+}
+
+#[tokio::test]
+async fn an_unread_json_body_parsed_once_is_refused_as_a_checked_one_is() {
+    let app = ToolServer::new()
+        .tool(
+            Capability::post::<()>("unread", "/api/unread", "Reads its body once"),
+            unread,
+        )
+        .tool(
+            Capability::post::<()>("raw", "/api/raw", "Echoes its body"),
+            raw,
+        )
+        .with_body_limit(1024)
+        .into_router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::new();
+    let post = |path: &str, content_type: &str, body: String| {
+        client
+            .post(format!("{base}{path}"))
+            .header("content-type", content_type)
+            .body(body)
+    };
+
+    let r = send(post(
+        "/api/unread",
+        "application/json",
+        r#"{"amount": 2.5}"#.into(),
+    ))
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["data"]["amount"], 2.5);
+
+    // Not JSON — cut short where a field is already of the wrong type, too:
+    // the same refusal the checked body gets.
+    for body in [r#"{"amount": "#, r#"[1, 2"#, r#"{"amount": "ten", "#] {
+        let unread = send(post("/api/unread", "application/json", body.into())).await;
+        let checked = send(post("/api/raw", "application/json", body.into())).await;
+        assert_eq!(unread.status, 400, "{body}");
+        assert_eq!(unread.body["error"]["code"], "INVALID_REQUEST", "{body}");
+        assert_eq!(unread.body["error"], checked.body["error"], "{body}");
+    }
+
+    // JSON, but not the input: the field is named.
+    let r = send(post(
+        "/api/unread",
+        "application/json",
+        r#"{"amount": "ten"}"#.into(),
+    ))
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["error"]["details"]["field"], "amount");
+
+    let r = send(post("/api/unread", "text/plain", "{}".into())).await;
+    assert_eq!(r.status, 415);
+    let r = send(post(
+        "/api/unread",
+        "application/json",
+        format!(r#"{{"pad": "{}"}}"#, "x".repeat(2048)),
+    ))
+    .await;
+    assert_eq!(r.status, 413);
+}

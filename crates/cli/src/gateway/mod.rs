@@ -44,7 +44,7 @@ use recourse::{
     Transport,
 };
 use recourse_tool::protocol::ToolError;
-use recourse_tool::{ToolFailure, ToolJsonBytes, ToolServer};
+use recourse_tool::{ToolFailure, ToolJsonBody, ToolServer};
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
@@ -273,7 +273,7 @@ fn router(gateway: Arc<Gateway>) -> Router {
 async fn calls(
     State(g): State<Arc<Gateway>>,
     headers: HeaderMap,
-    ToolJsonBytes(body): ToolJsonBytes,
+    ToolJsonBody(body): ToolJsonBody,
 ) -> Response {
     keyed::call(&g, headers, body).await
 }
