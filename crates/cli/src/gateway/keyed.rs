@@ -166,11 +166,13 @@ fn answer(answer: &Answer<'_>) -> Response {
             } else {
                 br#","replayed":false}"#
             });
-            (
-                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-                body,
-            )
-                .into_response()
+            // Built as it goes out: a `(headers, Vec<u8>)` answer would
+            // first insert `application/octet-stream`, then overwrite it.
+            let mut response = Response::new(axum::body::Body::from(body));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
         }
         // A record is strings, numbers and maps with string keys: this cannot
         // happen, and if it did the caller must not read it as an outcome.
@@ -344,6 +346,15 @@ mod tests {
                 record: &report,
                 replayed,
             });
+            assert_eq!(response.status(), StatusCode::OK);
+            assert_eq!(
+                response
+                    .headers()
+                    .get_all(CONTENT_TYPE)
+                    .iter()
+                    .collect::<Vec<_>>(),
+                ["application/json"]
+            );
             let body = axum::body::to_bytes(response.into_body(), usize::MAX)
                 .await
                 .unwrap();
