@@ -192,7 +192,7 @@ where
     type Rejection = ToolJsonRejection;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = json_body(req, state).await?;
+        let ToolJsonBody(bytes) = ToolJsonBody::from_request(req, state).await?;
         parse_json::<serde::de::IgnoredAny>(&bytes)?;
         Ok(Self(bytes))
     }

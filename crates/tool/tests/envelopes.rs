@@ -280,18 +280,29 @@ async fn raw(
     ))
 }
 
-#[tokio::test]
-async fn a_raw_json_body_is_checked_like_a_typed_one_and_kept_as_sent() {
+/// A server of the two body-taking tools, `/api/raw` and `/api/unread`,
+/// with a 1 KiB body limit; its base URL.
+async fn body_tools() -> String {
     let app = ToolServer::new()
         .tool(
             Capability::post::<()>("raw", "/api/raw", "Echoes its body"),
             raw,
         )
+        .tool(
+            Capability::post::<()>("unread", "/api/unread", "Reads its body once"),
+            unread,
+        )
         .with_body_limit(1024)
         .into_router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/api/raw", listener.local_addr().unwrap());
+    let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test]
+async fn a_raw_json_body_is_checked_like_a_typed_one_and_kept_as_sent() {
+    let url = format!("{}/api/raw", body_tools().await);
     let client = reqwest::Client::new();
     let json = |body: &str| {
         client
@@ -344,20 +355,7 @@ async fn unread(
 
 #[tokio::test]
 async fn an_unread_json_body_parsed_once_is_refused_as_a_checked_one_is() {
-    let app = ToolServer::new()
-        .tool(
-            Capability::post::<()>("unread", "/api/unread", "Reads its body once"),
-            unread,
-        )
-        .tool(
-            Capability::post::<()>("raw", "/api/raw", "Echoes its body"),
-            raw,
-        )
-        .with_body_limit(1024)
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = body_tools().await;
     let client = reqwest::Client::new();
     let post = |path: &str, content_type: &str, body: String| {
         client
