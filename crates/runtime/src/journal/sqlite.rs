@@ -210,19 +210,13 @@ impl Journal for SqliteJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
-        Box::pin(
-            self.writer
-                .run(Access::Write, "taking a call over", move |c| {
-                    let now = timestamp::now();
-                    let n = c
-                .prepare_cached(
-                    "UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
-                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)",
-                )?
+        Box::pin(self.writer.run(Access::Write, "taking a call over", move |c| {
+            let now = timestamp::now();
+            let n = c.prepare_cached("UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
+                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)")?
                 .execute(params![id, owner, lease_until(lease), now])?;
-                    Ok(n == 1)
-                }),
-        )
+            Ok(n == 1)
+        }))
     }
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
