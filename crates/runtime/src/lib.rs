@@ -118,8 +118,8 @@ pub use journal::PostgresJournal;
 pub use journal::SqliteJournal;
 pub use journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalResult,
-    KeyClaim, ListQuery, MAX_LIST, NewCall, RecordSummary, SettleOptions, Settlement, open_journal,
-    process_owner, rfc3339, settle, settle_with,
+    KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, RecordSummary, SettleOptions, Settlement,
+    open_journal, process_owner, rfc3339, settle, settle_with,
 };
 pub use keyed::{Keyed, request_hash};
 #[cfg(feature = "llm")]

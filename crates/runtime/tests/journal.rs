@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use recourse::{
     AttemptResult, CallState, Claimed, Journal, KeyClaim, ListQuery, NewCall, PostgresJournal,
-    SqliteJournal,
+    RecordJson, SqliteJournal,
 };
 use serde_json::json;
 
@@ -92,7 +92,12 @@ async fn suite(journal: Arc<dyn Journal>) {
     // record, and releases the lease.
     let record = json!({"record_version": 1, "outcome": "succeeded"});
     journal
-        .finish_call("c1", CallState::Succeeded, Some("op-9"), Some(&record))
+        .finish_call(
+            "c1",
+            CallState::Succeeded,
+            Some("op-9"),
+            Some(&RecordJson::from(&record)),
+        )
         .await
         .unwrap();
     let done = journal.list(&state(CallState::Succeeded)).await.unwrap();

@@ -152,7 +152,7 @@ mod tests {
     use super::*;
     use recourse::{
         AttemptResult, BoxFuture, CallState, Claimed, JournalEntry, JournalResult, KeyClaim,
-        ListQuery, NewCall, SqliteJournal,
+        ListQuery, NewCall, RecordJson, SqliteJournal,
     };
     use serde_json::{Value, json};
 
@@ -232,7 +232,7 @@ mod tests {
             _: &'a str,
             _: CallState,
             _: Option<&'a str>,
-            _: Option<&'a Value>,
+            _: Option<&'a RecordJson>,
         ) -> BoxFuture<'a, JournalResult<()>> {
             hang()
         }

@@ -260,6 +260,48 @@ pub fn process_owner() -> &'static str {
     OWNER.get_or_init(|| format!("recourse-{}-{}", std::process::id(), uuid::Uuid::now_v7()))
 }
 
+/// A call's record as the journal stores it: the JSON text of its
+/// [`CallReport`](crate::CallReport), written once.
+///
+/// ```
+/// use recourse::RecordJson;
+///
+/// let record = RecordJson::from(&serde_json::json!({"call_id": "c-1", "outcome": "failed"}));
+/// assert_eq!(record.as_str(), r#"{"call_id":"c-1","outcome":"failed"}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordJson(String);
+
+impl RecordJson {
+    /// `report`'s record, as [`CallReport::write_json`](crate::CallReport::write_json)
+    /// writes it: the bytes the gateway answers with, the tool's data as the
+    /// tool sent it.
+    ///
+    /// # Errors
+    /// When a part of the report cannot be written as JSON.
+    pub fn of(report: &crate::CallReport) -> Result<Self, serde_json::Error> {
+        let mut out = Vec::with_capacity(1024);
+        report.write_json(&mut out)?;
+        // JSON written from Rust strings and the tool's (checked) JSON text.
+        String::from_utf8(out)
+            .map(Self)
+            .map_err(|e| serde::ser::Error::custom(e))
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Any JSON value as a record (a record read back, a test's own).
+impl From<&Value> for RecordJson {
+    fn from(value: &Value) -> Self {
+        Self(value.to_string())
+    }
+}
+
 /// The result of an attempt, recorded after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptResult {
@@ -334,7 +376,7 @@ pub trait Journal: Send + Sync {
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
-        record: Option<&'a Value>,
+        record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>>;
     /// Extends `owner`'s lease on a call; `false` when it no longer holds it.
     fn renew_lease<'a>(

@@ -7,7 +7,8 @@ use tokio_postgres::{Client, NoTls, Row};
 
 use super::{
     AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, RecordJson, lease_until,
+    timestamp,
 };
 use crate::transport::BoxFuture;
 
@@ -214,10 +215,10 @@ impl Journal for PostgresJournal {
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
-        record: Option<&'a Value>,
+        record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
-            let record = record.map(Value::to_string);
+            let record = record.map(RecordJson::as_str);
             self.client
                 .execute(
                     "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id),

@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::writer::{Access, Writer};
 use super::{
     AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, lease_until, timestamp,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, RecordJson, lease_until,
+    timestamp,
 };
 use crate::transport::BoxFuture;
 
@@ -179,10 +180,10 @@ impl Journal for SqliteJournal {
         call_id: &'a str,
         state: CallState,
         operation_id: Option<&'a str>,
-        record: Option<&'a Value>,
+        record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>> {
         let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
-        let record = record.map(Value::to_string);
+        let record = record.map(|r| r.as_str().to_owned());
         Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
             c.prepare_cached("UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
                    record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1")?.execute(params![id, state.as_str(), op, record, timestamp::now()])

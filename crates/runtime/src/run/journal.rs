@@ -7,7 +7,8 @@ use recourse_protocol::redact_value;
 
 use super::Run;
 use crate::{
-    AttemptResult, CallReport, CallState, Event, Journal, NewCall, Outcome, process_owner,
+    AttemptResult, CallReport, CallState, Event, Journal, NewCall, Outcome, RecordJson,
+    process_owner,
 };
 
 impl Run<'_> {
@@ -95,10 +96,12 @@ impl Run<'_> {
         if let Some(last) = report.attempts.last_mut() {
             last.events.push(event.clone());
         }
-        let record = serde_json::to_value(&report).unwrap_or(serde_json::Value::Null);
+        let record = RecordJson::of(&report)
+            .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
+            .ok();
         let op = report.operation_id.as_deref();
         if let Err(e) = journal
-            .finish_call(&report.call_id, state, op, Some(&record))
+            .finish_call(&report.call_id, state, op, record.as_ref())
             .await
         {
             tracing::warn!(error = %e, "could not complete the call in the journal");
