@@ -141,39 +141,73 @@ fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
 /// assert_eq!(a.len(), 64);
 /// ```
 pub fn request_hash(request: &Value) -> String {
-    let mut canonical = String::new();
+    let mut canonical = Vec::with_capacity(256);
     write_canonical(request, &mut canonical);
-    let digest = Sha256::digest(canonical.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::lower_hex(&Sha256::digest(&canonical))
 }
 
-/// JSON with object keys sorted, no whitespace.
-fn write_canonical(value: &Value, out: &mut String) {
+/// JSON with object keys sorted, no whitespace. Keys and scalars are written
+/// as serde_json writes them (the digests journals already hold depend on
+/// these bytes), straight into `out`.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by_key(|&(k, _)| k);
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k], out);
+                json(k, out);
+                out.push(b':');
+                write_canonical(v, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => json(scalar, out),
+    }
+}
+
+/// A string or scalar as compact JSON. Neither can fail to serialize, and a
+/// `Vec` cannot fail to take bytes.
+fn json(value: &(impl serde::Serialize + ?Sized), out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::request_hash;
+    use serde_json::json;
+
+    /// Journals hold these digests across upgrades: a retry after one must
+    /// hash to what its first request did.
+    #[test]
+    fn the_digest_of_a_request_does_not_change() {
+        let request = json!({
+            "url": "http://tools.internal/api/exports",
+            "payload": {
+                "z": [1, -2, 3.5, 1e20, 12345678901234567890u64, null, true, false],
+                "a": {"nested": "quote \" backslash \\ tab \t nul \u{0} del \u{7f} é ✓ 😀"},
+                "": "",
+                "B": {},
+                "b": []
+            },
+            "idempotent": false
+        });
+        assert_eq!(
+            request_hash(&request),
+            "865262cc3c34ffe188a24f264e1f32e2281e876c98273b6483dd83291606a597"
+        );
     }
 }

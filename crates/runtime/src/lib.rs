@@ -68,6 +68,7 @@ mod config;
 mod correct;
 mod correction;
 mod executor;
+mod hex;
 mod http_reconciler;
 mod idempotency;
 mod journal;

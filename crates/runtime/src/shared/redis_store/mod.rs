@@ -452,7 +452,7 @@ impl Inner {
     /// The breaker and probe keys of `endpoint`.
     fn keys(&self, endpoint: &str) -> (String, String) {
         let digest = Sha256::digest(endpoint.as_bytes());
-        let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let hash = crate::hex::lower_hex(&digest[..16]);
         let prefix = &self.settings.prefix;
         (
             format!("{prefix}breaker:{hash}"),
