@@ -21,6 +21,9 @@ use super::{JournalError, JournalResult};
 /// how long the first of them waits for the last).
 const MAX_BATCH: usize = 256;
 
+/// How many prepared statements the connection keeps.
+const STATEMENT_CACHE: usize = 32;
+
 /// Whether an operation may write. A batch of reads alone takes no write
 /// lock, so another process reading the journal (`recourse journal list`)
 /// never waits for this one's writes.
@@ -61,6 +64,9 @@ pub(super) struct Writer {
 impl Writer {
     /// Starts the thread that owns `conn`.
     pub(super) fn start(conn: Connection) -> JournalResult<Self> {
+        // Room for every statement the writer and the journal's operations
+        // cache (about fifteen), so none is parsed again for want of a slot.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let (jobs, queue) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("recourse-journal".into())
@@ -134,7 +140,7 @@ fn commit(conn: &Connection, batch: Vec<Job>) {
     } else {
         "BEGIN"
     };
-    if let Err(e) = conn.execute_batch(begin) {
+    if let Err(e) = exec(conn, begin) {
         let why = format!("no transaction: {e}");
         for job in batch {
             ((job.run)(Err(&why)).answer)(None);
@@ -144,7 +150,7 @@ fn commit(conn: &Connection, batch: Vec<Job>) {
     let mut answers = Vec::with_capacity(batch.len());
     let mut jobs = batch.into_iter();
     while let Some(job) = jobs.next() {
-        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        if let Err(e) = exec(conn, "SAVEPOINT job") {
             let why = format!("no savepoint: {e}");
             answers.push((job.run)(Err(&why)).answer);
             continue;
@@ -154,9 +160,9 @@ fn commit(conn: &Connection, batch: Vec<Job>) {
         let ran = catch_unwind(AssertUnwindSafe(|| (job.run)(Ok(conn))));
         let ok = matches!(&ran, Ok(ran) if ran.ok);
         let undone = if ok {
-            conn.execute_batch("RELEASE job")
+            exec(conn, "RELEASE job")
         } else {
-            conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            exec(conn, "ROLLBACK TO job").and_then(|()| exec(conn, "RELEASE job"))
         };
         if let Ok(ran) = ran {
             answers.push(ran.answer);
@@ -164,7 +170,7 @@ fn commit(conn: &Connection, batch: Vec<Job>) {
         if let Err(e) = undone {
             // The transaction is in a state we cannot vouch for: nothing in
             // it may count as written.
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(conn, "ROLLBACK");
             let why = format!("savepoint not closed: {e}");
             for answer in answers {
                 answer(Some(&why));
@@ -175,13 +181,19 @@ fn commit(conn: &Connection, batch: Vec<Job>) {
             return;
         }
     }
-    let failed = conn.execute_batch("COMMIT").err().map(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
+    let failed = exec(conn, "COMMIT").err().map(|e| {
+        let _ = exec(conn, "ROLLBACK");
         format!("not committed: {e}")
     });
     for answer in answers {
         answer(failed.as_deref());
     }
+}
+
+/// Runs one statement of the batch's own (`BEGIN`, `SAVEPOINT`, `COMMIT`…)
+/// from the connection's statement cache: parsed once, not once a job.
+fn exec(conn: &Connection, sql: &'static str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 #[cfg(test)]
