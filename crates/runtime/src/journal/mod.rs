@@ -483,7 +483,41 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
         3,
         "ALTER TABLE recourse_calls ADD COLUMN verification TEXT;",
     ),
+    // A list by state walks this index newest first and stops at its limit;
+    // with the index on state alone it read every row of the journal.
+    (
+        4,
+        "CREATE INDEX recourse_calls_state_call ON recourse_calls (state, call_id);
+        DROP INDEX recourse_calls_state;",
+    ),
 ];
+
+/// The query for a list: only the conditions `query` has, so that the
+/// database seeks its index (`state, call_id`, or `call_id`) and reads the
+/// newest `limit` rows from there. A condition written as `(?1 IS NULL OR
+/// state = ?1)` can use no index: every list scanned the whole journal, on
+/// the SQLite writer's thread. `mark(n)` writes the n-th placeholder (`?n`,
+/// `$n`); the parameters are the state, the `before` id (each if present),
+/// then the limit.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
+    let mut conditions = Vec::new();
+    if query.state.is_some() {
+        conditions.push(format!("state = {}", mark(conditions.len() + 1)));
+    }
+    if query.before.is_some() {
+        conditions.push(format!("call_id < {}", mark(conditions.len() + 1)));
+    }
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    let limit = mark(conditions.len() + 1);
+    format!(
+        "SELECT {ENTRY_COLUMNS} FROM recourse_calls {filter} ORDER BY call_id DESC LIMIT {limit}"
+    )
+}
 
 /// The columns every entry query selects, in [`JournalEntry`]'s order.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

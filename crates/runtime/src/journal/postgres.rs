@@ -8,7 +8,7 @@ use tokio_postgres::{Client, NoTls, Row};
 use super::{
     AttemptResult, CallState, Claimed, ENTRY_COLUMNS, Journal, JournalEntry, JournalError,
     JournalResult, KeyClaim, ListQuery, MAX_LIST, MIGRATIONS, NewCall, RecordJson, lease_until,
-    timestamp,
+    list_sql, timestamp,
 };
 use crate::transport::BoxFuture;
 
@@ -279,14 +279,23 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let state = query.state.map(CallState::as_str);
             let limit = i64::from(query.limit.unwrap_or(MAX_LIST).min(MAX_LIST));
-            let sql = format!(
-                "SELECT {ENTRY_COLUMNS} FROM recourse_calls
-                 WHERE ($1::TEXT IS NULL OR state = $1) AND ($2::TEXT IS NULL OR call_id < $2)
-                 ORDER BY call_id DESC LIMIT $3"
+            let sql = list_sql(query, |n| format!("${n}"));
+            let mut bound: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::with_capacity(3);
+            bound.extend(
+                state
+                    .as_ref()
+                    .map(|s| s as &(dyn tokio_postgres::types::ToSql + Sync)),
             );
+            bound.extend(
+                query
+                    .before
+                    .as_ref()
+                    .map(|b| b as &(dyn tokio_postgres::types::ToSql + Sync)),
+            );
+            bound.push(&limit);
             let rows = self
                 .client
-                .query(&sql, &[&state, &query.before, &limit])
+                .query(&sql, &bound)
                 .await
                 .map_err(|e| JournalError::new("listing calls", e))?;
             Ok(rows.iter().map(entry).collect())
