@@ -285,7 +285,7 @@ impl RecordJson {
         // JSON written from Rust strings and the tool's (checked) JSON text.
         String::from_utf8(out)
             .map(Self)
-            .map_err(|e| serde::ser::Error::custom(e))
+            .map_err(<serde_json::Error as serde::ser::Error>::custom)
     }
 
     /// The JSON text.
