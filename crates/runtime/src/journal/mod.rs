@@ -378,6 +378,29 @@ pub trait Journal: Send + Sync {
         operation_id: Option<&'a str>,
         record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>>;
+    /// Completes a call's last attempt and then the call: what
+    /// [`finish_attempt`](Journal::finish_attempt) and
+    /// [`finish_call`](Journal::finish_call) do, in one write where the
+    /// journal can (the SQLite journal does: one commit a call waits for
+    /// instead of two). The attempt's end is history, read by nothing that
+    /// settles a call: when it cannot be written the call is still finished,
+    /// and only the call's failure is the result.
+    fn finish_attempt_and_call<'a>(
+        &'a self,
+        attempt: (u32, &'a AttemptResult),
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let (n, result) = attempt;
+            if let Err(e) = self.finish_attempt(call_id, n, result).await {
+                tracing::warn!(error = %e, "could not complete the attempt in the journal");
+            }
+            self.finish_call(call_id, state, operation_id, record).await
+        })
+    }
     /// Extends `owner`'s lease on a call; `false` when it no longer holds it.
     fn renew_lease<'a>(
         &'a self,

@@ -107,6 +107,46 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     })
 }
 
+/// An attempt's end as its row stores it.
+struct AttemptEnd {
+    status: Option<u16>,
+    failure: Option<String>,
+    action: &'static str,
+}
+
+impl AttemptEnd {
+    fn of(result: &AttemptResult) -> Self {
+        Self {
+            status: result.status,
+            failure: result.transport_error_text(),
+            action: result.action.name(),
+        }
+    }
+
+    fn write(&self, c: &Connection, id: &str, n: u32) -> rusqlite::Result<()> {
+        c.prepare_cached("UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2")?
+            .execute(params![id, n, self.status, self.failure, self.action, timestamp::now()])
+            .map(drop)
+    }
+}
+
+/// Sets a call's end state (and operation id and record, when known) and
+/// releases its lease.
+fn finish(
+    c: &Connection,
+    id: &str,
+    state: CallState,
+    op: Option<&str>,
+    record: Option<&str>,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
+           record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1",
+    )?
+    .execute(params![id, state.as_str(), op, record, timestamp::now()])
+    .map(drop)
+}
+
 fn get(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<JournalEntry>> {
     let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = ?1");
     c.query_row(&sql, params![value], entry).optional()
@@ -164,15 +204,13 @@ impl Journal for SqliteJournal {
         result: &'a AttemptResult,
     ) -> BoxFuture<'a, JournalResult<()>> {
         let id = call_id.to_owned();
-        let (status, failure, action) = (
-            result.status,
-            result.transport_error_text(),
-            result.action.name(),
-        );
-        Box::pin(self.writer.run(Access::Write, "completing attempt", move |c| {
-            c.prepare_cached("UPDATE recourse_attempts SET status = ?3, transport_error = ?4, action = ?5, finished_at = ?6 WHERE call_id = ?1 AND n = ?2")?.execute(params![id, n, status, failure, action, timestamp::now()])
-            .map(drop)
-        }))
+        let end = AttemptEnd::of(result);
+        Box::pin(
+            self.writer
+                .run(Access::Write, "completing attempt", move |c| {
+                    end.write(c, &id, n)
+                }),
+        )
     }
 
     fn finish_call<'a>(
@@ -185,9 +223,28 @@ impl Journal for SqliteJournal {
         let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
         let record = record.map(|r| r.as_str().to_owned());
         Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
-            c.prepare_cached("UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
-                   record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1")?.execute(params![id, state.as_str(), op, record, timestamp::now()])
-            .map(drop)
+            finish(c, &id, state, op.as_deref(), record.as_deref())
+        }))
+    }
+
+    fn finish_attempt_and_call<'a>(
+        &'a self,
+        (n, result): (u32, &'a AttemptResult),
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
+        let record = record.map(|r| r.as_str().to_owned());
+        let end = AttemptEnd::of(result);
+        Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
+            // A failed statement undoes only itself in SQLite: the call is
+            // still finished in this job.
+            if let Err(e) = end.write(c, &id, n) {
+                tracing::warn!(error = %e, "could not complete the attempt in the journal");
+            }
+            finish(c, &id, state, op.as_deref(), record.as_deref())
         }))
     }
 

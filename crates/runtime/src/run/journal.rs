@@ -48,7 +48,11 @@ impl Run<'_> {
         Ok(())
     }
 
-    pub(super) async fn journal_attempt_start(&self, n: u32) -> Result<(), crate::JournalError> {
+    pub(super) async fn journal_attempt_start(
+        &mut self,
+        n: u32,
+    ) -> Result<(), crate::JournalError> {
+        self.journal_ended_attempt().await;
         match self.journaled() {
             Some(journal) => {
                 let payload = redact_value(&self.payload);
@@ -58,16 +62,34 @@ impl Run<'_> {
         }
     }
 
-    pub(super) async fn journal_attempt_end(&self, n: u32) {
-        let (Some(journal), Some(last)) = (self.journaled(), self.attempts.last()) else {
+    /// Notes how attempt `n` ended, for the journal's next write: the next
+    /// attempt's start, or the call's end, which takes it in the same commit.
+    /// The attempt's end is history, read by nothing that settles a call, so
+    /// it need not hold up what the run does next.
+    pub(super) fn journal_attempt_end(&mut self, n: u32) {
+        if self.journaled().is_none() {
+            return;
+        }
+        if let Some(last) = self.attempts.last() {
+            self.ended = Some((
+                n,
+                AttemptResult {
+                    status: last.status,
+                    transport_error: last.transport_error.clone(),
+                    action: last.action.clone(),
+                },
+            ));
+        }
+    }
+
+    /// Writes the noted end of the last attempt, if any.
+    async fn journal_ended_attempt(&mut self) {
+        let Some((n, result)) = self.ended.take() else {
             return;
         };
-        let result = AttemptResult {
-            status: last.status,
-            transport_error: last.transport_error.clone(),
-            action: last.action.clone(),
-        };
-        if let Err(e) = journal.finish_attempt(&self.call_id, n, &result).await {
+        if let Some(journal) = self.journaled()
+            && let Err(e) = journal.finish_attempt(&self.call_id, n, &result).await
+        {
             tracing::warn!(error = %e, "could not complete the attempt in the journal");
         }
     }
@@ -100,10 +122,25 @@ impl Run<'_> {
             .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
             .ok();
         let op = report.operation_id.as_deref();
-        if let Err(e) = journal
-            .finish_call(&report.call_id, state, op, record.as_ref())
-            .await
-        {
+        let finished = match self.ended.take() {
+            Some((n, attempt)) => {
+                journal
+                    .finish_attempt_and_call(
+                        (n, &attempt),
+                        &report.call_id,
+                        state,
+                        op,
+                        record.as_ref(),
+                    )
+                    .await
+            }
+            None => {
+                journal
+                    .finish_call(&report.call_id, state, op, record.as_ref())
+                    .await
+            }
+        };
+        if let Err(e) = finished {
             tracing::warn!(error = %e, "could not complete the call in the journal");
             if let Some(last) = report.attempts.last_mut()
                 && last.events.last() == Some(&event)

@@ -25,10 +25,10 @@ mod verify;
 use crate::record::millis;
 use crate::transport::{Delivery, Request, TransportFailure};
 use crate::{
-    Action, AttemptRecord, Backoff, Call, CallReport, CoercionChange, EndpointHealth, Event,
-    Evidence, Executor, Idempotency, Observation, Outcome, PayloadSource, Policy, Protected,
-    Situation, StopReason, TokenUsage, Traits, Verification, VerifyResult, WaitCause, WriteAnswer,
-    is_unknown_outcome,
+    Action, AttemptRecord, AttemptResult, Backoff, Call, CallReport, CoercionChange,
+    EndpointHealth, Event, Evidence, Executor, Idempotency, Observation, Outcome, PayloadSource,
+    Policy, Protected, Situation, StopReason, TokenUsage, Traits, Verification, VerifyResult,
+    WaitCause, WriteAnswer, is_unknown_outcome,
 };
 
 pub(crate) struct Run<'e> {
@@ -61,6 +61,9 @@ pub(crate) struct Run<'e> {
     llm_time: Duration,
     /// Held while the call is journaled: its lease, renewed.
     lease: Option<journal::LeaseRenewal>,
+    /// How the last attempt ended, not yet in the journal: it goes with the
+    /// journal's next write.
+    ended: Option<(u32, AttemptResult)>,
     /// The verification read before the first dispatch, and what it found
     /// (boxed: few calls verify, and every call's future holds this struct).
     before: Option<Box<(crate::verify::ResolvedRead, VerifyResult)>>,
@@ -127,6 +130,7 @@ impl<'e> Run<'e> {
             tokens: TokenUsage::default(),
             llm_time: Duration::ZERO,
             lease: None,
+            ended: None,
             before: None,
             verification: None,
             verify_next_success: false,
@@ -299,7 +303,7 @@ impl<'e> Run<'e> {
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
         }
-        self.journal_attempt_end(n).instrument(span).await;
+        self.journal_attempt_end(n);
         self.carry_out(action).await
     }
 
