@@ -204,6 +204,14 @@ async fn pages(journal: &Arc<dyn Journal>) {
     assert_eq!(next[0].call_id, ids[2]);
 }
 
+/// An attempt's row in the journal.
+struct AttemptRow {
+    n: u32,
+    status: Option<u16>,
+    action: Option<String>,
+    finished_at: Option<String>,
+}
+
 /// What the executor journals of a call it records: every attempt's end
 /// (the last one's in the same commit as the outcome) and the outcome with
 /// the record the caller got.
@@ -239,23 +247,28 @@ async fn the_executor_journals_each_attempts_end_and_the_outcome() {
     let mut attempts = db
         .prepare("SELECT n, status, action, finished_at FROM recourse_attempts WHERE call_id = ?1 ORDER BY n")
         .unwrap();
-    let rows: Vec<(u32, Option<u16>, Option<String>, Option<String>)> = attempts
+    let rows: Vec<AttemptRow> = attempts
         .query_map([&report.call_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            Ok(AttemptRow {
+                n: r.get(0)?,
+                status: r.get(1)?,
+                action: r.get(2)?,
+                finished_at: r.get(3)?,
+            })
         })
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(rows.len(), 3);
     for (row, attempt) in rows.iter().zip(&report.attempts) {
-        assert_eq!(row.1, attempt.status, "attempt {}", row.0);
+        assert_eq!(row.status, attempt.status, "attempt {}", row.n);
         assert_eq!(
-            row.2.as_deref(),
+            row.action.as_deref(),
             Some(attempt.action.name()),
             "attempt {}",
-            row.0
+            row.n
         );
-        assert!(row.3.is_some(), "attempt {} has no end", row.0);
+        assert!(row.finished_at.is_some(), "attempt {} has no end", row.n);
     }
     let (state, record, lease): (String, String, Option<String>) = db
         .query_row(
