@@ -147,6 +147,20 @@ fn finish(
     .map(drop)
 }
 
+/// The parameters of [`list_sql`]'s query, in its order: the state and the
+/// `before` id when the query has them, then the limit.
+fn list_params<'a>(
+    state: &'a Option<&'static str>,
+    query: &'a ListQuery,
+    limit: &'a u32,
+) -> Vec<&'a dyn rusqlite::ToSql> {
+    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(3);
+    params.extend(state.as_ref().map(|s| s as &dyn rusqlite::ToSql));
+    params.extend(query.before.as_ref().map(|b| b as &dyn rusqlite::ToSql));
+    params.push(limit);
+    params
+}
+
 fn get(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<JournalEntry>> {
     let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = ?1");
     c.query_row(&sql, params![value], entry).optional()
@@ -290,11 +304,7 @@ impl Journal for SqliteJournal {
             let mut stmt = c.prepare_cached(&list_sql(&query, |n| format!("?{n}")))?;
             let limit = query.limit.unwrap_or(MAX_LIST).min(MAX_LIST);
             let state = query.state.map(CallState::as_str);
-            let mut bound: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(3);
-            bound.extend(state.as_ref().map(|s| s as &dyn rusqlite::ToSql));
-            bound.extend(query.before.as_ref().map(|b| b as &dyn rusqlite::ToSql));
-            bound.push(&limit);
-            let rows = stmt.query_map(bound.as_slice(), entry)?;
+            let rows = stmt.query_map(list_params(&state, &query, &limit).as_slice(), entry)?;
             rows.collect()
         }))
     }
@@ -302,9 +312,9 @@ impl Journal for SqliteJournal {
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::{Connection, StatementStatus, ToSql};
+    use rusqlite::{Connection, StatementStatus};
 
-    use super::{CallState, ListQuery, MIGRATIONS, list_sql};
+    use super::{CallState, ListQuery, MIGRATIONS, list_params, list_sql};
 
     /// A journal of many finished calls and one in flight, migrated as the
     /// journal migrates.
@@ -328,13 +338,8 @@ mod tests {
     fn cost(conn: &Connection, query: &ListQuery) -> (usize, i32) {
         let mut stmt = conn.prepare(&list_sql(query, |n| format!("?{n}"))).unwrap();
         let state = query.state.map(CallState::as_str);
-        let limit = 10;
-        let mut bound: Vec<&dyn ToSql> = Vec::new();
-        bound.extend(state.as_ref().map(|s| s as &dyn ToSql));
-        bound.extend(query.before.as_ref().map(|b| b as &dyn ToSql));
-        bound.push(&limit);
         let rows = stmt
-            .query_map(bound.as_slice(), |_| Ok(()))
+            .query_map(list_params(&state, query, &10).as_slice(), |_| Ok(()))
             .unwrap()
             .count();
         (rows, stmt.get_status(StatementStatus::VmStep))
