@@ -166,6 +166,31 @@ fn get(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<Jou
     c.query_row(&sql, params![value], entry).optional()
 }
 
+impl SqliteJournal {
+    /// One job that ends a call — and, given its end, its last attempt.
+    fn finish_job<'a>(
+        &'a self,
+        end: Option<(u32, AttemptEnd)>,
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> impl Future<Output = JournalResult<()>> + Send + 'a {
+        let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
+        let record = record.map(|r| r.as_str().to_owned());
+        self.writer.run(Access::Write, "updating call", move |c| {
+            // A failed statement undoes only itself in SQLite: the call is
+            // still finished in this job.
+            if let Some((n, end)) = end
+                && let Err(e) = end.write(c, &id, n)
+            {
+                tracing::warn!(error = %e, "could not complete the attempt in the journal");
+            }
+            finish(c, &id, state, op.as_deref(), record.as_deref())
+        })
+    }
+}
+
 impl Journal for SqliteJournal {
     fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
         let claim = claim.clone();
@@ -234,11 +259,7 @@ impl Journal for SqliteJournal {
         operation_id: Option<&'a str>,
         record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>> {
-        let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
-        let record = record.map(|r| r.as_str().to_owned());
-        Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
-            finish(c, &id, state, op.as_deref(), record.as_deref())
-        }))
+        Box::pin(self.finish_job(None, call_id, state, operation_id, record))
     }
 
     fn finish_attempt_and_call<'a>(
@@ -249,17 +270,8 @@ impl Journal for SqliteJournal {
         operation_id: Option<&'a str>,
         record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>> {
-        let (id, op) = (call_id.to_owned(), operation_id.map(str::to_owned));
-        let record = record.map(|r| r.as_str().to_owned());
-        let end = AttemptEnd::of(result);
-        Box::pin(self.writer.run(Access::Write, "updating call", move |c| {
-            // A failed statement undoes only itself in SQLite: the call is
-            // still finished in this job.
-            if let Err(e) = end.write(c, &id, n) {
-                tracing::warn!(error = %e, "could not complete the attempt in the journal");
-            }
-            finish(c, &id, state, op.as_deref(), record.as_deref())
-        }))
+        let end = Some((n, AttemptEnd::of(result)));
+        Box::pin(self.finish_job(end, call_id, state, operation_id, record))
     }
 
     fn renew_lease<'a>(
