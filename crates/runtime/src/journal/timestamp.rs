@@ -73,33 +73,30 @@ mod tests {
 
     #[test]
     fn known_dates() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00.000Z"
-        );
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_083_200)),
-            "2026-12-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_millis(946_684_799_999)),
-            "1999-12-31T23:59:59.999Z"
-        );
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_millis(1_709_210_096_007)),
-            "2024-02-29T12:34:56.007Z"
-        );
-        // Past the year 9999 the year takes the digits it needs.
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(253_402_300_800)),
-            "10000-01-01T00:00:00.000Z"
-        );
-        // Before the epoch is the epoch (the journal never stamps such a time).
-        assert_eq!(
-            rfc3339(UNIX_EPOCH - Duration::from_secs(1)),
-            "1970-01-01T00:00:00.000Z"
-        );
+        let ms = Duration::from_millis;
+        let cases = [
+            (UNIX_EPOCH, "1970-01-01T00:00:00.000Z"),
+            (UNIX_EPOCH + ms(951_782_400_000), "2000-02-29T00:00:00.000Z"),
+            (
+                UNIX_EPOCH + ms(1_796_083_200_000),
+                "2026-12-01T00:00:00.000Z",
+            ),
+            (UNIX_EPOCH + ms(946_684_799_999), "1999-12-31T23:59:59.999Z"),
+            (
+                UNIX_EPOCH + ms(1_709_210_096_007),
+                "2024-02-29T12:34:56.007Z",
+            ),
+            // Past the year 9999 the year takes the digits it needs.
+            (
+                UNIX_EPOCH + ms(253_402_300_800_000),
+                "10000-01-01T00:00:00.000Z",
+            ),
+            // Before the epoch is the epoch (the journal never stamps such a time).
+            (UNIX_EPOCH - ms(1_000), "1970-01-01T00:00:00.000Z"),
+        ];
+        for (time, expected) in cases {
+            assert_eq!(rfc3339(time), expected);
+        }
     }
 
     proptest::proptest! {
