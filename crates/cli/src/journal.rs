@@ -76,7 +76,7 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
         } => {
             let mut config = settings.executor.clone();
             lease.apply(&mut config);
-            let mut options = SettleOptions::new(config.lease);
+            let mut options = SettleOptions::from_config(&config);
             for (name, value) in crate::input::headers(headers)? {
                 options = options.with_header(name, value)?;
             }

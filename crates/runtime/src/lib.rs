@@ -131,6 +131,7 @@ pub use llm::{
 pub use manifest::{CapabilityManifests, MANIFEST_PATH};
 pub use method::Method;
 pub use metrics::{MetricFamily, MetricKind, MetricSample, Metrics};
+pub use policy::machine;
 pub use policy::{
     Action, Limits, Observation, Policy, Situation, StopKind, StopReason, Traits, Verification,
     VerifyResult, WriteAnswer, is_unknown_outcome,

@@ -180,3 +180,104 @@ async fn the_executor_journals_the_spec_without_headers() {
     );
     assert!(!kept.verification.unwrap().to_string().contains("s3cret"));
 }
+
+/// A lookup server that answers "pending, look again in 2 s" `pending`
+/// times, then "committed".
+async fn pending_then_committed(pending: usize) -> String {
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/exports/{key}",
+        axum::routing::get(move || {
+            let n = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                let state = if n < pending { "pending" } else { "committed" };
+                (
+                    [("retry-after", "2")],
+                    Json(
+                        json!({"success": true, "data": {"state": state, "result": {"id": "e-1"}}}),
+                    ),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test]
+async fn a_pending_lookup_is_waited_for_on_the_settlers_clock() {
+    let base = pending_then_committed(2).await;
+    let journal = SqliteJournal::in_memory().unwrap();
+    let call = NewCall {
+        call_id: "c-pending".to_owned(),
+        target: format!("{base}/exports"),
+        capability: None,
+        idempotency_key: Some("key-1".to_owned()),
+        reconcile: Some(format!("{base}/exports/{{key}}")),
+        verification: None,
+        payload: json!({"format": "csv"}),
+        owner: "a-process-that-died".to_owned(),
+        lease: LEASE,
+    };
+    journal.begin_call(&call).await.unwrap();
+    journal
+        .begin_attempt("c-pending", 1, &call.payload)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    let clock = ManualClock::new();
+    let options = SettleOptions::new(Duration::from_secs(30)).with_clock(Arc::new(clock.clone()));
+    let started = std::time::Instant::now();
+    let s = settle_with(&journal, &entry(&journal, "c-pending").await, &options)
+        .await
+        .unwrap();
+    assert_eq!(s.state, CallState::Succeeded, "{}", s.note);
+    assert_eq!(
+        clock.sleeps(),
+        vec![Duration::from_secs(2); 2],
+        "each pending answer's wait, on the injected clock"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no real time was slept"
+    );
+}
+
+#[tokio::test]
+async fn a_write_pending_past_the_settlers_lease_stays_unknown() {
+    let base = pending_then_committed(usize::MAX).await;
+    let journal = SqliteJournal::in_memory().unwrap();
+    let call = NewCall {
+        call_id: "c-slow".to_owned(),
+        target: format!("{base}/exports"),
+        capability: None,
+        idempotency_key: Some("key-2".to_owned()),
+        reconcile: Some(format!("{base}/exports/{{key}}")),
+        verification: None,
+        payload: json!({"format": "csv"}),
+        owner: "a-process-that-died".to_owned(),
+        lease: LEASE,
+    };
+    journal.begin_call(&call).await.unwrap();
+    journal
+        .begin_attempt("c-slow", 1, &call.payload)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    let clock = ManualClock::new();
+    let options = SettleOptions::new(Duration::from_secs(5)).with_clock(Arc::new(clock.clone()));
+    let s = settle_with(&journal, &entry(&journal, "c-slow").await, &options)
+        .await
+        .unwrap();
+    assert_eq!(s.state, CallState::Unknown, "{}", s.note);
+    assert_eq!(s.note, "still pending");
+    assert_eq!(
+        clock.sleeps(),
+        vec![Duration::from_secs(2); 2],
+        "a third wait of 2 s would end past the 5 s lease"
+    );
+}

@@ -3,12 +3,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use recourse::{
-    CallState, Journal, ListQuery, MAX_LIST, SettleOptions, TargetAllowlist, open_journal,
-    settle_with,
+    CallState, ExecutorConfig, Journal, ListQuery, MAX_LIST, SettleOptions, TargetAllowlist,
+    open_journal, settle_with,
 };
 
 /// The journal location that turns journaling off.
@@ -63,9 +62,10 @@ fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 /// Lookups and reads go only where `allowlist` allows.
 pub(crate) fn settle_abandoned(
     journal: Arc<dyn Journal>,
-    lease: Duration,
+    config: &ExecutorConfig,
     allowlist: Arc<TargetAllowlist>,
 ) {
+    let options = SettleOptions::from_config(config).with_allowlist(allowlist);
     tokio::spawn(async move {
         let query = ListQuery {
             state: Some(CallState::InFlight),
@@ -79,7 +79,6 @@ pub(crate) fn settle_abandoned(
                 return;
             }
         };
-        let options = SettleOptions::new(lease).with_allowlist(allowlist);
         for entry in entries.iter().filter(|e| !e.is_leased()) {
             match settle_with(journal.as_ref(), entry, &options).await {
                 Ok(s) if !s.held => eprintln!(

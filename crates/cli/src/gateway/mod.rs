@@ -147,7 +147,7 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
     if let Some(journal) = &gateway.journal {
         journal::settle_abandoned(
             Arc::clone(journal),
-            gateway.executor.config().lease,
+            gateway.executor.config(),
             gateway.targets.allowlist(),
         );
     }

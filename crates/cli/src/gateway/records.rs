@@ -181,7 +181,8 @@ pub(super) async fn reconcile(
             return ToolFailure::from(refused).into_response();
         }
         let lease = g.executor.config().lease;
-        let options = SettleOptions::new(lease).with_allowlist(g.targets.allowlist());
+        let options =
+            SettleOptions::from_config(g.executor.config()).with_allowlist(g.targets.allowlist());
         match settle_with(journal.as_ref(), &entry, &options).await {
             Ok(s) if s.held => return in_progress(&call_id, lease),
             Ok(_) => {}

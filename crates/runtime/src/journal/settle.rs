@@ -5,20 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse_protocol::RetryPermission;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{CallState, Journal, JournalEntry, JournalResult, process_owner};
-use crate::verify::{self, Verifier};
+use crate::machine::{Finish, Lookup, Settle, SettleCommand, Setup};
+use crate::verify::{self, Reading, ResolvedRead, Verifier};
 use crate::{
-    Action, HttpReconciler, HttpTransport, Policy, ReconcileRequest, Reconciler, Reconciliation,
-    Situation, StopReason, Target, TargetAllowlist, TargetUrl, Traits, Transport, VerifySpec,
-    WriteAnswer, check_header,
+    Backoff, Clock, ExecutorConfig, HttpReconciler, HttpTransport, Limits, ReconcileRequest,
+    Reconciler, Reconciliation, SystemClock, Target, TargetAllowlist, TargetUrl, Traits, Transport,
+    VerifyResult, VerifySpec, check_header,
 };
-
-/// How many times a pending write is looked up before it is left unknown.
-const PENDING_LOOKUPS: u32 = 10;
 
 /// How long one verification read may take, unless told otherwise.
 const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,9 +35,11 @@ pub struct Settlement {
     pub note: String,
 }
 
-/// How to settle calls: the lease to take them with, and what a
-/// verification read needs that the journal never keeps — the credentials
-/// headers, the MCP server of a tool read, the targets it may reach.
+/// How to settle calls: the lease to take them with (settling one ends
+/// within it), the limits its lookups keep (the executor's: lookups of a
+/// pending write, the longest wait, the backoff), the clock it waits on, and
+/// what a verification read needs that the journal never keeps — the
+/// credentials headers, the MCP server of a tool read, the targets it may reach.
 ///
 /// ```
 /// use std::time::Duration;
@@ -58,6 +57,9 @@ pub struct SettleOptions {
     tool_transport: Option<Arc<dyn Transport>>,
     allowlist: Option<Arc<TargetAllowlist>>,
     read_timeout: Duration,
+    limits: Limits,
+    backoff_base: Duration,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for SettleOptions {
@@ -68,21 +70,43 @@ impl std::fmt::Debug for SettleOptions {
             .field("headers", &names)
             .field("tool_transport", &self.tool_transport.is_some())
             .field("read_timeout", &self.read_timeout)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
 
 impl SettleOptions {
     /// Takes each call over with a lease of `lease`; no headers, HTTP reads
-    /// only, 10 s per read.
+    /// only, 10 s per read, the default executor's limits and backoff, real time.
     pub fn new(lease: Duration) -> Self {
+        let config = ExecutorConfig::default();
         Self {
             lease,
             headers: Vec::new(),
             tool_transport: None,
             allowlist: None,
             read_timeout: DEFAULT_READ_TIMEOUT,
+            limits: config.limits,
+            backoff_base: config.backoff_base,
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Settles as an executor configured with `config` runs: its lease, its
+    /// limits (how often and how long a pending write is looked up) and its
+    /// backoff.
+    pub fn from_config(config: &ExecutorConfig) -> Self {
+        let mut options = Self::new(config.lease);
+        options.limits = config.limits;
+        options.backoff_base = config.backoff_base;
+        options
+    }
+
+    /// Waits between lookups on `clock` (a [`ManualClock`](crate::ManualClock) in tests).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Sends `name: value` with every verification read (the credentials the
@@ -182,124 +206,194 @@ pub async fn settle_with(
     })
 }
 
-/// What a journaled call's verification or lookup says it became.
-async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> (CallState, String) {
-    if entry.attempts == 0 {
-        return (CallState::Failed, "never dispatched".to_owned());
-    }
-    if let Some(spec) = &entry.verification {
-        return read_back(entry, spec, options).await;
-    }
-    let Some(template) = &entry.reconcile else {
-        let key = entry.idempotency_key.as_deref().unwrap_or("none");
-        return (
-            CallState::Unknown,
-            format!("no verification or reconcile lookup configured; check by hand (key {key})"),
-        );
-    };
-    let mut reconciler = match HttpReconciler::new(template.clone()) {
-        Ok(r) => r,
-        Err(e) => return (CallState::Unknown, e.to_string()),
-    };
-    if let Some(allowlist) = &options.allowlist {
-        reconciler = reconciler.with_allowlist(Arc::clone(allowlist));
-    }
-    let target = match Target::parse(&entry.target) {
-        Ok(t) => t,
-        Err(e) => return (CallState::Unknown, e.to_string()),
-    };
-    for _ in 0..PENDING_LOOKUPS {
-        let request = ReconcileRequest {
-            target: &target,
-            idempotency_key: entry.idempotency_key.as_deref(),
-            operation_id: entry.operation_id.as_deref(),
-            payload: &entry.payload,
-        };
-        match reconciler.reconcile(request).await {
-            Reconciliation::Committed(_) => return (CallState::Succeeded, "committed".to_owned()),
-            Reconciliation::NotCommitted => {
-                return (
-                    CallState::Failed,
-                    "not committed; nothing was written".to_owned(),
-                );
-            }
-            Reconciliation::Pending { wait } => {
-                let wait = wait
-                    .unwrap_or(Duration::from_millis(500))
-                    .min(Duration::from_secs(5));
-                tokio::time::sleep(wait).await;
-            }
-            Reconciliation::Unknown(why) => return (CallState::Unknown, why),
-        }
-    }
-    (CallState::Unknown, "still pending".to_owned())
+/// How a journaled call's open outcome can be found out: a read of its
+/// effect, a lookup by its key, or nothing (with why).
+enum Means {
+    Read {
+        transport: Arc<dyn Transport>,
+        read: ResolvedRead,
+    },
+    Lookup {
+        reconciler: HttpReconciler,
+        target: Target,
+    },
+    /// The journaled verification cannot be read: it cannot tell.
+    BrokenRead(String),
+    /// The journaled lookup cannot be made: it cannot tell.
+    BrokenLookup(String),
+    Nothing,
 }
 
-/// Reads the journaled call's effect back once; the policy decides, as
-/// after an unknown outcome with no resend allowed (a settler never writes).
-async fn read_back(
+impl Means {
+    fn of(entry: &JournalEntry, options: &SettleOptions) -> Self {
+        if let Some(spec) = &entry.verification {
+            return match resolve_read(entry, spec, options) {
+                Ok((transport, read)) => Self::Read { transport, read },
+                Err(why) => Self::BrokenRead(why),
+            };
+        }
+        let Some(template) = &entry.reconcile else {
+            return Self::Nothing;
+        };
+        let reconciler = match HttpReconciler::new(template.clone()) {
+            Ok(r) => r,
+            Err(e) => return Self::BrokenLookup(e.to_string()),
+        };
+        let reconciler = match &options.allowlist {
+            Some(allowlist) => reconciler.with_allowlist(Arc::clone(allowlist)),
+            None => reconciler,
+        };
+        match Target::parse(&entry.target) {
+            Ok(target) => Self::Lookup { reconciler, target },
+            Err(e) => Self::BrokenLookup(e.to_string()),
+        }
+    }
+
+    fn lookup(&self) -> Lookup {
+        match self {
+            Self::Read { .. } | Self::BrokenRead(_) => Lookup::ReadBack {
+                before: false,
+                always: false,
+            },
+            Self::Lookup { .. } | Self::BrokenLookup(_) => Lookup::Operation,
+            Self::Nothing => Lookup::None,
+        }
+    }
+}
+
+/// What a journaled call's verification or lookup says it became: the
+/// call's machine decides, as after an unknown outcome — within the
+/// settler's limits, waiting on its clock, its waits for a pending write
+/// ending within the lease it took the call with — and never resends.
+async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> (CallState, String) {
+    let means = Means::of(entry, options);
+    let traits = Traits {
+        idempotent: false,
+        delegated: false,
+    };
+    let setup = Setup::new(options.limits, traits, options.read_timeout)
+        .with_deadline(Some(options.lease))
+        .with_backoff(Backoff::full_jitter(
+            options.backoff_base,
+            options.limits.max_backoff,
+        ))
+        .with_lookup(means.lookup());
+    let clock = &options.clock;
+    let mut settle = Settle::new(setup, entry.attempts > 0);
+    let mut step = settle.start(clock.now());
+    let mut note = None;
+    let finish = loop {
+        step = match step {
+            SettleCommand::LookUp(lookup) => {
+                let found = match &means {
+                    Means::Lookup { reconciler, target } => {
+                        let request = ReconcileRequest {
+                            target,
+                            idempotency_key: entry.idempotency_key.as_deref(),
+                            operation_id: entry.operation_id.as_deref(),
+                            payload: &entry.payload,
+                        };
+                        reconciler.reconcile(request).await
+                    }
+                    Means::BrokenLookup(why) => Reconciliation::Unknown(why.clone()),
+                    _ => Reconciliation::Unknown("no lookup configured".to_owned()),
+                };
+                note = Some(lookup_note(&found));
+                settle.looked_up(lookup, found, clock.now())
+            }
+            SettleCommand::ReadBack(read) => {
+                let reading = match &means {
+                    Means::Read { transport, read } => {
+                        let timeout = options.read_timeout;
+                        verify::read(transport.as_ref(), read, &options.headers, timeout).await
+                    }
+                    Means::BrokenRead(why) => Reading::cannot_tell(why.clone()),
+                    _ => Reading::cannot_tell("no verification declared"),
+                };
+                note = Some(match &means {
+                    Means::BrokenRead(why) => why.clone(),
+                    _ => read_note(&reading),
+                });
+                settle.read_back(read, reading.result, clock.now())
+            }
+            SettleCommand::Wait(wait) => {
+                clock.sleep(wait.duration()).await;
+                settle.waited(wait)
+            }
+            SettleCommand::Finish(finish) => break finish,
+        };
+    };
+    let state = match &finish {
+        Finish::Succeeded(_) => CallState::Succeeded,
+        Finish::Stopped(reason) if reason.leaves_outcome_unknown() => CallState::Unknown,
+        Finish::Stopped(_) => CallState::Failed,
+    };
+    let note = note.unwrap_or_else(|| match (&finish, &means) {
+        (_, Means::Nothing) if entry.attempts > 0 => {
+            let key = entry.idempotency_key.as_deref().unwrap_or("none");
+            format!("no verification or reconcile lookup configured; check by hand (key {key})")
+        }
+        _ => "never dispatched".to_owned(),
+    });
+    (state, note)
+}
+
+/// What a lookup found, in words.
+fn lookup_note(found: &Reconciliation) -> String {
+    match found {
+        Reconciliation::Committed(_) => "committed".to_owned(),
+        Reconciliation::NotCommitted => "not committed; nothing was written".to_owned(),
+        Reconciliation::Pending { .. } => "still pending".to_owned(),
+        Reconciliation::Unknown(why) => why.clone(),
+    }
+}
+
+/// What a verification read found, in words.
+fn read_note(reading: &Reading) -> String {
+    let detail = reading
+        .detail
+        .as_ref()
+        .map_or(String::new(), |d| format!(" ({d})"));
+    match reading.result {
+        VerifyResult::Holds => "verified: the write's effect is there".to_owned(),
+        VerifyResult::NotHeld => {
+            format!("verification: not committed{detail}; nothing was written")
+        }
+        VerifyResult::CannotTell => format!("verification: cannot tell{detail}"),
+    }
+}
+
+/// The verification read a journaled call declared, ready to send: its
+/// transport, its allowlist check, its arguments from the journaled payload.
+fn resolve_read(
     entry: &JournalEntry,
     spec: &Value,
     options: &SettleOptions,
-) -> (CallState, String) {
-    let unknown = |why: String| (CallState::Unknown, format!("verification: {why}"));
-    let spec: VerifySpec = match serde_json::from_value(spec.clone()) {
-        Ok(spec) => spec,
-        Err(e) => return unknown(format!("the journaled spec is unreadable: {e}")),
-    };
-    let verifier = match Verifier::new(spec, &entry.payload) {
-        Ok(v) => v,
-        Err(e) => return unknown(e.to_string()),
-    };
+) -> Result<(Arc<dyn Transport>, ResolvedRead), String> {
+    let spec: VerifySpec = serde_json::from_value(spec.clone())
+        .map_err(|e| format!("verification: the journaled spec is unreadable: {e}"))?;
+    let verifier = Verifier::new(spec, &entry.payload).map_err(|e| format!("verification: {e}"))?;
     let transport: Arc<dyn Transport> = match (verifier.reads_tool(), &options.tool_transport) {
         (true, Some(transport)) => Arc::clone(transport),
         (true, None) => {
-            return unknown(
-                "it reads an MCP tool; give the server the call wrote to (--mcp-command or --mcp-url)"
+            return Err(
+                "verification: it reads an MCP tool; give the server the call wrote to (--mcp-command or --mcp-url)"
                     .to_owned(),
             );
         }
         (false, _) => match HttpTransport::builder().build() {
             Ok(http) => Arc::new(http),
-            Err(e) => return unknown(e.to_string()),
+            Err(e) => return Err(format!("verification: {e}")),
         },
     };
     if let (Some(allowlist), Some(url)) = (&options.allowlist, verifier.spec().url.as_deref()) {
         let allowed = TargetUrl::parse(url).and_then(|u| allowlist.check_url(&u));
         if let Err(e) = allowed {
-            return unknown(format!("read not sent: {e}"));
+            return Err(format!("verification: read not sent: {e}"));
         }
     }
-    let read = match verifier.resolve(&entry.payload) {
-        Ok(read) => read,
-        Err(why) => return unknown(why),
-    };
-    let reading = verify::read(
-        transport.as_ref(),
-        &read,
-        &options.headers,
-        options.read_timeout,
-    )
-    .await;
-    let no_resend = WriteAnswer::Unknown {
-        permission: RetryPermission::Refused,
-    };
-    let situation = Situation::first_attempt(Traits {
-        idempotent: false,
-        delegated: false,
-    });
-    let detail = reading.detail.map_or(String::new(), |d| format!(" ({d})"));
-    match Policy::default().after_verification(None, reading.result, no_resend, &situation) {
-        Action::Succeed => (
-            CallState::Succeeded,
-            "verified: the write's effect is there".to_owned(),
-        ),
-        Action::Stop {
-            reason: StopReason::NotCommitted,
-        } => (
-            CallState::Failed,
-            format!("verification: not committed{detail}; nothing was written"),
-        ),
-        _ => unknown(format!("cannot tell{detail}")),
-    }
+    let read = verifier
+        .resolve(&entry.payload)
+        .map_err(|why| format!("verification: {why}"))?;
+    Ok((transport, read))
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use recourse_protocol::{CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission};
 
+use super::machine::AfterLookup;
 use super::{Action, StopReason};
 use crate::transport::{TransportFailure, TransportFailureKind};
 use crate::{Reconciliation, WaitCause};
@@ -246,31 +247,37 @@ impl Policy {
     }
 
     /// Decides what follows a lookup of an unknown outcome (rule 3's
-    /// second half): `committed` → succeed; `not committed` → one resend
-    /// with the same key, under rule 4, the retry limit and the deadline;
-    /// `pending` → look again after its wait, within the deadline and the
-    /// lookup limit; anything else → the outcome stays unknown. `permission`
-    /// is the retry permission of the attempt whose outcome is unknown.
+    /// second half): `committed` → succeed with its result; `not committed`
+    /// → one resend with the same key, under rule 4, the retry limit and the
+    /// deadline; `pending` → look again after its wait, within the deadline
+    /// and the lookup limit; anything else → the outcome stays unknown.
+    /// `permission` is the retry permission of the attempt whose outcome is
+    /// unknown.
     pub fn after_lookup(
         &self,
-        found: &Reconciliation,
+        found: Reconciliation,
         permission: RetryPermission,
         situation: &Situation,
-    ) -> Action {
+    ) -> AfterLookup {
         match found {
-            Reconciliation::Committed(_) => Action::Succeed,
-            Reconciliation::NotCommitted => self.resend_not_committed(permission, situation),
+            Reconciliation::Committed(result) => AfterLookup::Succeed(result),
+            Reconciliation::NotCommitted => {
+                match self.resend_not_committed(permission, situation) {
+                    Some(reason) => AfterLookup::Stop(reason),
+                    None => AfterLookup::Resend,
+                }
+            }
             Reconciliation::Pending { wait } => {
                 let wait = wait
                     .unwrap_or(situation.backoff)
                     .min(self.limits.max_backoff);
                 let late = situation.remaining.is_some_and(|left| wait >= left);
                 if late || situation.lookups_used >= self.limits.max_lookups {
-                    return Action::stop(StopReason::OutcomeUnknown);
+                    return AfterLookup::Stop(StopReason::OutcomeUnknown);
                 }
-                Action::Reconcile { wait }
+                AfterLookup::LookAgain { wait }
             }
-            Reconciliation::Unknown(_) => Action::stop(StopReason::OutcomeUnknown),
+            Reconciliation::Unknown(_) => AfterLookup::Stop(StopReason::OutcomeUnknown),
         }
     }
 
@@ -330,6 +337,15 @@ fn hard_stop(status: u16, category: Option<&ErrorCategory>) -> Option<StopReason
 /// Rule 6: statuses worth the same payload again after a wait.
 fn is_transient(status: u16) -> bool {
     matches!(status, 408 | 429 | 500..=599)
+}
+
+/// Whether an answer says the endpoint failed transiently (what its circuit
+/// breaker counts): a transient status, or a transport failure a resend can help.
+pub(super) fn is_transient_observation(observation: Observation<'_>) -> bool {
+    match observation {
+        Observation::Response(r) => !r.success && r.routing_status().is_some_and(is_transient),
+        Observation::Transport(t) => t.kind.is_transient(),
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@
 mod action;
 mod decide;
 mod kind;
+pub mod machine;
 mod verify;
 
 pub use action::{Action, StopReason};

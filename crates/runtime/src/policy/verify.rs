@@ -9,13 +9,11 @@
 //! write but not before is the write's own; one present both times was there
 //! already; one absent after the write says it did not happen.
 
-use std::time::Duration;
-
 use recourse_protocol::RetryPermission;
 use serde::Serialize;
 
-use super::{Action, Policy, Situation, StopReason};
-use crate::WaitCause;
+use super::machine::{AfterRead, Success};
+use super::{Policy, Situation, StopReason};
 
 /// What one verification read found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -129,48 +127,54 @@ impl Policy {
         after: VerifyResult,
         answer: WriteAnswer,
         situation: &Situation,
-    ) -> Action {
+    ) -> AfterRead {
+        let from = match answer {
+            WriteAnswer::Succeeded => Success::Answered,
+            WriteAnswer::Unknown { .. } => Success::ReadBack,
+        };
         match (Verification::of(before, after, answer), answer) {
-            (Verification::Verified | Verification::AlreadyApplied, _) => Action::Succeed,
-            (Verification::NotApplied, _) => Action::stop(StopReason::NotApplied),
-            (Verification::CannotTell, WriteAnswer::Succeeded) => Action::Succeed,
+            (Verification::Verified | Verification::AlreadyApplied, _) => AfterRead::Succeed(from),
+            (Verification::NotApplied, _) => AfterRead::Stop(StopReason::NotApplied),
+            (Verification::CannotTell, WriteAnswer::Succeeded) => AfterRead::Succeed(from),
             (Verification::CannotTell, WriteAnswer::Unknown { .. }) => {
-                Action::stop(StopReason::OutcomeUnknown)
+                AfterRead::Stop(StopReason::OutcomeUnknown)
             }
             (Verification::NotCommitted, WriteAnswer::Unknown { permission }) => {
-                self.resend_not_committed(permission, situation)
+                match self.resend_not_committed(permission, situation) {
+                    Some(reason) => AfterRead::Stop(reason),
+                    None => AfterRead::Resend,
+                }
             }
             (Verification::NotCommitted, WriteAnswer::Succeeded) => {
-                Action::stop(StopReason::NotApplied)
+                AfterRead::Stop(StopReason::NotApplied)
             }
         }
     }
 
-    /// One resend of a write found not committed, with the same key, under
-    /// rule 4, the retry limit and the deadline.
+    /// Whether a write found not committed may be resent once, with the
+    /// same key: the reason it may not (rule 4, the retry limit, the
+    /// deadline), or `None` when it may.
     pub(super) fn resend_not_committed(
         &self,
         permission: RetryPermission,
         situation: &Situation,
-    ) -> Action {
-        let reason = if permission == RetryPermission::Refused {
-            StopReason::NotCommitted
+    ) -> Option<StopReason> {
+        if permission == RetryPermission::Refused {
+            Some(StopReason::NotCommitted)
         } else if situation.retries_used >= self.limits.max_retries {
-            StopReason::RetriesExhausted
+            Some(StopReason::RetriesExhausted)
         } else if situation.remaining.is_some_and(|left| left.is_zero()) {
-            StopReason::DeadlineExceeded
+            Some(StopReason::DeadlineExceeded)
         } else {
-            return Action::RetrySame {
-                wait: Duration::ZERO,
-                cause: WaitCause::Backoff,
-            };
-        };
-        Action::stop(reason)
+            None
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::{Limits, Traits};
 
@@ -186,19 +190,18 @@ mod tests {
         })
     }
 
-    fn after(before: Option<VerifyResult>, now: VerifyResult, answer: WriteAnswer) -> Action {
+    fn after(before: Option<VerifyResult>, now: VerifyResult, answer: WriteAnswer) -> AfterRead {
         Policy::default().after_verification(before, now, answer, &write())
     }
 
-    const RESEND: Action = Action::RetrySame {
-        wait: Duration::ZERO,
-        cause: WaitCause::Backoff,
-    };
+    const RESEND: AfterRead = AfterRead::Resend;
+    const COMMITTED: AfterRead = AfterRead::Succeed(Success::ReadBack);
+    const KEPT: AfterRead = AfterRead::Succeed(Success::Answered);
 
     #[test]
     fn an_unknown_outcome_whose_effect_appeared_is_committed() {
         for before in [Some(NotHeld), Some(CannotTell), None] {
-            assert_eq!(after(before, Holds, UNKNOWN), Action::Succeed);
+            assert_eq!(after(before, Holds, UNKNOWN), COMMITTED);
             assert_eq!(
                 Verification::of(before, Holds, UNKNOWN),
                 Verification::Verified
@@ -208,7 +211,7 @@ mod tests {
 
     #[test]
     fn an_effect_present_before_and_after_is_already_applied() {
-        assert_eq!(after(Some(Holds), Holds, UNKNOWN), Action::Succeed);
+        assert_eq!(after(Some(Holds), Holds, UNKNOWN), COMMITTED);
         assert_eq!(
             Verification::of(Some(Holds), Holds, UNKNOWN),
             Verification::AlreadyApplied
@@ -233,7 +236,7 @@ mod tests {
         };
         assert_eq!(
             after(None, NotHeld, refused),
-            Action::stop(StopReason::NotCommitted)
+            AfterRead::Stop(StopReason::NotCommitted)
         );
         let spent = Situation {
             retries_used: 3,
@@ -242,7 +245,7 @@ mod tests {
         let policy = Policy::new(Limits::default());
         assert_eq!(
             policy.after_verification(None, NotHeld, UNKNOWN, &spent),
-            Action::stop(StopReason::RetriesExhausted)
+            AfterRead::Stop(StopReason::RetriesExhausted)
         );
         let late = Situation {
             remaining: Some(Duration::ZERO),
@@ -250,7 +253,7 @@ mod tests {
         };
         assert_eq!(
             policy.after_verification(None, NotHeld, UNKNOWN, &late),
-            Action::stop(StopReason::DeadlineExceeded)
+            AfterRead::Stop(StopReason::DeadlineExceeded)
         );
     }
 
@@ -259,7 +262,7 @@ mod tests {
         for before in [Some(Holds), Some(NotHeld), Some(CannotTell), None] {
             assert_eq!(
                 after(before, CannotTell, UNKNOWN),
-                Action::stop(StopReason::OutcomeUnknown)
+                AfterRead::Stop(StopReason::OutcomeUnknown)
             );
         }
     }
@@ -268,7 +271,7 @@ mod tests {
     fn an_effect_that_vanished_during_an_unknown_write_is_ambiguous() {
         assert_eq!(
             after(Some(Holds), NotHeld, UNKNOWN),
-            Action::stop(StopReason::OutcomeUnknown)
+            AfterRead::Stop(StopReason::OutcomeUnknown)
         );
         assert_eq!(
             Verification::of(Some(Holds), NotHeld, UNKNOWN),
@@ -281,7 +284,7 @@ mod tests {
         for before in [Some(Holds), Some(NotHeld), None] {
             assert_eq!(
                 after(before, NotHeld, WriteAnswer::Succeeded),
-                Action::stop(StopReason::NotApplied)
+                AfterRead::Stop(StopReason::NotApplied)
             );
             assert_eq!(
                 Verification::of(before, NotHeld, WriteAnswer::Succeeded),
@@ -292,14 +295,8 @@ mod tests {
 
     #[test]
     fn a_success_is_kept_when_it_holds_or_the_read_cannot_tell() {
-        assert_eq!(
-            after(Some(NotHeld), Holds, WriteAnswer::Succeeded),
-            Action::Succeed
-        );
-        assert_eq!(
-            after(None, CannotTell, WriteAnswer::Succeeded),
-            Action::Succeed
-        );
+        assert_eq!(after(Some(NotHeld), Holds, WriteAnswer::Succeeded), KEPT);
+        assert_eq!(after(None, CannotTell, WriteAnswer::Succeeded), KEPT);
         assert_eq!(
             Verification::of(None, CannotTell, WriteAnswer::Succeeded),
             Verification::CannotTell

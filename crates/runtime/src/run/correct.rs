@@ -1,20 +1,22 @@
-//! The `Correct` action: ask the corrector, and gate what it proposes.
+//! The `Correct` command: ask the corrector, and gate what it proposes.
 
 use recourse_protocol::{ToolError, redact};
 use serde_json::Value;
 use tracing::{Instrument, Span};
 
-use super::{Flow, Run, span};
+use super::{Run, span};
 use crate::correction::{Rejection, gate};
+use crate::machine::Corrected;
 use crate::{
-    Admitted, Correction, CorrectionLayer, CorrectionRequest, Event, LayerVerdict, StopReason,
-    TokenUsage, Verdict,
+    Admitted, Correction, CorrectionLayer, CorrectionRequest, Event, LayerVerdict, TokenUsage,
+    Verdict,
 };
 
 impl Run<'_> {
-    pub(super) async fn correct(&mut self) -> Flow {
+    /// Correction `n` of the call: what the corrector proposed, past the gate.
+    pub(super) async fn correct(&mut self, n: u32) -> Corrected {
         let Some(corrector) = self.exec.corrector.clone() else {
-            return Flow::Done(self.stopped(StopReason::NoCorrector));
+            return Corrected::CannotFix;
         };
         let error = self
             .last_error
@@ -27,13 +29,12 @@ impl Run<'_> {
             protected: &self.protected,
             schema: self.call.schema.as_ref(),
             intent: self.call.intent.as_deref(),
-            attempt: self.corrections + 1,
+            attempt: n,
         };
-        let span = span::correction(self.corrections + 1);
+        let span = span::correction(n);
         let asked_at = self.exec.clock.now();
         let correction = corrector.correct(request).instrument(span.clone()).await;
         let took = self.exec.clock.now().saturating_duration_since(asked_at);
-        self.corrections += 1;
         let (llm_calls, tokens) = correction.spent();
         self.spend(llm_calls, tokens, took);
         span.record("recourse.llm_calls", crate::run::span::int(llm_calls));
@@ -60,7 +61,7 @@ impl Run<'_> {
             Correction::CannotFix { tried, .. } => {
                 self.verdicts(tried);
                 span.record("recourse.verdict", Verdict::CannotFix.as_str());
-                Flow::Done(self.stopped(StopReason::CannotFix))
+                Corrected::CannotFix
             }
         }
     }
@@ -90,7 +91,7 @@ impl Run<'_> {
         layer: CorrectionLayer,
         reason: &str,
         span: &Span,
-    ) -> Flow {
+    ) -> Corrected {
         match self.gate(candidate) {
             Ok(admitted) => {
                 span.record("recourse.verdict", Verdict::Fixed.as_str());
@@ -102,7 +103,9 @@ impl Run<'_> {
                 self.payload = admitted.payload;
                 self.source = layer.into();
                 self.coerced(admitted.changes);
-                Flow::Next
+                Corrected::Accepted {
+                    mutable_inputs: self.protected.has_mutable_inputs(&self.payload),
+                }
             }
             Err(rejection) => {
                 let verdict = Verdict::RejectedByGate {
@@ -115,7 +118,7 @@ impl Run<'_> {
                     verdict,
                     reason: rejection.detail,
                 });
-                Flow::Done(self.stopped(StopReason::CannotFix))
+                Corrected::CannotFix
             }
         }
     }

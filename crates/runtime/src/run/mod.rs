@@ -1,10 +1,11 @@
 //! The executor loop: one logical call, from admission to outcome.
 //!
 //! This is the only place that sends, sleeps, or asks a corrector or
-//! reconciler. Each turn dispatches the admitted payload, parses what came
-//! back, asks the pure [`Policy`](crate::Policy), and carries out its action —
-//! and only its action: what to do after a lookup, how long an attempt may
-//! take before the deadline, whether to resend, all come from the policy.
+//! reconciler — and it decides nothing: the call's
+//! [`CallMachine`](crate::machine::CallMachine) says what to do next, and the
+//! loop does it and tells the machine what happened. Whether to resend, how
+//! long an attempt may take, what follows a lookup, a spent budget or an open
+//! breaker, all come from the machine.
 
 use std::time::{Duration, Instant};
 
@@ -22,18 +23,21 @@ mod resilience;
 pub(crate) mod span;
 mod verify;
 
+use crate::machine::{
+    Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, Resend, Setup, Success,
+    Verdict,
+};
 use crate::record::millis;
 use crate::transport::{Delivery, Request, TransportFailure};
 use crate::{
     Action, AttemptRecord, AttemptResult, Backoff, Call, CallReport, CoercionChange,
-    EndpointHealth, Event, Evidence, Executor, Idempotency, Observation, Outcome, PayloadSource,
-    Policy, Protected, Situation, StopReason, TokenUsage, Traits, Verification, VerifyResult,
-    WaitCause, WriteAnswer, is_unknown_outcome,
+    EndpointHealth, Event, Evidence, Executor, Idempotency, Limits, Observation, Outcome,
+    PayloadSource, Protected, TokenUsage, Traits, Verification, VerifyResult, WaitCause,
 };
 
 pub(crate) struct Run<'e> {
     exec: &'e Executor,
-    policy: Policy,
+    limits: Limits,
     deadline: Option<Duration>,
     call_id: String,
     call: Call,
@@ -41,16 +45,13 @@ pub(crate) struct Run<'e> {
     protected: Protected,
     idempotency: Idempotency,
     key: Option<String>,
-    backoff: Backoff,
+    /// Drawn from for waits: seeded per call from the executor.
+    backoff: Option<Backoff>,
     started: Instant,
     payload: Value,
     source: PayloadSource,
-    retries: u32,
-    corrections: u32,
-    lookups: u32,
     last_error: Option<ToolError>,
     last_data: Option<ToolData>,
-    last_permission: RetryPermission,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
     /// Events that belong to the next attempt (its payload's coercion, the journal).
@@ -69,14 +70,8 @@ pub(crate) struct Run<'e> {
     before: Option<Box<(crate::verify::ResolvedRead, VerifyResult)>>,
     /// What the last verification read after the write established.
     verification: Option<Verification>,
-    /// The next success is read back: it answers a resend of a write a
-    /// verification found not committed.
-    verify_next_success: bool,
-}
-
-enum Flow {
-    Next,
-    Done(Outcome),
+    /// The span of the lookups of the current unknown outcome.
+    reconciling: Option<tracing::Span>,
 }
 
 /// A fresh id (a call's, an idempotency key): a UUIDv7, hyphenated, written
@@ -103,7 +98,7 @@ impl<'e> Run<'e> {
             .with_seed(exec.next_jitter_seed());
         Self {
             exec,
-            policy: Policy::new(limits),
+            limits,
             deadline: call.limits.deadline.or(config.deadline),
             call_id: call.call_id.clone().unwrap_or_else(new_id),
             idempotency: call.idempotency,
@@ -113,15 +108,11 @@ impl<'e> Run<'e> {
             call,
             cancel,
             key: None,
-            backoff,
+            backoff: Some(backoff),
             started: exec.clock.now(),
             source: PayloadSource::Caller,
-            retries: 0,
-            corrections: 0,
-            lookups: 0,
             last_error: None,
             last_data: None,
-            last_permission: RetryPermission::Unspecified,
             operation_id: None,
             attempts: Vec::new(),
             upcoming: Vec::new(),
@@ -133,7 +124,7 @@ impl<'e> Run<'e> {
             ended: None,
             before: None,
             verification: None,
-            verify_next_success: false,
+            reconciling: None,
         }
     }
 
@@ -184,27 +175,84 @@ impl<'e> Run<'e> {
         }
     }
 
+    /// Sets the call up, then carries out what its machine says until it finishes.
     async fn drive(&mut self) -> Outcome {
         self.resolve_idempotency().await;
+        let mut machine = CallMachine::new(self.setup());
         if let Err(e) = self.journal_call().await {
-            self.last_error = Some(ToolError::service_error(
-                "JOURNAL_UNAVAILABLE",
-                e.to_string(),
-            ));
-            return self.stopped(StopReason::JournalUnavailable);
+            self.journal_failed(&e);
+            return self.finished(machine.journal_failed());
         }
         self.deposit().await;
         self.admit_payload();
-        self.verify_before().await;
+        machine.set_mutable_inputs(self.protected.has_mutable_inputs(&self.payload));
+        let mut command = machine.start(self.started);
         loop {
-            if self.cancel.is_cancelled() {
-                return self.stopped(StopReason::Cancelled);
-            }
-            match self.attempt().await {
-                Flow::Next => {}
-                Flow::Done(outcome) => return outcome,
-            }
+            command = match command {
+                Command::ReadBefore(read) => {
+                    let timeout = machine.read_timeout(self.exec.clock.now());
+                    self.verify_before(timeout).await;
+                    machine.read_before(read)
+                }
+                Command::Admit(_) if self.cancel.is_cancelled() => {
+                    Command::Finish(machine.cancelled())
+                }
+                Command::Admit(admit) => {
+                    let admitted = self.admit().await;
+                    if !admitted {
+                        self.last_error.get_or_insert_with(|| {
+                            ToolError::service_error(
+                                "CIRCUIT_OPEN",
+                                "circuit breaker open; not dispatched",
+                            )
+                            .retryable(true)
+                        });
+                    }
+                    machine.admitted(admit, admitted, self.exec.clock.now())
+                }
+                Command::Dispatch(dispatch) => self.attempt(&mut machine, dispatch).await,
+                Command::Wait(wait) => {
+                    if self.wait(wait.duration(), wait.cause()).await {
+                        machine.waited(wait)
+                    } else {
+                        Command::Finish(machine.cancelled())
+                    }
+                }
+                Command::Correct(correct) => {
+                    let corrected = self.correct(correct.n()).await;
+                    machine.corrected(correct, corrected)
+                }
+                Command::LookUp(lookup) => self.look_up(&mut machine, lookup).await,
+                Command::ReadBack(read) => self.verify_after(&mut machine, read).await,
+                Command::Finish(finish) => return self.finished(finish),
+            };
         }
+    }
+
+    /// What the call's machine starts from: the limits, the traits as now
+    /// known, the deadline, the backoff, and what can correct a payload or
+    /// settle an unknown outcome.
+    fn setup(&mut self) -> Setup {
+        let lookup = match (
+            &self.call.verifier,
+            &self.call.reconciler,
+            &self.exec.reconciler,
+        ) {
+            (Some(verifier), _, _) => Lookup::ReadBack {
+                before: !verifier.after_only(),
+                always: verifier.always(),
+            },
+            (None, Some(_), _) | (None, None, Some(_)) => Lookup::Operation,
+            (None, None, None) => Lookup::None,
+        };
+        let mut setup = Setup::new(self.limits, self.traits(), self.exec.config.request_timeout)
+            .with_deadline(self.deadline)
+            .with_corrector(self.exec.corrector.is_some())
+            .with_lookup(lookup);
+        if let Some(backoff) = self.backoff.take() {
+            setup = setup.with_backoff(backoff);
+        }
+        setup
     }
 
     /// Asks the tool's manifest when neither the caller nor the tool said
@@ -245,29 +293,12 @@ impl<'e> Run<'e> {
         }
     }
 
-    async fn attempt(&mut self) -> Flow {
-        if !self.admit().await {
-            self.last_error.get_or_insert_with(|| {
-                ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
-                    .retryable(true)
-            });
-            return Flow::Done(self.stopped(StopReason::CircuitOpen));
-        }
-        let Some(timeout) = self
-            .policy
-            .attempt_timeout(self.exec.config.request_timeout, self.remaining())
-        else {
-            return Flow::Done(self.stopped(StopReason::DeadlineExceeded));
-        };
-        let n = u32::try_from(self.attempts.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(1);
+    /// Sends attempt `dispatch`, and tells the machine what came back.
+    async fn attempt(&mut self, machine: &mut CallMachine, dispatch: Dispatch) -> Command {
+        let (n, timeout) = (dispatch.attempt(), dispatch.timeout());
         if let Err(e) = self.journal_attempt_start(n).await {
-            self.last_error = Some(ToolError::service_error(
-                "JOURNAL_UNAVAILABLE",
-                e.to_string(),
-            ));
-            return Flow::Done(self.stopped(StopReason::JournalUnavailable));
+            self.journal_failed(&e);
+            return Command::Finish(machine.journal_failed());
         }
         let span = span::attempt(n, millis(timeout));
         let delivery = self.dispatch(timeout).instrument(span.clone()).await;
@@ -288,12 +319,16 @@ impl<'e> Run<'e> {
             Ok(p) => Observation::Response(p),
             Err(t) => Observation::Transport(t),
         };
-        let health = self.observe(observation);
-        self.record_health(health).await;
-        let situation = self.situation();
-        let action = self.policy.decide(observation, &situation);
-        let action = self.gate_retry(action).await;
-        self.record(n, observation, &action, timeout);
+        let answered = machine.answered(dispatch, observation, self.exec.clock.now());
+        self.remember(observation, answered.assessment);
+        self.record_health(if answered.assessment.transient {
+            EndpointHealth::TransientFailure
+        } else {
+            EndpointHealth::Healthy
+        })
+        .await;
+        let decided = self.gated(answered.verdict).await;
+        self.record(n, observation, decided.action(), timeout);
         // A success's data, moved out of the response rather than copied.
         if let Ok(response) = parsed
             && response.success
@@ -304,7 +339,7 @@ impl<'e> Run<'e> {
             span::attempt_decided(&span, record);
         }
         self.journal_attempt_end(n);
-        self.carry_out(action).await
+        machine.follow(decided)
     }
 
     async fn dispatch(&self, timeout: Duration) -> Delivery {
@@ -334,32 +369,21 @@ impl<'e> Run<'e> {
         }
     }
 
-    /// Remembers what the attempt said, and how the endpoint is, for its breaker.
-    fn observe(&mut self, observation: Observation<'_>) -> EndpointHealth {
-        let unknown = is_unknown_outcome(observation, self.traits());
-        let transient = match observation {
-            Observation::Response(r) => {
-                self.remember_response(r, unknown);
-                matches!(r.routing_status(), Some(408 | 429 | 500..=599))
-            }
+    /// Remembers what the attempt said, as the machine assessed it.
+    fn remember(&mut self, observation: Observation<'_>, assessment: Assessment) {
+        match observation {
+            Observation::Response(r) => self.remember_response(r, assessment),
             Observation::Transport(t) => {
                 let code = t.kind.as_str().to_ascii_uppercase();
-                let resendable = !unknown && t.kind.is_transient();
-                self.last_error =
-                    Some(ToolError::service_error(code, redact(&t.message)).retryable(resendable));
-                self.last_permission = RetryPermission::Unspecified;
-                t.kind.is_transient()
+                self.last_error = Some(
+                    ToolError::service_error(code, redact(&t.message))
+                        .retryable(assessment.resendable()),
+                );
             }
-        };
-        if transient {
-            EndpointHealth::TransientFailure
-        } else {
-            EndpointHealth::Healthy
         }
     }
 
-    fn remember_response(&mut self, r: &ParsedResponse, unknown: bool) {
-        self.last_permission = r.permission;
+    fn remember_response(&mut self, r: &ParsedResponse, assessment: Assessment) {
         if r.success {
             // Its data is taken once the attempt is recorded (`attempt`).
             return;
@@ -368,14 +392,20 @@ impl<'e> Run<'e> {
             // The tool did not say; say what recourse made of it, so a call
             // that was resent does not end reading "retryable: false".
             if r.permission == RetryPermission::Unspecified {
-                error.retryable =
-                    !unknown && matches!(r.routing_status(), Some(408 | 429 | 500..=599));
+                error.retryable = assessment.resendable();
             }
             error
         });
         if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
             self.operation_id = Some(op.to_owned());
         }
+    }
+
+    fn journal_failed(&mut self, error: &crate::JournalError) {
+        self.last_error = Some(ToolError::service_error(
+            "JOURNAL_UNAVAILABLE",
+            error.to_string(),
+        ));
     }
 
     fn remaining(&self) -> Option<Duration> {
@@ -387,41 +417,33 @@ impl<'e> Run<'e> {
         self.deadline.map(|d| d.saturating_sub(elapsed))
     }
 
-    fn situation(&mut self) -> Situation {
-        Situation {
-            traits: self.traits(),
-            retries_used: self.retries,
-            corrections_used: self.corrections,
-            lookups_used: self.lookups,
-            backoff: self.backoff.next().unwrap_or_default(),
-            remaining: self.remaining(),
-            corrector_available: self.exec.corrector.is_some(),
-            reconciler_available: self.call.verifier.is_some()
-                || self.call.reconciler.is_some()
-                || self.exec.reconciler.is_some(),
-            verify_success: self.verify_next_success
-                || self.call.verifier.as_ref().is_some_and(|v| v.always()),
-            has_mutable_inputs: self.protected.has_mutable_inputs(&self.payload),
-        }
-    }
-
-    /// A resend also needs a token from the shared budget.
-    async fn gate_retry(&self, action: Action) -> Action {
-        match action {
-            Action::RetrySame { .. } if !self.withdraw().await => {
-                Action::stop(StopReason::RetryBudgetExhausted)
-            }
-            _ => action,
+    /// A decision, once the retry budget has answered when it resends.
+    async fn gated<A: Resend>(&self, verdict: Verdict<A>) -> Decided<A> {
+        match verdict {
+            Verdict::Decided(decided) => decided,
+            Verdict::AskBudget(ask) => ask.answer(self.withdraw().await),
         }
     }
 
     fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action, timeout: Duration) {
-        let (status, transport_error, category, code) = match observation {
-            Observation::Response(r) => (Some(r.status), None, r.category.clone(), r.code.clone()),
+        let (status, transport_error, category, code, permission) = match observation {
+            Observation::Response(r) => (
+                Some(r.status),
+                None,
+                r.category.clone(),
+                r.code.clone(),
+                r.permission,
+            ),
             Observation::Transport(t) => {
                 let mut failure = t.clone();
                 failure.message = redact(&t.message);
-                (t.status, Some(failure), None, None)
+                (
+                    t.status,
+                    Some(failure),
+                    None,
+                    None,
+                    RetryPermission::Unspecified,
+                )
             }
         };
         self.attempts.push(AttemptRecord {
@@ -431,7 +453,7 @@ impl<'e> Run<'e> {
             transport_error,
             category,
             code,
-            retry_permission: self.last_permission,
+            retry_permission: permission,
             action: action.clone(),
             timeout_ms: millis(timeout),
             source: self.source,
@@ -463,29 +485,6 @@ impl<'e> Run<'e> {
         self.upcoming.push(Event::Coerced { changes });
     }
 
-    async fn carry_out(&mut self, action: Action) -> Flow {
-        match action {
-            Action::Succeed => Flow::Done(Outcome::Succeeded {
-                data: self.last_data.take().unwrap_or_default(),
-            }),
-            Action::RetrySame { wait, cause } => {
-                if !self.wait(wait, cause).await {
-                    return Flow::Done(self.stopped(StopReason::Cancelled));
-                }
-                self.retries += 1;
-                Flow::Next
-            }
-            Action::Correct => self.correct().await,
-            Action::Reconcile { .. } if self.call.verifier.is_some() => {
-                let permission = self.last_permission;
-                self.verify_after(WriteAnswer::Unknown { permission }).await
-            }
-            Action::Reconcile { .. } => self.reconcile().await,
-            Action::Verify => self.verify_after(WriteAnswer::Succeeded).await,
-            Action::Stop { reason } => Flow::Done(self.stopped(reason)),
-        }
-    }
-
     /// Waits on the executor's clock and records it; `false` if cancelled first.
     async fn wait(&mut self, wait: Duration, cause: WaitCause) -> bool {
         if wait.is_zero() {
@@ -504,12 +503,24 @@ impl<'e> Run<'e> {
         slept
     }
 
-    fn stopped(&self, reason: StopReason) -> Outcome {
-        let error = self.last_error.clone();
-        if reason.leaves_outcome_unknown() {
-            Outcome::Unknown { error, reason }
-        } else {
-            Outcome::Failed { error, reason }
+    /// The call's outcome, as the machine finished it.
+    fn finished(&mut self, finish: Finish) -> Outcome {
+        self.reconciling = None;
+        match finish {
+            Finish::Succeeded(Success::Answered | Success::ReadBack) => Outcome::Succeeded {
+                data: self.last_data.take().unwrap_or_default(),
+            },
+            Finish::Succeeded(Success::Committed(result)) => Outcome::Succeeded {
+                data: result.into(),
+            },
+            Finish::Stopped(reason) => {
+                let error = self.last_error.clone();
+                if reason.leaves_outcome_unknown() {
+                    Outcome::Unknown { error, reason }
+                } else {
+                    Outcome::Failed { error, reason }
+                }
+            }
         }
     }
 }

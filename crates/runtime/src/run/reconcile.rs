@@ -1,86 +1,56 @@
-//! The `Reconcile` action: look up a write whose outcome is unknown, never
-//! resend blindly. What follows each lookup is the policy's decision.
+//! The `LookUp` command: look up a write whose outcome is unknown, never
+//! resend blindly. What follows each lookup is the machine's decision.
 
 use recourse_protocol::redact;
-use tracing::{Instrument, Span};
+use tracing::Instrument;
 
-use super::{Flow, Run, span};
-use crate::{
-    Action, Event, LookupResult, Outcome, ReconcileRequest, Reconciler, Reconciliation, StopReason,
-    WaitCause,
-};
+use super::{Run, span};
+use crate::machine::{CallMachine, Command, LookUp};
+use crate::{Event, LookupResult, ReconcileRequest, Reconciliation};
 
 impl Run<'_> {
-    pub(super) async fn reconcile(&mut self) -> Flow {
-        let Some(reconciler) = self
+    /// Lookup `lookup` of the current unknown outcome, under the span of
+    /// its reconciliation (opened by the first lookup, closed when the
+    /// lookups end).
+    pub(super) async fn look_up(&mut self, machine: &mut CallMachine, lookup: LookUp) -> Command {
+        let reconcile = match self.reconciling.take() {
+            Some(span) if lookup.n() > 1 => span,
+            _ => span::reconcile(),
+        };
+        let span = reconcile.in_scope(|| span::lookup(lookup.n()));
+        let found = match self
             .call
             .reconciler
             .clone()
             .or_else(|| self.exec.reconciler.clone())
-        else {
-            return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
+        {
+            Some(reconciler) => {
+                let request = ReconcileRequest {
+                    target: &self.call.target,
+                    idempotency_key: self.key.as_deref(),
+                    operation_id: self.operation_id.as_deref(),
+                    payload: &self.payload,
+                };
+                reconciler.reconcile(request).instrument(span.clone()).await
+            }
+            None => Reconciliation::Unknown("no reconciler".to_owned()),
         };
-        let span = span::reconcile();
-        let flow = self
-            .lookups(reconciler.as_ref(), &span)
-            .instrument(span.clone())
-            .await;
-        span.record("recourse.lookups", crate::run::span::int(self.lookups));
-        flow
-    }
-
-    /// Looks up until the policy's decision after a lookup ends the reconciliation.
-    async fn lookups(&mut self, reconciler: &dyn Reconciler, reconcile: &Span) -> Flow {
-        self.lookups = 0;
-        loop {
-            let request = ReconcileRequest {
-                target: &self.call.target,
-                idempotency_key: self.key.as_deref(),
-                operation_id: self.operation_id.as_deref(),
-                payload: &self.payload,
-            };
-            let lookup = span::lookup(self.lookups + 1);
-            let found = reconciler
-                .reconcile(request)
-                .instrument(lookup.clone())
-                .await;
-            self.lookups += 1;
-            let event = lookup_event(&found);
-            if let Event::Lookup { result, .. } = &event {
-                span::lookup_found(&lookup, *result);
-                reconcile.record("recourse.result", result.as_str());
-            }
-            self.event(event);
-            let situation = self.situation();
-            let decided = self
-                .policy
-                .after_lookup(&found, self.last_permission, &situation);
-            let decided = self.gate_retry(decided).await;
-            span::action(&lookup, &decided);
-            reconcile.record("recourse.action", decided.name());
-            drop(lookup);
-            match decided {
-                Action::Succeed => {
-                    let Reconciliation::Committed(data) = found else {
-                        return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
-                    };
-                    return Flow::Done(Outcome::Succeeded { data: data.into() });
-                }
-                Action::RetrySame { .. } => {
-                    self.retries += 1;
-                    return Flow::Next;
-                }
-                Action::Reconcile { wait } => {
-                    if !self.wait(wait, WaitCause::PendingLookup).await {
-                        return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
-                    }
-                }
-                Action::Correct | Action::Verify => {
-                    return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
-                }
-                Action::Stop { reason } => return Flow::Done(self.stopped(reason)),
-            }
+        let event = lookup_event(&found);
+        if let Event::Lookup { result, .. } = &event {
+            span::lookup_found(&span, *result);
+            reconcile.record("recourse.result", result.as_str());
         }
+        self.event(event);
+        let verdict = machine.looked_up(lookup, found, self.exec.clock.now());
+        let decided = self.gated(verdict).await;
+        span::after_lookup(&span, decided.action());
+        reconcile.record("recourse.action", decided.action().name());
+        reconcile.record("recourse.lookups", span::int(machine.lookups()));
+        let next = machine.follow(decided);
+        if matches!(next, Command::Wait(_)) {
+            self.reconciling = Some(reconcile);
+        }
+        next
     }
 }
 

@@ -17,6 +17,7 @@ use recourse_protocol::{ErrorCategory, redact, truncate_chars};
 use tracing::Span;
 use tracing::field::Empty;
 
+use crate::machine::AfterLookup;
 use crate::{Action, AttemptRecord, Call, CallReport, LookupResult, StopKind, WaitCause};
 
 /// The most characters of a tool-chosen string (code, unknown category) on a span.
@@ -181,6 +182,22 @@ pub(super) fn action(span: &Span, action: &Action) {
             span.record("recourse.reason", reason.code());
         }
         Action::Succeed | Action::Correct | Action::Verify => {}
+    }
+}
+
+/// Records what follows a lookup: the action, the wait before the next
+/// lookup, or the stop reason.
+pub(super) fn after_lookup(span: &Span, after: &AfterLookup) {
+    span.record("recourse.action", after.name());
+    match after {
+        AfterLookup::LookAgain { wait } => {
+            span.record("recourse.wait_ms", int(crate::record::millis(*wait)));
+            span.record("recourse.wait_cause", WaitCause::PendingLookup.as_str());
+        }
+        AfterLookup::Stop(reason) => {
+            span.record("recourse.reason", reason.code());
+        }
+        AfterLookup::Succeed(_) | AfterLookup::Resend => {}
     }
 }
 

@@ -1,26 +1,26 @@
 //! Reading a write's effect back: once before the first dispatch, and after
 //! an unknown outcome (or a success the call reads back). What follows each
-//! read is the policy's decision.
+//! read is the machine's decision.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::{Flow, Run, span};
+use super::{Run, span};
+use crate::machine::{AfterRead, CallMachine, Command, ReadBack, Success};
 use crate::verify::{self, Reading, ResolvedRead};
-use crate::{
-    Action, Event, Outcome, StopReason, Transport, Verification, VerifyPhase, WriteAnswer,
-};
+use crate::{Event, Transport, Verification, VerifyPhase};
 
 impl Run<'_> {
-    /// The read before the first dispatch: was the effect there already?
-    /// Skipped with `after_only`, and when no time is left.
-    pub(super) async fn verify_before(&mut self) {
+    /// The read before the first dispatch, within `timeout`: was the
+    /// effect there already? Skipped when the call is cancelled.
+    pub(super) async fn verify_before(&mut self, timeout: Option<Duration>) {
         let Some(verifier) = self.call.verifier.clone() else {
             return;
         };
-        if verifier.after_only() || self.cancel.is_cancelled() {
+        if self.cancel.is_cancelled() {
             return;
         }
         let read = match verifier.resolve(&self.payload) {
@@ -30,63 +30,47 @@ impl Run<'_> {
                 return;
             }
         };
-        let reading = self.read_back(&read).await;
+        let reading = self.read_back(&read, timeout).await;
         self.note_reading(VerifyPhase::Before, &reading);
         self.before = Some(Box::new((read, reading.result)));
     }
 
-    /// Reads the effect back after the write answered, and does what the
-    /// policy decides.
-    pub(super) async fn verify_after(&mut self, answer: WriteAnswer) -> Flow {
-        let Some(verifier) = self.call.verifier.clone() else {
-            return Flow::Done(self.stopped(StopReason::OutcomeUnknown));
-        };
-        let (reading, before) = match verifier.resolve(&self.payload) {
-            Ok(read) => {
+    /// Reads the effect back after the write answered, and tells the
+    /// machine what the read found.
+    pub(super) async fn verify_after(
+        &mut self,
+        machine: &mut CallMachine,
+        read: ReadBack,
+    ) -> Command {
+        let answer = read.answer();
+        let (reading, before) = match self.call.verifier.clone().map(|v| v.resolve(&self.payload)) {
+            Some(Ok(resolved)) => {
                 // A correction since may have changed what the read asks:
                 // the earlier read then says nothing about this payload.
                 let before = self
                     .before
                     .as_ref()
-                    .filter(|before| before.0 == read)
+                    .filter(|before| before.0 == resolved)
                     .map(|before| before.1);
-                (self.read_back(&read).await, before)
+                let timeout = machine.read_timeout(self.exec.clock.now());
+                (self.read_back(&resolved, timeout).await, before)
             }
-            Err(why) => (Reading::cannot_tell(why), None),
+            Some(Err(why)) => (Reading::cannot_tell(why), None),
+            None => (Reading::cannot_tell("no verification declared"), None),
         };
-        self.lookups += 1;
         self.note_reading(VerifyPhase::After, &reading);
         self.verification = Some(Verification::of(before, reading.result, answer));
-        let situation = self.situation();
-        let decided = self
-            .policy
-            .after_verification(before, reading.result, answer, &situation);
-        match (self.gate_retry(decided).await, answer) {
-            (Action::Succeed, WriteAnswer::Succeeded) => Flow::Done(Outcome::Succeeded {
-                data: self.last_data.take().unwrap_or_default(),
-            }),
-            (Action::Succeed, WriteAnswer::Unknown { .. }) => Flow::Done(Outcome::Succeeded {
-                data: reading.document.unwrap_or(Value::Null).into(),
-            }),
-            (Action::RetrySame { .. }, _) => {
-                self.retries += 1;
-                // The resend's success is read back too.
-                self.verify_next_success = true;
-                Flow::Next
-            }
-            (Action::Stop { reason }, _) => Flow::Done(self.stopped(reason)),
-            (Action::Correct | Action::Reconcile { .. } | Action::Verify, _) => {
-                Flow::Done(self.stopped(StopReason::OutcomeUnknown))
-            }
+        let verdict = machine.read_back(read, before, reading.result, self.exec.clock.now());
+        let decided = self.gated(verdict).await;
+        if let AfterRead::Succeed(Success::ReadBack) = decided.action() {
+            self.last_data = Some(reading.document.unwrap_or(Value::Null).into());
         }
+        machine.follow(decided)
     }
 
-    /// One read, within the attempt timeout and the deadline.
-    async fn read_back(&self, read: &ResolvedRead) -> Reading {
-        let Some(timeout) = self
-            .policy
-            .attempt_timeout(self.exec.config.request_timeout, self.remaining())
-        else {
+    /// One read, within `timeout` (`None`: no time is left before the deadline).
+    async fn read_back(&self, read: &ResolvedRead, timeout: Option<Duration>) -> Reading {
+        let Some(timeout) = timeout else {
             return Reading::cannot_tell("no time left before the deadline");
         };
         let transport: Arc<dyn Transport> = self

@@ -5,6 +5,7 @@ use std::time::Duration;
 use recourse_protocol::{CategoryBasis, ParsedResponse, parse_response};
 
 use super::*;
+use crate::policy::machine::AfterLookup;
 use serde_json::json;
 
 fn envelope(status: u16, category: &str, retryable: Option<bool>) -> ParsedResponse {
@@ -474,8 +475,8 @@ fn oversized_response_stops() {
     );
 }
 
-fn after(found: &Reconciliation, permission: RetryPermission, s: Situation) -> Action {
-    Policy::default().after_lookup(found, permission, &s)
+fn after(found: &Reconciliation, permission: RetryPermission, s: Situation) -> AfterLookup {
+    Policy::default().after_lookup(found.clone(), permission, &s)
 }
 
 #[test]
@@ -483,33 +484,33 @@ fn lookup_committed_succeeds() {
     let found = Reconciliation::Committed(json!({"id": 1}));
     assert_eq!(
         after(&found, RetryPermission::Refused, non_idempotent()),
-        Action::Succeed
+        AfterLookup::Succeed(json!({"id": 1}))
     );
 }
 
 #[test]
 fn lookup_not_committed_resends_once_unless_refused_or_out_of_budget() {
     let found = Reconciliation::NotCommitted;
-    assert!(matches!(
+    assert_eq!(
         after(&found, RetryPermission::Unspecified, non_idempotent()),
-        Action::RetrySame { wait, .. } if wait.is_zero()
-    ));
+        AfterLookup::Resend
+    );
     assert_eq!(
         after(&found, RetryPermission::Refused, non_idempotent()),
-        Action::stop(StopReason::NotCommitted),
+        AfterLookup::Stop(StopReason::NotCommitted),
         "rule 4 holds for the resend after a lookup"
     );
     let mut spent = non_idempotent();
     spent.retries_used = Limits::default().max_retries;
     assert_eq!(
         after(&found, RetryPermission::Allowed, spent),
-        Action::stop(StopReason::RetriesExhausted)
+        AfterLookup::Stop(StopReason::RetriesExhausted)
     );
     let mut late = non_idempotent();
     late.remaining = Some(Duration::ZERO);
     assert_eq!(
         after(&found, RetryPermission::Allowed, late),
-        Action::stop(StopReason::DeadlineExceeded)
+        AfterLookup::Stop(StopReason::DeadlineExceeded)
     );
 }
 
@@ -520,7 +521,7 @@ fn lookup_pending_waits_within_the_deadline_and_the_lookup_limit() {
     };
     assert_eq!(
         after(&found, RetryPermission::Unspecified, non_idempotent()),
-        Action::Reconcile {
+        AfterLookup::LookAgain {
             wait: Duration::from_millis(250)
         }
     );
@@ -528,13 +529,13 @@ fn lookup_pending_waits_within_the_deadline_and_the_lookup_limit() {
     late.remaining = Some(Duration::from_millis(100));
     assert_eq!(
         after(&found, RetryPermission::Unspecified, late),
-        Action::stop(StopReason::OutcomeUnknown)
+        AfterLookup::Stop(StopReason::OutcomeUnknown)
     );
     let mut many = non_idempotent();
     many.lookups_used = Limits::default().max_lookups;
     assert_eq!(
         after(&found, RetryPermission::Unspecified, many),
-        Action::stop(StopReason::OutcomeUnknown)
+        AfterLookup::Stop(StopReason::OutcomeUnknown)
     );
     let mut s = non_idempotent();
     s.backoff = Duration::from_millis(40);
@@ -544,7 +545,7 @@ fn lookup_pending_waits_within_the_deadline_and_the_lookup_limit() {
             RetryPermission::Unspecified,
             s
         ),
-        Action::Reconcile {
+        AfterLookup::LookAgain {
             wait: Duration::from_millis(40)
         },
         "without a server wait, the backoff draw"
@@ -556,7 +557,7 @@ fn lookup_that_cannot_tell_leaves_the_outcome_unknown() {
     let found = Reconciliation::Unknown("lookup answered HTTP 500".to_owned());
     assert_eq!(
         after(&found, RetryPermission::Allowed, non_idempotent()),
-        Action::stop(StopReason::OutcomeUnknown)
+        AfterLookup::Stop(StopReason::OutcomeUnknown)
     );
 }
 
