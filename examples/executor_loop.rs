@@ -17,9 +17,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use recourse::idempotency::Evidence;
+use recourse::record::NextStep;
+use recourse::workflow::{Catalogue, CatalogueEntry};
 use recourse::{
-    Call, CallReport, Catalogue, CatalogueEntry, CorrectionChain, Evidence, Executor,
-    ExecutorConfig, HttpTransport, Method, NextStep, Outcome,
+    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Method, Outcome,
 };
 use recourse_reference_tools::{ToolsConfig, spawn};
 use recourse_test_support::{FakeLlm, Reply, ToolCall};

@@ -19,7 +19,8 @@ use std::future::IntoFuture;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use recourse::{Call, CorrectionChain, Executor, ExecutorConfig, HttpTransport, NextStep};
+use recourse::record::NextStep;
+use recourse::{Call, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{
     Capability, ServerLimits, Success, ToolFailure, ToolJson, ToolResult, ToolServer,

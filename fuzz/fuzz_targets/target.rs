@@ -7,7 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use recourse::{HttpReconciler, TargetAllowlist, TargetErrorKind, TargetPattern, TargetUrl};
+use recourse::HttpReconciler;
+use recourse::target::{TargetAllowlist, TargetErrorKind, TargetPattern, TargetUrl};
 
 fuzz_target!(|input: &[u8]| {
     let text = String::from_utf8_lossy(input);

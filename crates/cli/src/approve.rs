@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 
-use recourse::{Approval, ApprovalRequest, Approver, BoxFuture};
+use recourse::transport::BoxFuture;
+use recourse::workflow::{Approval, ApprovalRequest, Approver};
 use tokio::sync::Mutex;
 
 /// Approves by flag, or by asking on the terminal.

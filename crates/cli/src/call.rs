@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::Args;
+use recourse::correction::Schema;
+use recourse::idempotency::Evidence;
 use recourse::{
-    Action, Call, CallBuilder, CallReport, Evidence, Executor, ExecutorConfig, HttpTransport,
-    Method, Outcome, Schema, Target, Transport, VerifySpec,
+    Action, Call, CallBuilder, CallReport, Executor, ExecutorConfig, HttpTransport, Method,
+    Outcome, Target, Transport, VerifySpec,
 };
 use serde_json::Value;
 
@@ -274,11 +276,11 @@ pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
     let call = call.build()?;
     let mut builder = Executor::standard(transport, config, Arc::new(chain))?;
     if let Some(location) = settings.journal(args.journal.as_deref()) {
-        builder = builder.with_journal(recourse::open_journal(location).await?);
+        builder = builder.with_journal(recourse::journal::open_journal(location).await?);
     }
     let door = Door::of(&call);
     let executor = builder.build();
-    let metrics = Arc::new(recourse::Metrics::default());
+    let metrics = Arc::new(recourse::metrics::Metrics::default());
     crate::telemetry::export_executor_metrics(&metrics, &executor);
     let report = executor.execute(call).await;
     metrics.observe(&report);

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use recourse::{LlmDebugDir, LlmDebugEntry};
+use recourse::correction::{LlmDebugDir, LlmDebugEntry};
 use serde_json::{Value, json};
 
 use crate::settings::Settings;

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use recourse::{
-    Action, Backoff, Observation, Policy, Situation, Traits, TransportFailure,
-    TransportFailureKind, is_unknown_outcome,
-};
+use recourse::backoff::Backoff;
+use recourse::policy::{Observation, Situation, is_unknown_outcome};
+use recourse::transport::{TransportFailure, TransportFailureKind};
+use recourse::{Action, Policy, Traits};
 use recourse_protocol::{ParsedResponse, parse_response, redact};
 use serde_json::{Value, json};
 

@@ -28,7 +28,7 @@ pub(crate) fn header(raw: &str) -> Result<(String, String)> {
     let Some((name, value)) = raw.split_once(':') else {
         bail!("header {raw:?} must look like 'Name: value'");
     };
-    let name = recourse::parse_header_name("--header", name.trim())?;
+    let name = recourse::config::parse_header_name("--header", name.trim())?;
     let value = value.trim();
     if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         bail!("header {name} has a control character in its value");

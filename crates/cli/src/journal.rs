@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use recourse::{
-    CallState, Journal, JournalEntry, ListQuery, SettleOptions, open_journal, settle_with,
+use recourse::Journal;
+use recourse::journal::{
+    CallState, JournalEntry, ListQuery, SettleOptions, open_journal, settle_with,
 };
 use recourse_mcp::{McpTarget, McpTransport};
 use serde_json::Value;

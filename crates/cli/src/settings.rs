@@ -18,7 +18,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use recourse::{ConfigError, CorrectionChain, ExecutorConfig, LlmConfig};
+use recourse::llm::LlmConfig;
+use recourse::{ConfigError, CorrectionChain, ExecutorConfig};
 
 use crate::telemetry::TelemetryConfig;
 

@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use recourse::{
-    Catalogue, Executor, HttpTransport, Plan, SchemaCoercion, StepOutcome, Workflow,
-    WorkflowReport, WorkflowRunner,
-};
+use recourse::correction::SchemaCoercion;
+use recourse::workflow::{Catalogue, Plan, StepOutcome, Workflow, WorkflowReport, WorkflowRunner};
+use recourse::{Executor, HttpTransport};
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::CliApprover;
@@ -23,7 +22,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "catalog", value_name = "URL")]
     catalogs: Vec<String>,
     /// Steps run at once, at most.
-    #[arg(long, default_value_t = recourse::DEFAULT_CONCURRENCY, value_name = "N")]
+    #[arg(long, default_value_t = recourse::workflow::DEFAULT_CONCURRENCY, value_name = "N")]
     concurrency: usize,
     /// Approve every step that asks for approval.
     #[arg(long, conflicts_with = "approve")]
@@ -88,10 +87,10 @@ pub(crate) async fn run(args: &RunArgs, settings: &Settings) -> Result<i32> {
         .with_admission(Arc::new(SchemaCoercion))
         .with_corrector(chain.clone());
     if let Some(location) = settings.journal(args.journal.as_deref()) {
-        builder = builder.with_journal(recourse::open_journal(location).await?);
+        builder = builder.with_journal(recourse::journal::open_journal(location).await?);
     }
     let executor = builder.build();
-    let metrics = Arc::new(recourse::Metrics::default());
+    let metrics = Arc::new(recourse::metrics::Metrics::default());
     crate::telemetry::export_executor_metrics(&metrics, &executor);
     let runner = WorkflowRunner::new(executor)
         .with_correction_chain(chain)

@@ -180,9 +180,9 @@ async fn journal_list_piped_into_head_stops_quietly() {
     // command is still writing when its reader goes.
     let dir = tempdir();
     let db = dir.join("many.db").display().to_string();
-    let journal = recourse::open_journal(&db).await.unwrap();
+    let journal = recourse::journal::open_journal(&db).await.unwrap();
     for i in 0..2000 {
-        let call = recourse::NewCall {
+        let call = recourse::journal::NewCall {
             call_id: format!("call-{i:05}"),
             target: "http://127.0.0.1:9/api/orders/refund".to_owned(),
             capability: None,

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use recourse::{CallState, Journal, SqliteJournal};
+use recourse::Journal;
+use recourse::journal::{CallState, SqliteJournal};
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::Value;
 
@@ -60,7 +61,7 @@ async fn attempts_recorded(journal: &Path) -> u32 {
     let Ok(j) = SqliteJournal::open(journal) else {
         return 0;
     };
-    j.list(&recourse::ListQuery::default())
+    j.list(&recourse::journal::ListQuery::default())
         .await
         .map(|l| l.first().map_or(0, |e| e.attempts))
         .unwrap_or(0)
@@ -86,7 +87,7 @@ async fn a_killed_call_is_in_flight_then_reconciled_without_a_second_write() {
     }
     let key = SqliteJournal::open(&journal)
         .unwrap()
-        .list(&recourse::ListQuery::default())
+        .list(&recourse::journal::ListQuery::default())
         .await
         .unwrap()[0]
         .idempotency_key
@@ -155,7 +156,7 @@ async fn kill_run(kill_after: Duration) -> (usize, usize) {
     let written = tools.exports_committed();
     let entries = match SqliteJournal::open(&journal) {
         Ok(jr) => jr
-            .list(&recourse::ListQuery::default())
+            .list(&recourse::journal::ListQuery::default())
             .await
             .unwrap_or_default(),
         Err(_) => Vec::new(),

@@ -5,9 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{
-    Call, CallReport, Executor, ExecutorConfig, HttpTransport, ManualClock, TransportFailureKind,
-};
+use recourse::transport::TransportFailureKind;
+use recourse::{Call, CallReport, Executor, ExecutorConfig, HttpTransport, ManualClock};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_reference_tools::{Fault, ToolsConfig, spawn};
 use serde_json::{Value, json};

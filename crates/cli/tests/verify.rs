@@ -7,7 +7,8 @@ use std::time::Duration;
 use axum::Json;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use recourse::{Journal, NewCall, SqliteJournal};
+use recourse::Journal;
+use recourse::journal::{NewCall, SqliteJournal};
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// An MCP server could not be configured or reached at setup time.
 ///
-/// Failures *during* a call are data (a [`Delivery`](recourse::Delivery)), not
+/// Failures *during* a call are data (a [`Delivery`](recourse::transport::Delivery)), not
 /// this error; this one means the caller's configuration or the server's
 /// start-up failed, before any tool call was made.
 #[derive(Debug)]

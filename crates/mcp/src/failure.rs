@@ -13,7 +13,7 @@
 //! a 503 is resent, a bare 500 leaves a write unknown, a 404'd session is
 //! replaced and the call sent again, since it did not run.
 
-use recourse::{Delivery, TransportFailure, TransportFailureKind};
+use recourse::transport::{Delivery, TransportFailure, TransportFailureKind};
 use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 

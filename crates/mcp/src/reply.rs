@@ -10,7 +10,7 @@
 //! status a Streamable HTTP server answered without a JSON-RPC message comes
 //! through as that status, so it routes as it would from an HTTP tool.
 
-use recourse::{Delivery, RawResponse, TransportFailure, TransportFailureKind};
+use recourse::transport::{Delivery, RawResponse, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::UNKNOWN_TOOL;
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};

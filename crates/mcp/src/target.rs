@@ -93,13 +93,13 @@ impl McpTarget {
     }
 
     /// A streamable HTTP endpoint, parsed by the WHATWG URL rules (see
-    /// [`TargetUrl`](recourse::TargetUrl)); the normalised URL is the one called.
+    /// [`TargetUrl`](recourse::target::TargetUrl)); the normalised URL is the one called.
     ///
     /// # Errors
     /// A URL that does not parse, carries user info, or is not `http://`
     /// (TLS endpoints are not supported yet).
     pub fn url(url: &str) -> Result<Self, McpSetupError> {
-        let parsed = recourse::TargetUrl::parse(url)
+        let parsed = recourse::target::TargetUrl::parse(url)
             .map_err(|e| McpSetupError::config(format!("the MCP URL: {e}")))?;
         if parsed.url().scheme() == "https" {
             return Err(McpSetupError::config(format!(

@@ -5,14 +5,16 @@
 //! MCP tool annotations (`readOnlyHint`, `idempotentHint`, `destructiveHint`)
 //! are the tool's own declaration of whether a call may be repeated. They
 //! rank below the caller's word and above the default (see
-//! [`recourse::Idempotency`]): `readOnlyHint: true` or `idempotentHint: true`
+//! [`recourse::idempotency::Idempotency`]): `readOnlyHint: true` or `idempotentHint: true`
 //! declare a call idempotent; `idempotentHint: false`, or `destructiveHint:
 //! true` without `idempotentHint: true`, declare it not; a tool without these
 //! hints declares nothing, and an undeclared MCP call is not idempotent — as
 //! the specification's own defaults say. A caller who knows better says so,
 //! and wins either way.
 
-use recourse::{CallBuilder, Evidence, Schema};
+use recourse::CallBuilder;
+use recourse::correction::Schema;
+use recourse::idempotency::Evidence;
 use serde_json::Value;
 
 /// One MCP tool, as the server's `tools/list` described it.
@@ -140,7 +142,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             unannotated.idempotency(),
-            recourse::Idempotency {
+            recourse::idempotency::Idempotency {
                 idempotent: false,
                 from: Evidence::Default
             }

@@ -38,7 +38,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use recourse::{BoxFuture, Delivery, Request, Transport, TransportFailure, TransportFailureKind};
+use recourse::Transport;
+use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, Tool};

@@ -8,7 +8,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Action, StopReason, TransportFailureKind, WaitCause};
+use recourse::record::WaitCause;
+use recourse::transport::TransportFailureKind;
+use recourse::{Action, StopReason};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_protocol::ErrorCategory;
 use support::http_server::McpHttpServer;

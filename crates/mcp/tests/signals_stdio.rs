@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{Action, StopReason, WaitCause};
+use recourse::record::WaitCause;
+use recourse::{Action, StopReason};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_protocol::{ErrorCategory, RetryPermission};
 use recourse_test_support::{FakeLlm, Reply};

@@ -13,9 +13,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use recourse::{
-    Action, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock, PayloadSource,
-};
+use recourse::record::PayloadSource;
+use recourse::{Action, CallReport, CorrectionChain, Executor, ExecutorConfig, ManualClock};
 use recourse_mcp::{McpTarget, McpTransport, UNKNOWN_TOOL};
 use recourse_protocol::ErrorCategory;
 use recourse_test_support::{FakeLlm, Reply, service_var};

@@ -13,9 +13,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use recourse::{
-    Call, CallReport, Event, StopReason, Verification, VerifyPhase, VerifyResult, VerifySpec,
-};
+use recourse::policy::{Verification, VerifyResult};
+use recourse::record::{Event, VerifyPhase};
+use recourse::{Call, CallReport, StopReason, VerifySpec};
 use recourse_mcp::{McpTarget, McpTransport};
 use serde_json::json;
 use support::harness::{self, Test};

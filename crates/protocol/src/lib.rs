@@ -54,6 +54,7 @@ mod parse;
 mod permission;
 mod redact;
 mod response;
+mod timestamp;
 mod wait;
 
 pub use category::{ErrorCategory, http_status_for_category};

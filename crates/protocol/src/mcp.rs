@@ -55,7 +55,7 @@ pub fn tool_failure_meta(
         meta.insert("retryable".to_owned(), Value::Bool(retryable));
     }
     if let Some(when) = retry_not_before {
-        let when = crate::parse::format_rfc3339(when);
+        let when = crate::timestamp::format_rfc3339(when);
         meta.insert("retryNotBefore".to_owned(), Value::String(when));
     }
     Value::Object(meta)

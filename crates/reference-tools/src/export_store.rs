@@ -6,10 +6,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::exports::ExportResult;
 use crate::seeded::mix;
+
+/// A committed export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportResult {
+    /// The operation that wrote it.
+    pub operation_id: String,
+    /// The exported source.
+    pub source_id: String,
+    /// The exported version.
+    pub version: u32,
+    /// The file format.
+    pub format: String,
+    /// The file written.
+    pub file_name: String,
+    /// Its size.
+    pub size_bytes: u64,
+}
 
 /// How many export operations a server remembers: the oldest are forgotten
 /// past it (with their keys), so a flood of writes cannot grow it without bound.

@@ -34,11 +34,11 @@ use axum::http::HeaderMap;
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{Success, ToolFailure, ToolJson, ToolResult};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Shared;
-use crate::export_store::{Begin, Lookup};
+use crate::export_store::{Begin, ExportResult, Lookup};
 
 /// Input of `POST /api/exports`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -60,23 +60,6 @@ pub(crate) struct ExportLookupInput {
     pub(crate) format: String,
     /// Only exports of this version; any version when omitted.
     pub(crate) version: Option<u32>,
-}
-
-/// A committed export.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportResult {
-    /// The operation that wrote it.
-    pub operation_id: String,
-    /// The exported source.
-    pub source_id: String,
-    /// The exported version.
-    pub version: u32,
-    /// The file format.
-    pub format: String,
-    /// The file written.
-    pub file_name: String,
-    /// Its size.
-    pub size_bytes: u64,
 }
 
 /// Latency injected into the write by the `slow` fault (a request extension).

@@ -65,7 +65,7 @@ mod text;
 mod weather;
 
 pub use config::ToolsConfig;
-pub use exports::ExportResult;
+pub use export_store::ExportResult;
 pub use fault::{Fault, FaultKind, FaultParseError, ToolName};
 pub use serve::{RunningTools, SpawnError, router, spawn};
 

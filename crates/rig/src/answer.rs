@@ -20,7 +20,8 @@
 //! [`DoNotRepeat`](NextStep::DoNotRepeat) says so twice over: in the code,
 //! and in capitals at the head of the text.
 
-use recourse::{CallReport, Event, Next, NextStep, Outcome, StopKind, StopReason};
+use recourse::record::{Event, Next, NextStep};
+use recourse::{CallReport, Outcome, StopKind, StopReason};
 use rig_core::message::ToolResultContent;
 use rig_core::tool::{ToolErrorKind, ToolExecutionError, ToolOutput};
 
@@ -48,7 +49,9 @@ pub const DO_NOT_REPEAT_LINE: &str = "DO NOT REPEAT THIS CALL: it may already ha
 /// `provider` for what passes with time, `other` for an unknown outcome).
 ///
 /// ```
-/// use recourse::{CallReport, Evidence, Idempotency, Outcome, StopReason, TokenUsage};
+/// use recourse::{CallReport, Outcome, StopReason};
+/// use recourse::idempotency::{Evidence, Idempotency};
+/// use recourse::record::TokenUsage;
 /// use recourse_protocol::ToolError;
 /// use std::time::Duration;
 ///

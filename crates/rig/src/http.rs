@@ -13,7 +13,8 @@
 
 use std::time::Duration;
 
-use recourse::{Executor, Method, TargetUrl, Url};
+use recourse::target::{TargetUrl, Url};
+use recourse::{Executor, Method};
 use serde_json::Value;
 
 use crate::{RecourseTool, SetupError};

@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
-use recourse::{Next, NextStep};
+use recourse::record::{Next, NextStep};
 use serde_json::{Value, json};
 
 /// The most calls in doubt one tool remembers.
@@ -59,7 +59,7 @@ impl InDoubt {
 }
 
 fn hash(tool: &str, arguments: &Value) -> String {
-    recourse::request_hash(&json!({"tool": tool, "arguments": arguments}))
+    recourse::keyed::request_hash(&json!({"tool": tool, "arguments": arguments}))
 }
 
 #[cfg(test)]

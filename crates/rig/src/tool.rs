@@ -3,9 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use recourse::{
-    Call, CallReport, ConfigError, Evidence, Executor, HttpReconciler, Method, Schema, Target,
-};
+use recourse::correction::Schema;
+use recourse::idempotency::Evidence;
+use recourse::{Call, CallReport, ConfigError, Executor, HttpReconciler, Method, Target};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolErrorKind, ToolExecutionError, ToolOutput};
 use serde_json::{Value, json};

@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use recourse::{
-    BoxFuture, CallReport, CorrectionChain, Delivery, Event, Executor, ExecutorConfig,
-    HttpTransport, NextStep, PayloadSource, Request, Transport, WaitCause,
-};
+use recourse::record::{Event, NextStep, PayloadSource, WaitCause};
+use recourse::transport::{BoxFuture, Delivery, Request};
+use recourse::{CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Transport};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use recourse_rig::{DO_NOT_REPEAT_LINE, RecourseTool, http_tools, mcp_tools};

@@ -10,7 +10,9 @@
 use axum::Router;
 use axum::routing::post;
 use criterion::{Criterion, criterion_group, criterion_main};
-use recourse::{Call, Executor, HttpTransport, InProcessTransport, RawResponse, Schema};
+use recourse::correction::Schema;
+use recourse::transport::RawResponse;
+use recourse::{Call, Executor, HttpTransport, InProcessTransport};
 use serde_json::{Value, json};
 
 /// A loopback tool on its own thread and runtime, so the client side measured

@@ -8,7 +8,7 @@
 //!
 //! # Keys and memory
 //!
-//! Breakers are keyed by [`Target::endpoint`](crate::Target::endpoint): scheme,
+//! Breakers are keyed by [`Target::endpoint`](recourse_core::target::Target::endpoint): scheme,
 //! host, port and path, never userinfo or the query, so a key holds no
 //! credential and `?page=2` shares its endpoint's breaker. Anyone who can name
 //! targets (a gateway's callers) can name endless distinct endpoints, so the
@@ -40,7 +40,8 @@ use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::{Clock, SystemClock};
+use crate::clock::SystemClock;
+use recourse_core::clock::Clock;
 
 /// The most endpoints tracked by default (see [`CircuitBreakers::with_max_endpoints`]).
 const DEFAULT_MAX_ENDPOINTS: usize = 1024;
@@ -250,7 +251,7 @@ impl CircuitBreakers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ManualClock;
+    use recourse_core::clock::ManualClock;
 
     fn breakers() -> (CircuitBreakers, ManualClock) {
         let clock = ManualClock::new();

@@ -18,7 +18,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::{Clock, SystemClock};
+use crate::clock::SystemClock;
+use recourse_core::clock::Clock;
 
 /// One token, allowing for the rounding of repeated fractional deposits
 /// (ten deposits of 0.2 sum to 1.999…).
@@ -29,7 +30,8 @@ const WHOLE: f64 = 1.0 - 1e-9;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use recourse::{ManualClock, RetryBudget};
+/// use recourse::ManualClock;
+/// use recourse::budget::RetryBudget;
 ///
 /// let budget = RetryBudget::with_clock(0.2, 0.0, Duration::from_secs(10), Arc::new(ManualClock::new()));
 /// for _ in 0..10 { budget.deposit(); }        // ten calls earn two resends
@@ -152,7 +154,7 @@ impl RetryBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ManualClock;
+    use recourse_core::clock::ManualClock;
 
     fn budget(ratio: f64, floor: f64) -> (RetryBudget, ManualClock) {
         let clock = ManualClock::new();

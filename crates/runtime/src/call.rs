@@ -5,11 +5,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::schema::Schema;
 use crate::verify::Verifier;
-use crate::{
-    ConfigError, Evidence, Idempotency, Method, Reconciler, Schema, Target, Traits, Transport,
-    VerifySpec, validate_pointer,
-};
+use crate::verify::VerifySpec;
+use recourse_core::config::ConfigError;
+use recourse_core::idempotency::{Evidence, Idempotency};
+use recourse_core::method::Method;
+use recourse_core::policy::Traits;
+use recourse_core::protect::validate_pointer;
+use recourse_core::reconcile::Reconciler;
+use recourse_core::target::Target;
+use recourse_core::transport::Transport;
 
 /// The header a caller's own idempotency key arrives in, unless told otherwise.
 const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
@@ -47,7 +53,7 @@ const RESERVED_HEADERS: [&str; 9] = [
 ///     .build()
 ///     .unwrap();
 /// assert!(!call.traits().idempotent);
-/// assert_eq!(call.idempotency().from, recourse::Evidence::Caller);
+/// assert_eq!(call.idempotency().from, recourse::idempotency::Evidence::Caller);
 /// assert_eq!(call.target().endpoint(), "http://127.0.0.1:8700/api/exports");
 /// assert_eq!(call.idempotency_key(), Some("order-7-export"));
 ///
@@ -105,7 +111,7 @@ impl Call {
     }
 
     /// Starts a call to a target parsed (and checked) already — say, by a
-    /// [`TargetAllowlist`](crate::TargetAllowlist): exactly that is sent.
+    /// [`TargetAllowlist`](recourse_core::allow::TargetAllowlist): exactly that is sent.
     pub fn to(target: Target, payload: Value) -> CallBuilder {
         Self::starting(Aim::Parsed(target), payload)
     }
@@ -383,19 +389,19 @@ impl CallBuilder {
     }
 
     /// Reconciles unknown outcomes by GETting `template` (see
-    /// [`HttpReconciler`](crate::HttpReconciler)); the template is journaled
+    /// [`HttpReconciler`](crate::reconcile::HttpReconciler)); the template is journaled
     /// with the call so a later `journal reconcile` can look it up.
     ///
     /// # Errors
     /// When the template is not a usable URL template.
     pub fn reconcile_url(self, template: impl Into<String>) -> Result<Self, ConfigError> {
-        Ok(self.http_reconciler(crate::HttpReconciler::new(template)?))
+        Ok(self.http_reconciler(crate::reconcile::HttpReconciler::new(template)?))
     }
 
     /// Reconciles unknown outcomes through `reconciler`, journaling its
     /// template with the call.
     #[must_use]
-    pub fn http_reconciler(mut self, reconciler: crate::HttpReconciler) -> Self {
+    pub fn http_reconciler(mut self, reconciler: crate::reconcile::HttpReconciler) -> Self {
         self.call.reconcile_template = Some(reconciler.template().to_owned());
         self.call.reconciler = Some(Arc::new(reconciler));
         self
@@ -623,6 +629,16 @@ pub fn check_header(name: &str, value: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// A fresh id (a call's, an idempotency key): a UUIDv7, hyphenated, written
+/// straight into its string rather than through `Display`'s formatter.
+pub(crate) fn new_id() -> String {
+    let mut buf = uuid::Uuid::encode_buffer();
+    uuid::Uuid::now_v7()
+        .hyphenated()
+        .encode_lower(&mut buf)
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -740,5 +756,17 @@ mod tests {
                 .setting(),
             "method"
         );
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn a_new_id_is_a_hyphenated_lowercase_uuid_v7() {
+        let id = super::new_id();
+        let parsed = uuid::Uuid::parse_str(&id).unwrap();
+        assert_eq!(parsed.get_version_num(), 7);
+        assert_eq!(id, parsed.to_string());
+        assert_ne!(id, super::new_id());
     }
 }

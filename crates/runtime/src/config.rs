@@ -1,41 +1,12 @@
 //! Executor configuration: defaults, builder values, and the environment (the README's *Configuration*).
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::Limits;
+pub use recourse_core::config::{CallField, ConfigError, Setting, parse_bool, parse_header_name};
 
-/// A configuration value that could not be used. Names the setting and says why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    setting: String,
-    problem: String,
-}
-
-impl ConfigError {
-    /// An error about `setting`.
-    pub fn new(setting: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self {
-            setting: setting.into(),
-            problem: problem.into(),
-        }
-    }
-
-    /// The setting (environment variable, flag or field) at fault.
-    pub fn setting(&self) -> &str {
-        &self.setting
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid {}: {}", self.setting, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+use recourse_core::policy::Limits;
 
 /// Everything an executor needs to know, with the defaults the README's
 /// *Configuration* lists.
@@ -183,7 +154,7 @@ const NOT_FOR_KEYS: [&str; 8] = [
 /// `RECOURSE_IDEMPOTENCY_HEADER`: a valid header name that is not reserved.
 fn idempotency_header(value: &str) -> Result<String, ConfigError> {
     let name = parse_header_name("RECOURSE_IDEMPOTENCY_HEADER", value)?;
-    let framing = crate::check_header(&name, "x").is_err();
+    let framing = crate::call::check_header(&name, "x").is_err();
     if framing || NOT_FOR_KEYS.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
         return Err(ConfigError::new(
             "RECOURSE_IDEMPOTENCY_HEADER",
@@ -193,40 +164,6 @@ fn idempotency_header(value: &str) -> Result<String, ConfigError> {
         ));
     }
     Ok(name)
-}
-
-/// Checks an HTTP header name: visible ASCII token characters only.
-///
-/// # Errors
-/// When `value` is empty or holds characters a header name may not.
-pub fn parse_header_name(setting: &str, value: &str) -> Result<String, ConfigError> {
-    let ok = !value.is_empty()
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if ok {
-        Ok(value.to_owned())
-    } else {
-        Err(ConfigError::new(
-            setting,
-            format!("{value:?} is not a valid header name"),
-        ))
-    }
-}
-
-/// Parses a boolean setting: true/false/1/0/yes/no, case-insensitive.
-///
-/// # Errors
-/// Anything else, naming `setting`.
-pub fn parse_bool(setting: &str, value: &str) -> Result<bool, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(ConfigError::new(
-            setting,
-            format!("{value:?} is not a boolean (use true/false/1/0/yes/no)"),
-        )),
-    }
 }
 
 struct Env(HashMap<String, String>);

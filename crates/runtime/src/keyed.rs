@@ -19,10 +19,11 @@ use futures_util::future::Either;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{
-    Call, CallReport, CallState, Claimed, Executor, Journal, JournalEntry, JournalError, KeyClaim,
-    process_owner,
-};
+use crate::call::Call;
+use crate::executor::Executor;
+use crate::journal::process_owner;
+use recourse_core::journal::{CallState, Claimed, Journal, JournalEntry, JournalError, KeyClaim};
+use recourse_core::record::CallReport;
 
 /// What a call under a caller's key came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +52,7 @@ pub enum Keyed {
 
 impl Executor {
     /// Runs `call` once per caller key: with a journal and
-    /// [`idempotency_key`](crate::CallBuilder::idempotency_key), the key is
+    /// [`idempotency_key`](crate::call::CallBuilder::idempotency_key), the key is
     /// claimed first, and a second request with it is answered from the
     /// journal. `request_hash` (see [`request_hash`]) tells the same request
     /// from another under the same key.
@@ -89,7 +90,7 @@ impl Executor {
         mut call: Call,
         request_hash: &str,
     ) -> Result<Keyed, JournalError> {
-        let call_id = call.call_id.clone().unwrap_or_else(crate::run::new_id);
+        let call_id = call.call_id.clone().unwrap_or_else(crate::call::new_id);
         let claim = KeyClaim {
             call_id: call_id.clone(),
             caller_key: key,
@@ -134,10 +135,10 @@ fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
 /// ```
 /// use serde_json::json;
 ///
-/// let a = recourse::request_hash(&json!({"url": "http://h/x", "payload": {"a": 1, "b": [2, 3]}}));
-/// let b = recourse::request_hash(&json!({"payload": {"b": [2, 3], "a": 1}, "url": "http://h/x"}));
+/// let a = recourse::keyed::request_hash(&json!({"url": "http://h/x", "payload": {"a": 1, "b": [2, 3]}}));
+/// let b = recourse::keyed::request_hash(&json!({"payload": {"b": [2, 3], "a": 1}, "url": "http://h/x"}));
 /// assert_eq!(a, b);
-/// assert_ne!(a, recourse::request_hash(&json!({"url": "http://h/x", "payload": {"a": 2}})));
+/// assert_ne!(a, recourse::keyed::request_hash(&json!({"url": "http://h/x", "payload": {"a": 2}})));
 /// assert_eq!(a.len(), 64);
 /// ```
 pub fn request_hash(request: &Value) -> String {

@@ -19,7 +19,10 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 use url::Url;
 
-use crate::{Clock, Method, SystemClock, TargetAllowlist};
+use crate::clock::SystemClock;
+use recourse_core::allow::TargetAllowlist;
+use recourse_core::clock::Clock;
+use recourse_core::method::Method;
 
 /// Where tool servers list their capabilities.
 pub const MANIFEST_PATH: &str = "/api/capabilities";
@@ -40,7 +43,8 @@ const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
 /// Capability manifests by origin, cached.
 ///
 /// ```
-/// use recourse::{CapabilityManifests, Method};
+/// use recourse::Method;
+/// use recourse::manifest::CapabilityManifests;
 /// use serde_json::json;
 ///
 /// let manifests = CapabilityManifests::new();
@@ -363,7 +367,7 @@ fn segments_match(endpoint: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ManualClock;
+    use recourse_core::clock::ManualClock;
     use serde_json::json;
 
     #[test]

@@ -22,7 +22,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::{BreakerState, CallReport, CircuitBreakers, Event, RetryBudget, SharedMode};
+use crate::breaker::{BreakerState, CircuitBreakers};
+use crate::budget::RetryBudget;
+use crate::shared::SharedMode;
+use recourse_core::record::{CallReport, Event};
 
 /// The most breaker series rendered; the rest share one `other` series.
 const MAX_ENDPOINT_SERIES: usize = 100;
@@ -237,7 +240,7 @@ impl MetricSample {
 impl Metrics {
     /// The `recourse_shared_state{state}` gauge: 1 for the mode deciding now
     /// (`shared` or `fallback`), 0 for the other. Hosts with a
-    /// [`SharedState`](crate::SharedState) append it to [`render`](Self::render)'s text.
+    /// [`SharedState`](crate::shared::SharedState) append it to [`render`](Self::render)'s text.
     pub fn render_shared_state(mode: SharedMode) -> String {
         let mut out = String::new();
         render_family(&mut out, &Self::shared_state_family(mode));
@@ -393,18 +396,18 @@ mod tests {
     fn a_report_feeds_calls_attempts_and_model_latency() {
         let report = CallReport {
             call_id: "c".into(),
-            outcome: crate::Outcome::Succeeded {
+            outcome: recourse_core::record::Outcome::Succeeded {
                 data: recourse_protocol::ToolData::null(),
             },
             attempts: Vec::new(),
             http_calls: 2,
             llm_calls: 2,
-            tokens: crate::TokenUsage {
+            tokens: recourse_core::record::TokenUsage {
                 prompt: 300,
                 completion: 40,
             },
             llm_time: std::time::Duration::from_millis(1500),
-            idempotency: crate::Idempotency::decide(None, None, None),
+            idempotency: recourse_core::idempotency::Idempotency::decide(None, None, None),
             idempotency_key: None,
             operation_id: None,
             verification: None,
@@ -459,8 +462,9 @@ mod tests {
 
     #[test]
     fn corrections_are_counted_from_events_whatever_their_words() {
-        use crate::{
-            Action, AttemptRecord, CorrectionLayer, Event, GateRule, PayloadSource, Verdict,
+        use recourse_core::policy::Action;
+        use recourse_core::record::{
+            AttemptRecord, CorrectionLayer, Event, GateRule, PayloadSource, Verdict,
         };
         let correction = |verdict, reason: &str| Event::Correction {
             layer: CorrectionLayer::Llm,
@@ -469,7 +473,7 @@ mod tests {
         };
         let report = |reason: &str| CallReport {
             call_id: "c".into(),
-            outcome: crate::Outcome::Succeeded {
+            outcome: recourse_core::record::Outcome::Succeeded {
                 data: recourse_protocol::ToolData::null(),
             },
             attempts: vec![AttemptRecord {
@@ -495,9 +499,9 @@ mod tests {
             }],
             http_calls: 2,
             llm_calls: 1,
-            tokens: crate::TokenUsage::default(),
+            tokens: recourse_core::record::TokenUsage::default(),
             llm_time: std::time::Duration::ZERO,
-            idempotency: crate::Idempotency::decide(None, None, None),
+            idempotency: recourse_core::idempotency::Idempotency::decide(None, None, None),
             idempotency_key: None,
             operation_id: None,
             verification: None,
@@ -522,7 +526,7 @@ mod tests {
         let breakers = CircuitBreakers::new(
             3,
             std::time::Duration::from_secs(5),
-            std::sync::Arc::new(crate::ManualClock::new()),
+            std::sync::Arc::new(recourse_core::clock::ManualClock::new()),
         );
         for endpoint in endpoints {
             for _ in 0..times {

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, RawResponse, StopReason};
+use recourse::transport::RawResponse;
+use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, StopReason};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -1,6 +1,8 @@
 //! The L2 coercion matrix (protocol §4): what converts, what stays, what is recorded.
 
-use recourse::{Admission, CoercionChange, Protected, Schema, SchemaCoercion};
+use recourse::correction::{Admission, Schema, SchemaCoercion};
+use recourse::protect::Protected;
+use recourse::record::CoercionChange;
 use serde_json::{Value, json};
 
 /// Each change as `pointer: from → to (rule)`.
@@ -375,7 +377,7 @@ fn coercion_says_it_leaves_payloads_unchanged_only_without_a_schema() {
     let schema = Schema::compile(&json!({"type": "object"})).unwrap();
     assert!(SchemaCoercion.leaves_unchanged(None));
     assert!(!SchemaCoercion.leaves_unchanged(Some(&schema)));
-    assert!(recourse::AsIs.leaves_unchanged(Some(&schema)));
+    assert!(recourse::correction::AsIs.leaves_unchanged(Some(&schema)));
 }
 
 /// An admission of a user's own that does not say it leaves payloads
@@ -389,32 +391,33 @@ async fn an_admission_of_ones_own_is_asked_even_without_a_schema() {
             mut payload: Value,
             _: Option<&Schema>,
             _: &Protected,
-        ) -> recourse::Admitted {
+        ) -> recourse::correction::Admitted {
             let from = payload["n"].clone();
             payload["n"] = json!(2);
-            recourse::Admitted {
+            recourse::correction::Admitted {
                 payload,
                 changes: vec![CoercionChange {
                     pointer: "/n".into(),
                     from,
                     to: Some(json!(2)),
-                    rule: recourse::CoercionRule::NumericString,
+                    rule: recourse::record::CoercionRule::NumericString,
                 }],
             }
         }
     }
     let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = std::sync::Arc::clone(&sent);
-    let transport = recourse::InProcessTransport::new(move |request: recourse::Request| {
-        seen.lock().unwrap().push(request.payload.clone());
-        async move {
-            Ok(recourse::RawResponse {
-                status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body: br#"{"success": true, "data": {}}"#.to_vec(),
-            })
-        }
-    });
+    let transport =
+        recourse::InProcessTransport::new(move |request: recourse::transport::Request| {
+            seen.lock().unwrap().push(request.payload.clone());
+            async move {
+                Ok(recourse::transport::RawResponse {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    body: br#"{"success": true, "data": {}}"#.to_vec(),
+                })
+            }
+        });
     let executor = recourse::Executor::builder(transport)
         .with_admission(std::sync::Arc::new(Stamp))
         .build();

@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use recourse::correction::Trajectory;
+use recourse::record::{AttemptRecord, CorrectionLayer, Event, GateRule, PayloadSource, Verdict};
+use recourse::transport::{RawResponse, Request};
 use recourse::{
-    AttemptRecord, Call, CallBuilder, CallReport, CorrectionChain, CorrectionLayer, Event,
-    Executor, ExecutorConfig, GateRule, InProcessTransport, ManualClock, PayloadSource,
-    RawResponse, Request, Trajectory, Verdict,
+    Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig, InProcessTransport,
+    ManualClock,
 };
 use recourse_protocol::{ToolError, ToolResponse};
 use recourse_test_support::{FakeLlm, Reply};
@@ -504,11 +506,14 @@ async fn the_debug_store_keeps_redacted_prompts_and_replies() {
 /// A model that never answers.
 struct Silent;
 
-impl recourse::LanguageModel for Silent {
+impl recourse::llm::LanguageModel for Silent {
     fn complete<'a>(
         &'a self,
-        _request: &'a recourse::CompletionRequest,
-    ) -> recourse::BoxFuture<'a, Result<recourse::Completion, recourse::LlmError>> {
+        _request: &'a recourse::llm::CompletionRequest,
+    ) -> recourse::transport::BoxFuture<
+        'a,
+        Result<recourse::llm::Completion, recourse::llm::LlmError>,
+    > {
         Box::pin(std::future::pending())
     }
 }

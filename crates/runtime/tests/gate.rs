@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use recourse::{
-    BoxFuture, Call, CoercionRule, Correction, CorrectionLayer, CorrectionRequest, Corrector,
-    Event, Executor, GateRule, InProcessTransport, ManualClock, PayloadSource, StopReason, Verdict,
-};
+use recourse::correction::{Correction, CorrectionRequest};
+use recourse::record::{CoercionRule, CorrectionLayer, Event, GateRule, PayloadSource, Verdict};
+use recourse::transport::BoxFuture;
+use recourse::{Call, Corrector, Executor, InProcessTransport, ManualClock, StopReason};
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};
 

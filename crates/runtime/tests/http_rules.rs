@@ -5,9 +5,11 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use recourse::correction::{Correction, CorrectionRequest};
+use recourse::record::{CorrectionLayer, Event, GateRule, Verdict};
 use recourse::{
-    Call, CallBuilder, CallReport, Correction, CorrectionLayer, CorrectionRequest, Corrector,
-    Event, Executor, ExecutorConfig, GateRule, HttpTransport, ManualClock, StopReason, Verdict,
+    Call, CallBuilder, CallReport, Corrector, Executor, ExecutorConfig, HttpTransport, ManualClock,
+    StopReason,
 };
 use serde_json::json;
 use support::{ScriptedServer, Step};
@@ -219,7 +221,10 @@ async fn rule6_retries_stop_at_max_retries() {
 async fn rule7_non_transient_4xx_is_never_resent_unchanged() {
     struct Echo;
     impl Corrector for Echo {
-        fn correct<'a>(&'a self, r: CorrectionRequest<'a>) -> recourse::BoxFuture<'a, Correction> {
+        fn correct<'a>(
+            &'a self,
+            r: CorrectionRequest<'a>,
+        ) -> recourse::transport::BoxFuture<'a, Correction> {
             let payload = r.payload.clone();
             Box::pin(async move { Correction::fixed(CorrectionLayer::Llm, payload, "same again") })
         }
@@ -281,7 +286,7 @@ async fn a_huge_body_after_a_2xx_leaves_a_write_unknown_and_is_never_resent() {
     let failure = attempt.transport_error.as_ref().unwrap();
     assert_eq!(
         failure.kind,
-        recourse::TransportFailureKind::ResponseTooLarge
+        recourse::transport::TransportFailureKind::ResponseTooLarge
     );
     assert_eq!(failure.status, Some(200));
 

@@ -1,6 +1,6 @@
 //! The OpenAI-compatible client against a fake server on loopback.
 
-use recourse::{ChatMessage, CompletionRequest, LanguageModel, LlmConfig, OpenAiCompatible};
+use recourse::llm::{ChatMessage, CompletionRequest, LanguageModel, LlmConfig, OpenAiCompatible};
 use recourse_test_support::{FakeLlm, Reply};
 
 fn ask() -> CompletionRequest {

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse::record::NextStep;
 use recourse::{
     Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport,
-    ManualClock, NextStep, StopKind,
+    ManualClock, StopKind,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::json;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use recourse::{
-    Call, Executor, ExecutorConfig, InProcessTransport, ManualClock, RawResponse, RetryBudget,
-};
+use recourse::budget::RetryBudget;
+use recourse::transport::RawResponse;
+use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, ManualClock};
 use serde_json::json;
 
 const CALLS: u64 = 1_000;

@@ -4,9 +4,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proptest::prelude::*;
+use recourse::correction::{Correction, CorrectionRequest};
+use recourse::record::CorrectionLayer;
+use recourse::transport::{RawResponse, TransportFailure, TransportFailureKind};
 use recourse::{
-    Call, Correction, CorrectionLayer, CorrectionRequest, Corrector, Executor, ExecutorConfig,
-    InProcessTransport, Limits, ManualClock, RawResponse, TransportFailure, TransportFailureKind,
+    Call, Corrector, Executor, ExecutorConfig, InProcessTransport, Limits, ManualClock,
 };
 use serde_json::{Value, json};
 
@@ -87,7 +89,10 @@ fn respond(a: &Answer) -> Result<RawResponse, TransportFailure> {
 struct Meddler;
 
 impl Corrector for Meddler {
-    fn correct<'a>(&'a self, r: CorrectionRequest<'a>) -> recourse::BoxFuture<'a, Correction> {
+    fn correct<'a>(
+        &'a self,
+        r: CorrectionRequest<'a>,
+    ) -> recourse::transport::BoxFuture<'a, Correction> {
         let mut payload = r.payload.clone();
         payload["note"] = json!(format!("try {}", r.attempt));
         if r.attempt.is_multiple_of(2) {
@@ -107,7 +112,7 @@ fn run(script: Vec<Answer>, idempotent: bool, deadline: Duration) -> Outcome {
     let sent = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&sent);
     let script = Arc::new(script);
-    let transport = InProcessTransport::new(move |req: recourse::Request| {
+    let transport = InProcessTransport::new(move |req: recourse::transport::Request| {
         let mut log = log.lock().unwrap();
         let n = log.len();
         log.push(req.payload.clone());

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use recourse::reconcile::{ReconcileRequest, Reconciliation};
+use recourse::record::{Event, LookupResult};
+use recourse::transport::BoxFuture;
 use recourse::{
-    BoxFuture, Call, CallBuilder, CallReport, Event, Executor, HttpReconciler, HttpTransport,
-    LookupResult, ManualClock, ReconcileRequest, Reconciler, Reconciliation, StopReason,
+    Call, CallBuilder, CallReport, Executor, HttpReconciler, HttpTransport, ManualClock,
+    Reconciler, StopReason,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::json;

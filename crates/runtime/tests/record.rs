@@ -4,9 +4,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use recourse::record::{Event, WaitCause};
+use recourse::transport::{RawResponse, TransportFailureKind};
 use recourse::{
-    Call, Event, Executor, ExecutorConfig, HttpTransport, InProcessTransport, ManualClock,
-    RawResponse, StopReason, TransportFailureKind, WaitCause,
+    Call, Executor, ExecutorConfig, HttpTransport, InProcessTransport, ManualClock, StopReason,
 };
 use serde_json::{Value, json};
 
@@ -28,7 +29,7 @@ fn down() -> RawResponse {
 /// A tool that is down for the first `failures` requests of each call (by payload), then answers.
 fn flaky(failures: usize) -> InProcessTransport {
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    InProcessTransport::new(move |request: recourse::Request| {
+    InProcessTransport::new(move |request: recourse::transport::Request| {
         let mut seen = seen.lock().unwrap();
         seen.push(request.payload.clone());
         let n = seen.iter().filter(|p| **p == request.payload).count();
@@ -181,7 +182,7 @@ async fn a_request_that_cannot_be_built_is_never_sent() {
 async fn coercion_is_the_default_admission_and_can_be_turned_off() {
     let sent: Arc<Mutex<Vec<Value>>> = Arc::default();
     let log = Arc::clone(&sent);
-    let transport = InProcessTransport::new(move |request: recourse::Request| {
+    let transport = InProcessTransport::new(move |request: recourse::transport::Request| {
         log.lock().unwrap().push(request.payload.clone());
         async move { Ok(answer(200, json!({"success": true, "data": 1}))) }
     });
@@ -194,7 +195,10 @@ async fn coercion_is_the_default_admission_and_can_be_turned_off() {
     };
     let coercing = Executor::builder(transport.clone()).build();
     let report = coercing.execute(call()).await;
-    assert_eq!(report.attempts[0].source, recourse::PayloadSource::Coercion);
+    assert_eq!(
+        report.attempts[0].source,
+        recourse::record::PayloadSource::Coercion
+    );
     let as_is = Executor::builder(transport).without_coercion().build();
     as_is.execute(call()).await;
     assert_eq!(*sent.lock().unwrap(), [json!({"n": 7}), json!({"n": "7"})]);

@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use recourse::{
-    Call, EndpointHealth, Executor, ExecutorConfig, InProcessTransport, RawResponse,
-    RedisSharedState, SharedMode, SharedState,
-};
+use recourse::shared::{EndpointHealth, RedisSharedState, SharedMode, SharedState};
+use recourse::transport::RawResponse;
+use recourse::{Call, Executor, ExecutorConfig, InProcessTransport};
 use recourse_test_support::{OwnedRedis, redis_ping, service_var};
 use serde_json::json;
 

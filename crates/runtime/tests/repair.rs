@@ -1,6 +1,7 @@
 //! L2.5 deterministic repair: enum near-misses, expected types, suggestions.
 
-use recourse::{Correction, CorrectionRequest, DeterministicRepair, Protected, Schema};
+use recourse::correction::{Correction, CorrectionRequest, DeterministicRepair, Schema};
+use recourse::protect::Protected;
 use recourse_protocol::ToolError;
 use serde_json::{Value, json};
 

@@ -8,10 +8,8 @@ use std::time::Duration;
 use axum::Json;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use recourse::{
-    Call, CallState, Executor, HttpTransport, Journal, ManualClock, NewCall, SettleOptions,
-    SqliteJournal, VerifySpec, settle_with,
-};
+use recourse::journal::{CallState, NewCall, SettleOptions, SqliteJournal, settle_with};
+use recourse::{Call, Executor, HttpTransport, Journal, ManualClock, VerifySpec};
 use recourse_reference_tools::{ToolsConfig, spawn};
 use serde_json::{Value, json};
 
@@ -35,7 +33,7 @@ async fn died(journal: &SqliteJournal, id: &str, target: &str, payload: Value, s
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
-async fn entry(journal: &SqliteJournal, id: &str) -> recourse::JournalEntry {
+async fn entry(journal: &SqliteJournal, id: &str) -> recourse::journal::JournalEntry {
     journal.get(id).await.unwrap().unwrap()
 }
 

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use recourse::{
-    BoxFuture, BreakerState, Call, CircuitBreakers, EndpointHealth, Executor, ExecutorConfig,
-    InProcessTransport, ManualClock, RawResponse, RetryBudget, SharedMode, SharedState,
-    SharedUnavailable,
-};
+use recourse::breaker::{BreakerState, CircuitBreakers};
+use recourse::budget::RetryBudget;
+use recourse::shared::{EndpointHealth, SharedMode, SharedState, SharedUnavailable};
+use recourse::transport::{BoxFuture, RawResponse};
+use recourse::{Call, Executor, ExecutorConfig, InProcessTransport, ManualClock};
 use serde_json::json;
 
 /// A shared state answering from a script; `None` answers are unavailable.

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use recourse::reconcile::{ReconcileRequest, Reconciliation};
+use recourse::transport::{BoxFuture, RawResponse, Request};
 use recourse::{
-    BoxFuture, Call, CorrectionChain, Executor, ExecutorConfig, InProcessTransport, ManualClock,
-    RawResponse, ReconcileRequest, Reconciler, Reconciliation, Request,
+    Call, CorrectionChain, Executor, ExecutorConfig, InProcessTransport, ManualClock, Reconciler,
 };
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};

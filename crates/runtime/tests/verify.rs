@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use axum::Json;
 use axum::http::HeaderMap;
 use axum::routing::post;
+use recourse::policy::{Verification, VerifyResult};
+use recourse::record::{Event, VerifyPhase};
+use recourse::transport::{BoxFuture, Delivery, Request};
 use recourse::{
-    BoxFuture, Call, CallBuilder, CallReport, Delivery, Event, Executor, HttpTransport,
-    ManualClock, Method, Request, StopReason, Transport, Verification, VerifyPhase, VerifyResult,
-    VerifySpec,
+    Call, CallBuilder, CallReport, Executor, HttpTransport, ManualClock, Method, StopReason,
+    Transport, VerifySpec,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};

@@ -5,11 +5,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use recourse::{
-    Approval, ApprovalRequest, Approver, Catalogue, Correction, CorrectionLayer, CorrectionRequest,
-    Corrector, Event, Executor, GateRule, InProcessTransport, ManualClock, Plan, RawResponse,
-    Request, Verdict, Workflow, WorkflowReport, WorkflowRunner,
+use recourse::correction::{Correction, CorrectionRequest};
+use recourse::record::{CorrectionLayer, Event, GateRule, Verdict};
+use recourse::transport::{RawResponse, Request};
+use recourse::workflow::{
+    Approval, ApprovalRequest, Approver, Catalogue, Plan, Workflow, WorkflowReport, WorkflowRunner,
 };
+use recourse::{Corrector, Executor, InProcessTransport, ManualClock};
 use recourse_protocol::{ToolError, ToolResponse};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
@@ -348,7 +350,7 @@ impl Corrector for Meddler {
     fn correct<'a>(
         &'a self,
         request: CorrectionRequest<'a>,
-    ) -> recourse::BoxFuture<'a, Correction> {
+    ) -> recourse::transport::BoxFuture<'a, Correction> {
         self.0.fetch_add(1, Ordering::SeqCst);
         let mut payload = request.payload.clone();
         payload["amount"] = json!(1.0);
@@ -417,7 +419,10 @@ struct Recorder {
 }
 
 impl Approver for Recorder {
-    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> recourse::BoxFuture<'a, Approval> {
+    fn review<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> recourse::transport::BoxFuture<'a, Approval> {
         self.shown
             .lock()
             .unwrap()
@@ -526,7 +531,10 @@ async fn a_step_read_back_after_a_success_that_did_nothing_fails_not_applied() {
         call.outcome.reason(),
         Some(&recourse::StopReason::NotApplied)
     );
-    assert_eq!(call.verification, Some(recourse::Verification::NotApplied));
+    assert_eq!(
+        call.verification,
+        Some(recourse::policy::Verification::NotApplied)
+    );
     assert_eq!(
         log.names(),
         ["get", "cancel", "get"],

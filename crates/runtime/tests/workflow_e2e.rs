@@ -4,10 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use recourse::{
-    ApproveAll, Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, PayloadSource,
-    Plan, Workflow, WorkflowReport, WorkflowRunner,
-};
+use recourse::record::PayloadSource;
+use recourse::workflow::{ApproveAll, Catalogue, Plan, Workflow, WorkflowReport, WorkflowRunner};
+use recourse::{CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use recourse_test_support::{FakeLlm, Reply};
 use serde_json::{Value, json};

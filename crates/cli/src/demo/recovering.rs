@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use recourse::{BoxFuture, Delivery, HttpTransport, Request, Transport};
+use recourse::transport::{BoxFuture, Delivery, Request};
+use recourse::{HttpTransport, Transport};
 use recourse_reference_tools::RunningTools;
 
 pub(crate) struct Recovering {

@@ -1,9 +1,9 @@
 //! The demo's scenes: each a real call against the reference tools, a fault
 //! to inject, and what a careful engineer would expect to see.
 
-use recourse::{
-    AttemptRecord, CallReport, Event, PayloadSource, StopReason, Verification, WaitCause,
-};
+use recourse::policy::Verification;
+use recourse::record::{AttemptRecord, Event, PayloadSource, WaitCause};
+use recourse::{CallReport, StopReason};
 use recourse_protocol::ErrorCategory;
 use serde_json::{Value, json};
 

@@ -7,10 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use recourse::{
-    Catalogue, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Plan, StepOutcome,
-    Workflow, WorkflowReport, WorkflowRunner,
-};
+use recourse::workflow::{Catalogue, Plan, StepOutcome, Workflow, WorkflowReport, WorkflowRunner};
+use recourse::{CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 use recourse_reference_tools::RunningTools;
 
 use super::Played;

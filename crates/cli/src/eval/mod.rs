@@ -109,7 +109,7 @@ pub(crate) async fn run(args: &EvalArgs, settings: &Settings) -> Result<i32> {
 async fn evaluate(scenarios: Vec<Scenario>, k: u32, model: &ModelChoice) -> Result<Scorecard> {
     let runnable = |s: &Scenario| !s.needs_model() || !matches!(model, ModelChoice::Absent);
     let total_runs = scenarios.iter().filter(|s| runnable(s)).count() as u64 * u64::from(k);
-    let started_at = recourse::rfc3339(std::time::SystemTime::now());
+    let started_at = recourse::journal::rfc3339(std::time::SystemTime::now());
     let progress = progress_bar(total_runs);
     let mut results = Vec::with_capacity(scenarios.len());
     for scenario in scenarios {

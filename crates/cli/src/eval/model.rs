@@ -9,9 +9,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use recourse::{
-    BoxFuture, Completion, CompletionRequest, LanguageModel, LlmConfig, LlmError, estimate_tokens,
+use recourse::llm::{
+    Completion, CompletionRequest, LanguageModel, LlmConfig, LlmError, estimate_tokens,
 };
+use recourse::transport::BoxFuture;
 
 /// A model that answers with a fixed list of replies, in order (the last repeats).
 #[derive(Debug)]
@@ -45,7 +46,7 @@ impl LanguageModel for ScriptedModel {
             .iter()
             .map(|m| estimate_tokens(&m.content))
             .sum();
-        let usage = recourse::TokenUsage {
+        let usage = recourse::record::TokenUsage {
             prompt,
             completion: estimate_tokens(&text),
         };
@@ -87,9 +88,9 @@ impl ModelChoice {
         Ok(match self {
             Self::Absent => None,
             Self::Scripted => Some(Arc::new(ScriptedModel::new(replies.to_vec()))),
-            Self::Configured(config) => {
-                Some(Arc::new(recourse::OpenAiCompatible::new(config.clone())?))
-            }
+            Self::Configured(config) => Some(Arc::new(recourse::llm::OpenAiCompatible::new(
+                config.clone(),
+            )?)),
         })
     }
 }
@@ -97,7 +98,7 @@ impl ModelChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use recourse::ChatMessage;
+    use recourse::llm::ChatMessage;
 
     #[tokio::test]
     async fn replays_in_order_and_repeats_the_last() {

@@ -317,7 +317,8 @@ impl Scenario {
             return Err("task.payload must be a JSON object".to_owned());
         }
         for pointer in &self.task.protect {
-            recourse::validate_pointer(pointer).map_err(|e| format!("task.protect: {e}"))?;
+            recourse::protect::validate_pointer(pointer)
+                .map_err(|e| format!("task.protect: {e}"))?;
         }
         if let Some(secs) = self.task.deadline_secs
             && !(secs.is_finite() && secs > 0.0)
@@ -381,7 +382,7 @@ impl Scenario {
                 })?;
                 for rule in &s.rules {
                     for pointer in rule.when.keys() {
-                        recourse::validate_pointer(pointer)
+                        recourse::protect::validate_pointer(pointer)
                             .map_err(|e| format!("tool.script.rules: {e}"))?;
                     }
                 }
@@ -439,7 +440,7 @@ impl Acceptance {
             }
         }
         for pointer in self.final_payload.keys() {
-            recourse::validate_pointer(pointer)
+            recourse::protect::validate_pointer(pointer)
                 .map_err(|e| format!("accept.final_payload: {e}"))?;
         }
         if let Some(v) = &self.verification

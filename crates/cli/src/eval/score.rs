@@ -9,7 +9,8 @@
 //! for **unnecessary stopping** — giving up where a permitted recovery
 //! existed. An honest stop on a permanent failure is a success.
 
-use recourse::{AttemptRecord, Event, LookupResult, VerifyPhase, VerifyResult};
+use recourse::policy::VerifyResult;
+use recourse::record::{AttemptRecord, Event, LookupResult, VerifyPhase};
 use recourse_protocol::{ErrorCategory, redact};
 use serde_json::Value;
 
@@ -241,7 +242,8 @@ mod tests {
     use super::*;
     use crate::eval::runner::{CallShape, RunRecord};
     use crate::eval::script::SentRequest;
-    use recourse::{Action, CallReport, Outcome, PayloadSource, StopReason, TokenUsage, WaitCause};
+    use recourse::record::{PayloadSource, TokenUsage, WaitCause};
+    use recourse::{Action, CallReport, Outcome, StopReason};
     use recourse_protocol::RetryPermission;
     use serde_json::json;
 
@@ -297,7 +299,7 @@ mod tests {
                 llm_calls: 0,
                 tokens: TokenUsage::default(),
                 llm_time: std::time::Duration::ZERO,
-                idempotency: recourse::Idempotency::decide(Some(false), None, None),
+                idempotency: recourse::idempotency::Idempotency::decide(Some(false), None, None),
                 idempotency_key: Some("k".into()),
                 operation_id: None,
                 verification: None,
@@ -419,7 +421,7 @@ mod tests {
 
     #[test]
     fn rewording_every_note_changes_no_verdict() {
-        use recourse::{CorrectionLayer, GateRule, Verdict};
+        use recourse::record::{CorrectionLayer, GateRule, Verdict};
         let write = scenario(json!({"states": ["succeeded"]}));
         let mut looked_up = attempt(1, Some("UNKNOWN_OUTCOME"), Action::reconcile());
         looked_up.events = vec![Event::Lookup {

@@ -4,10 +4,11 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use recourse::{
-    BoxFuture, Delivery, InProcessTransport, RawResponse, ReconcileRequest, Reconciler,
-    Reconciliation, Request, Transport, TransportFailure, TransportFailureKind,
+use recourse::reconcile::{ReconcileRequest, Reconciliation};
+use recourse::transport::{
+    BoxFuture, Delivery, RawResponse, Request, TransportFailure, TransportFailureKind,
 };
+use recourse::{InProcessTransport, Reconciler, Transport};
 use serde_json::Value;
 
 use recourse_protocol::{ToolError, ToolResponse};

@@ -1,7 +1,7 @@
 //! Running as one replica of a fleet: shared resilience state and draining.
 //!
 //! `--shared-state redis://…` makes the retry budget and the circuit
-//! breakers fleet-wide (see [`recourse::SharedState`] for who decides when);
+//! breakers fleet-wide (see [`recourse::shared::SharedState`] for who decides when);
 //! `--drain-delay` keeps serving for a while after SIGTERM with `/readyz`
 //! answering 503, so a load balancer stops sending before the gateway stops
 //! accepting.
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
-use recourse::{RedisSharedState, RedisSharedStateBuilder, SharedMode};
+use recourse::shared::{RedisSharedState, RedisSharedStateBuilder, SharedMode};
 
 use crate::settings::Settings;
 

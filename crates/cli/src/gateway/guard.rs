@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use recourse::{Target, TargetAllowlist, TargetUrl};
+use recourse::Target;
+use recourse::target::{TargetAllowlist, TargetUrl};
 use recourse_mcp::McpTarget;
 use recourse_tool::protocol::ToolError;
 
@@ -94,9 +95,9 @@ impl Targets {
 }
 
 /// `error`'s envelope, its message extended with `hint` when the target was not allowed.
-fn refusal(error: &recourse::TargetError, hint: &str) -> ToolError {
+fn refusal(error: &recourse::target::TargetError, hint: &str) -> ToolError {
     let mut envelope = error.to_tool_error();
-    if error.kind() == recourse::TargetErrorKind::NotAllowed {
+    if error.kind() == recourse::target::TargetErrorKind::NotAllowed {
         envelope.message.push_str(hint);
     }
     envelope

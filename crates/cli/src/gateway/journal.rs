@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use recourse::{
-    CallState, ExecutorConfig, Journal, ListQuery, MAX_LIST, SettleOptions, TargetAllowlist,
-    open_journal, settle_with,
-};
+use recourse::journal::{CallState, ListQuery, MAX_LIST, SettleOptions, open_journal, settle_with};
+use recourse::target::TargetAllowlist;
+use recourse::{ExecutorConfig, Journal};
 
 /// The journal location that turns journaling off.
 pub(crate) const NONE: &str = "none";

@@ -16,7 +16,7 @@ use axum::body::Bytes;
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use recourse::{Keyed, request_hash};
+use recourse::keyed::{Keyed, request_hash};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, parse_json};
 use serde_json::Value;
@@ -325,11 +325,11 @@ mod tests {
             attempts: Vec::new(),
             http_calls: 1,
             llm_calls: 0,
-            tokens: recourse::TokenUsage::default(),
+            tokens: recourse::record::TokenUsage::default(),
             llm_time: std::time::Duration::ZERO,
-            idempotency: recourse::Idempotency {
+            idempotency: recourse::idempotency::Idempotency {
                 idempotent: true,
-                from: recourse::Evidence::Manifest,
+                from: recourse::idempotency::Evidence::Manifest,
             },
             idempotency_key: None,
             operation_id: None,

@@ -39,10 +39,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
-use recourse::{
-    CallBuilder, CapabilityManifests, Executor, HttpTransport, Metrics, SharedState, Target,
-    Transport,
-};
+use recourse::manifest::CapabilityManifests;
+use recourse::metrics::Metrics;
+use recourse::shared::SharedState;
+use recourse::{CallBuilder, Executor, HttpTransport, Target, Transport};
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJsonBody, ToolServer};
 
@@ -207,7 +207,7 @@ fn check_exposure(args: &ServeArgs, token: Option<&str>) -> Result<()> {
 async fn gateway(
     args: &ServeArgs,
     settings: &Settings,
-    shared: Option<Arc<recourse::RedisSharedState>>,
+    shared: Option<Arc<recourse::shared::RedisSharedState>>,
 ) -> Result<Gateway> {
     let token = settings.gateway_token.clone();
     let mut config = settings.executor.clone();

@@ -153,7 +153,7 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
     let ready = g.subschema_for::<Ready>();
     let envelope = g.subschema_for::<ErrorEnvelope>();
     let errors = |own: &[(&str, &str)]| responses(&envelope, own);
-    let state = reads.subschema_for::<recourse::CallState>();
+    let state = reads.subschema_for::<recourse::journal::CallState>();
     let call_id = json!({"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The call's id (`call_id` of its record)"});
     json!({
         "/v1/calls": {
@@ -178,7 +178,7 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
                 "description": "A page of the calls the gateway journaled (keyed and non-idempotent calls).",
                 "parameters": [
                     {"name": "state", "in": "query", "required": false, "schema": state, "description": "Only calls in this state"},
-                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": recourse::MAX_LIST, "default": 100}, "description": "How many calls a page holds"},
+                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": recourse::journal::MAX_LIST, "default": 100}, "description": "How many calls a page holds"},
                     {"name": "before", "in": "query", "required": false, "schema": {"type": "string"}, "description": "A call_id: the page after it (`next_before` of the previous page)"}
                 ],
                 "responses": with_ok(errors(&[

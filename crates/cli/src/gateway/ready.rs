@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use recourse::{Journal, SharedState};
+use recourse::Journal;
+use recourse::shared::SharedState;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -150,10 +151,11 @@ pub(super) struct Ready {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use recourse::{
-        AttemptResult, BoxFuture, CallState, Claimed, JournalEntry, JournalResult, KeyClaim,
-        ListQuery, NewCall, RecordJson, SqliteJournal,
+    use recourse::journal::{
+        AttemptResult, CallState, Claimed, JournalEntry, JournalResult, KeyClaim, ListQuery,
+        NewCall, RecordJson, SqliteJournal,
     };
+    use recourse::transport::BoxFuture;
     use serde_json::{Value, json};
 
     async fn answer(readiness: &Readiness) -> (u16, Value) {

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::{CallState, JournalEntry, ListQuery, MAX_LIST, SettleOptions, settle_with};
+use recourse::journal::{CallState, JournalEntry, ListQuery, MAX_LIST, SettleOptions, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 use schemars::JsonSchema;
@@ -41,7 +41,7 @@ fn fail(error: ToolError) -> Response {
     ToolFailure::from(error).into_response()
 }
 
-fn unavailable(e: &recourse::JournalError) -> Response {
+fn unavailable(e: &recourse::journal::JournalError) -> Response {
     fail(ToolError::service_error("JOURNAL_UNAVAILABLE", e.to_string()).retryable(true))
 }
 
@@ -72,7 +72,7 @@ enum StoredRecord<'a> {
     /// The record of a finished call.
     Record(Box<recourse::CallReport>),
     /// What the journal knows of a call with no record.
-    Summary(recourse::RecordSummary<'a>),
+    Summary(recourse::journal::RecordSummary<'a>),
 }
 
 /// A page of `GET /v1/calls`.

@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse::{
-    Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, TargetAllowlist, VerifySpec,
-};
+use recourse::target::TargetAllowlist;
+use recourse::{Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, VerifySpec};
 use recourse_tool::protocol::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;

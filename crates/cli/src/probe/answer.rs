@@ -1,6 +1,6 @@
 //! What came back from one probe, read the way recourse reads it.
 
-use recourse::RawResponse;
+use recourse::transport::RawResponse;
 use recourse_protocol::{BodyFormat, ParsedResponse, parse_response, redact, truncate_chars};
 use serde_json::{Value, json};
 

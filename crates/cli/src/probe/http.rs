@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use recourse::{RawResponse, Url};
+use recourse::target::Url;
+use recourse::transport::RawResponse;
 use recourse_protocol::redact;
 
 use super::answer::{MAX_ANSWER_BYTES, Reply, Response};

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use recourse::{Request, Target, Transport};
+use recourse::transport::Request;
+use recourse::{Target, Transport};
 use recourse_mcp::{McpTarget, McpTool, McpTransport};
 use recourse_protocol::redact;
 

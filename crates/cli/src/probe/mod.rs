@@ -55,7 +55,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{ArgGroup, Args};
-use recourse::{TargetUrl, Url};
+use recourse::target::{TargetUrl, Url};
 use recourse_mcp::McpTarget;
 use serde_json::Value;
 

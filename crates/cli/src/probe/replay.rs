@@ -113,7 +113,7 @@ fn accepted(first: &Response, other: &Response) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use recourse::RawResponse;
+    use recourse::transport::RawResponse;
 
     fn reply(status: u16, body: &str) -> Answer {
         let raw = RawResponse {

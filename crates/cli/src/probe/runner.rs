@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use recourse::Url;
+use recourse::target::Url;
 use serde_json::json;
 
 use super::answer::{Answer, Reply};

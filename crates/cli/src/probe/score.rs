@@ -221,7 +221,7 @@ fn category_fits(answer: &Answer) -> Observation {
 mod tests {
     use super::*;
     use crate::probe::check::Verdict;
-    use recourse::RawResponse;
+    use recourse::transport::RawResponse;
 
     fn answer(
         probe: ProbeKind,

@@ -2,7 +2,8 @@
 //! schema, or the tools an MCP server lists; and which of them write.
 
 use anyhow::{Context, Result, anyhow, bail};
-use recourse::{RawResponse, Url};
+use recourse::target::Url;
+use recourse::transport::RawResponse;
 use recourse_mcp::McpTool;
 use recourse_protocol::{ToolData, parse_response, redact};
 use serde::Deserialize;

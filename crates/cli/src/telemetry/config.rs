@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use recourse::{ConfigError, parse_bool};
+use recourse::ConfigError;
+use recourse::config::parse_bool;
 
 /// The service name when `OTEL_SERVICE_NAME` is unset.
 const DEFAULT_SERVICE: &str = "recourse";

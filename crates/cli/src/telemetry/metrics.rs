@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{AsyncInstrument, Meter};
-use recourse::{MetricFamily, MetricKind};
+use recourse::metrics::{MetricFamily, MetricKind};
 
 /// What reads the families now.
 pub(crate) type FamilySource = Arc<dyn Fn() -> Vec<MetricFamily> + Send + Sync>;

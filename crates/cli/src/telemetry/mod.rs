@@ -4,7 +4,7 @@
 //!
 //! [`Telemetry::start`] runs before a command and [`Telemetry::shutdown`]
 //! after it, so a short `recourse call` exports its spans before it exits and
-//! the gateway flushes on SIGTERM. A command that keeps [`recourse::Metrics`]
+//! the gateway flushes on SIGTERM. A command that keeps [`recourse::metrics::Metrics`]
 //! hands them to [`export_metrics`]; with export off that does nothing.
 
 mod config;
@@ -18,7 +18,8 @@ mod pipeline;
 
 use std::sync::Arc;
 
-use recourse::{Executor, MetricFamily, Metrics};
+use recourse::Executor;
+use recourse::metrics::{MetricFamily, Metrics};
 
 pub(crate) use config::TelemetryConfig;
 

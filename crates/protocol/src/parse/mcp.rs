@@ -19,10 +19,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
-use super::timestamp::parse_rfc3339;
 use super::{BodyFormat, CategoryBasis, Need, ParsedResponse, failure, foreign, read_envelope};
 use crate::classify::recognise_transient;
 use crate::mcp::TOOL_FAILURE_META_KEY;
+use crate::timestamp::parse_rfc3339;
 use crate::{ErrorCategory, RetryPermission, ToolError, parse_retry_after};
 
 pub(super) fn is_mcp_result(obj: &Map<String, Value>) -> bool {

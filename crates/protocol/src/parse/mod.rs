@@ -34,13 +34,11 @@ mod basis;
 mod conventions;
 mod jsonrpc;
 mod mcp;
-mod timestamp;
 
 pub use basis::{CategoryBasis, Need};
 use conventions::{is_dict_convention, read_dict, read_problem};
 use jsonrpc::read_jsonrpc;
 use mcp::{is_input_required, is_mcp_result, read_input_required, read_mcp};
-pub(crate) use timestamp::format_rfc3339;
 
 use crate::{
     ErrorCategory, RetryPermission, ToolData, ToolError, parse_retry_after,

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use recourse::{
-    Action, AttemptRecord, Evidence, Idempotency, LookupResult, PayloadSource, TokenUsage,
-};
+use recourse::Action;
+use recourse::idempotency::{Evidence, Idempotency};
+use recourse::record::{AttemptRecord, LookupResult, PayloadSource, TokenUsage};
 use recourse_protocol::{RetryPermission, ToolError};
 use serde_json::json;
 
@@ -214,8 +214,8 @@ fn a_transport_failure_that_passes_with_time_is_a_network_error() {
         Action::stop(StopReason::RetriesExhausted),
         PayloadSource::Caller,
     );
-    unanswered.transport_error = Some(recourse::TransportFailure::new(
-        recourse::TransportFailureKind::ConnectFailed,
+    unanswered.transport_error = Some(recourse::transport::TransportFailure::new(
+        recourse::transport::TransportFailureKind::ConnectFailed,
         "connection refused",
     ));
     let r = report(

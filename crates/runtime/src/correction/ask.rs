@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 
 use super::debug::{LlmDebugStore, LlmExchange};
 use super::reply::first_json_object;
+use crate::correction::{Correction, CorrectionRequest, LayerVerdict};
 use crate::llm::{ChatMessage, CompletionRequest, LanguageModel};
-use crate::{Correction, CorrectionLayer, CorrectionRequest, LayerVerdict, TokenUsage, Verdict};
+use recourse_core::record::{CorrectionLayer, TokenUsage, Verdict};
 
 /// The longest a layer waits for a model, whatever the model's own timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

@@ -16,13 +16,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::tally::Tally;
-use crate::transport::BoxFuture;
-use crate::{
-    ConfigError, Correction, CorrectionLayer, CorrectionRequest, Corrector, DeterministicRepair,
-    ExecutorConfig, Trajectory,
-};
+use crate::config::ExecutorConfig;
+use crate::correction::{Correction, CorrectionRequest, Corrector};
+use crate::correction::{DeterministicRepair, Trajectory};
 #[cfg(feature = "llm")]
-use crate::{LlmCorrector, LlmDebugStore};
+use crate::correction::{LlmCorrector, LlmDebugStore};
+use crate::transport::BoxFuture;
+use recourse_core::config::ConfigError;
+use recourse_core::record::CorrectionLayer;
 
 /// What the trace says when layers 3 and 4 are off for want of a model.
 #[cfg(feature = "llm")]

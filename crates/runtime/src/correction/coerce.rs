@@ -11,70 +11,20 @@
 //! where a list is wanted, `null` for an optional field — but only where the
 //! schema leaves one reading. Every change is recorded with its rule.
 
-use serde::Serialize;
+use recourse_core::record::{CoercionChange, CoercionRule};
 use serde_json::{Map, Number, Value};
 
-use super::schema::{escape_token, item_schema, property_schema, resolve};
-use crate::{Admission, Admitted, Protected, Schema};
-
-/// One change coercion made, as the record shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct CoercionChange {
-    /// JSON Pointer to the value changed.
-    pub pointer: String,
-    /// The value before.
-    pub from: Value,
-    /// The value after (`None` when the value was omitted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to: Option<Value>,
-    /// The rule that made the change.
-    pub rule: CoercionRule,
-}
-
-/// The rules of L2 coercion; each applies only where the schema leaves one reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum CoercionRule {
-    /// `"42"` → `42` where an integer is wanted (not `12.5`, not out of range).
-    IntegerString,
-    /// `"12.5"` → `12.5` where a number is wanted (never NaN or infinity).
-    NumericString,
-    /// `"true"` / `"false"` → a boolean where a boolean is wanted.
-    BooleanString,
-    /// `12` → `"12"` where a string is wanted.
-    NumberToString,
-    /// `{"name": "Paris"}` → `"Paris"` where a string is wanted.
-    SingleFieldObject,
-    /// `"[\"a\"]"` → `["a"]`: a string holding the JSON array or object the schema wants.
-    JsonString,
-    /// `null` for an optional property that does not allow null → omitted.
-    NullOmitted,
-    /// `"a"` → `["a"]` where only an array of that scalar's type is wanted.
-    ScalarToArray,
-}
-
-impl CoercionRule {
-    /// The rule's snake-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::IntegerString => "integer_string",
-            Self::NumericString => "numeric_string",
-            Self::BooleanString => "boolean_string",
-            Self::NumberToString => "number_to_string",
-            Self::SingleFieldObject => "single_field_object",
-            Self::JsonString => "json_string",
-            Self::NullOmitted => "null_omitted",
-            Self::ScalarToArray => "scalar_to_array",
-        }
-    }
-}
+use crate::correction::{Admission, Admitted};
+use crate::schema::Schema;
+use crate::schema::{escape_token, item_schema, property_schema, resolve};
+use recourse_core::protect::Protected;
 
 /// L2: converts values to the types the capability's schema asks for.
 ///
 /// ```
-/// use recourse::{Admission, CoercionRule, Protected, Schema, SchemaCoercion};
+/// use recourse::correction::{Admission, Schema, SchemaCoercion};
+/// use recourse::protect::Protected;
+/// use recourse::record::CoercionRule;
 /// use serde_json::json;
 ///
 /// let schema = Schema::compile(&json!({"type": "object", "properties": {

@@ -10,8 +10,12 @@
 
 use serde_json::Value;
 
-use super::schema::{escape_token, knows_key, property_schema};
-use crate::{Admission, Admitted, GateRule, Protected, Schema, SchemaCoercion};
+use crate::correction::SchemaCoercion;
+use crate::correction::{Admission, Admitted};
+use crate::schema::Schema;
+use crate::schema::{escape_token, knows_key, property_schema};
+use recourse_core::protect::Protected;
+use recourse_core::record::GateRule;
 
 /// Most schema violations named in a rejection.
 const MAX_NAMED: usize = 3;
@@ -31,7 +35,7 @@ impl Rejection {
         }
     }
 
-    pub(crate) fn protected(violation: &crate::ProtectionViolation) -> Self {
+    pub(crate) fn protected(violation: &recourse_core::protect::ProtectionViolation) -> Self {
         Self::new(GateRule::ProtectedChanged, violation.to_string())
     }
 
@@ -51,7 +55,7 @@ pub(crate) fn gate(
     if !candidate.is_object() {
         return Err(Rejection::new(GateRule::NotObject, "not a JSON object"));
     }
-    let protection = |v: crate::ProtectionViolation| Rejection::protected(&v);
+    let protection = |v: recourse_core::protect::ProtectionViolation| Rejection::protected(&v);
     protected.check(&candidate).map_err(protection)?;
     if let Some(schema) = schema {
         let raw = schema.raw();

@@ -9,15 +9,16 @@ use super::ask::Asker;
 use super::debug::LlmDebugStore;
 use super::prompt::correction_messages;
 use super::reply::{flag, text};
+use crate::correction::{Correction, CorrectionRequest, Corrector};
 use crate::llm::LanguageModel;
 use crate::transport::BoxFuture;
-use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector};
+use recourse_core::record::CorrectionLayer;
 
 /// L3: asks a model for `{"can_fix", "analysis", "corrected_payload"}`.
 ///
 /// The model sees the redacted, size-capped, fenced error, the failed payload,
 /// the schema, the protected fields and the attempt number. Its proposal is
-/// only a proposal: a [`CorrectionChain`](crate::CorrectionChain) gates it, and
+/// only a proposal: a [`CorrectionChain`](crate::correction::CorrectionChain) gates it, and
 /// the executor gates it again. Used alone as a [`Corrector`], it is not gated
 /// against the schema.
 #[derive(Clone)]

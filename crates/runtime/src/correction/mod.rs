@@ -18,13 +18,14 @@
 //! asked for. The gate is the only part of correction that does not have to be
 //! trusted.
 
+mod admit;
 #[cfg(feature = "llm")]
 mod ask;
 mod chain;
 mod coerce;
+mod corrector;
 #[cfg(feature = "llm")]
 mod debug;
-mod diff;
 mod gate;
 #[cfg(feature = "llm")]
 mod llm_fix;
@@ -39,23 +40,23 @@ mod repair;
 mod reply;
 #[cfg(feature = "llm")]
 mod reresolve;
-mod schema;
 mod tally;
 mod trajectory;
 
+pub use crate::schema::{Schema, SchemaViolation};
+pub use admit::{Admission, Admitted, AsIs};
 pub use chain::{ChainInContext, CorrectionChain, NO_MODEL};
-pub use coerce::{CoercionChange, CoercionRule, SchemaCoercion};
+pub use coerce::SchemaCoercion;
+pub use corrector::{Correction, CorrectionRequest, Corrector, LayerVerdict};
 #[cfg(feature = "llm")]
 pub use debug::{
     DebugMessage, LLM_DEBUG_VERSION, LlmDebugDir, LlmDebugEntry, LlmDebugRecord, LlmDebugStore,
     LlmExchange,
 };
-pub(crate) use diff::describe_changes;
 pub(crate) use gate::{Rejection, gate};
 #[cfg(feature = "llm")]
 pub use llm_fix::LlmCorrector;
 pub use repair::DeterministicRepair;
 #[cfg(feature = "llm")]
 pub use reresolve::ContextualReresolution;
-pub use schema::{Schema, SchemaViolation};
 pub use trajectory::{FailedAttempt, Trajectory};

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use super::chain::CorrectionChain;
 use super::tally::Tally;
+use crate::correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, Trajectory};
+use crate::correction::{Correction, CorrectionRequest};
 use crate::llm::{LanguageModel, LlmConfig, OpenAiCompatible};
-use crate::{
-    ConfigError, ContextualReresolution, Correction, CorrectionLayer, CorrectionRequest,
-    LlmCorrector, LlmDebugStore, Trajectory,
-};
+use recourse_core::config::ConfigError;
+use recourse_core::record::CorrectionLayer;
 
 impl CorrectionChain {
     /// This chain with the model `vars` configure, if any.

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::schema::escape_token;
-use crate::Protected;
+use crate::schema::escape_token;
+use recourse_core::protect::Protected;
 
 /// `details.field` as a JSON Pointer: `/a/b`, `a.b`, `items[0].sku` or `name`.
 pub(crate) fn field_pointer(field: &str) -> Option<String> {

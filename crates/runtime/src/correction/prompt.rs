@@ -13,8 +13,9 @@
 use recourse_protocol::{model_visible_error, redact, redact_value, truncate_chars};
 use serde_json::Value;
 
+use crate::correction::CorrectionRequest;
+use crate::correction::Trajectory;
 use crate::llm::ChatMessage;
-use crate::{CorrectionRequest, Trajectory};
 
 /// Most characters of the tool error shown to a model.
 const MAX_ERROR_CHARS: usize = 1200;
@@ -148,19 +149,19 @@ fn compact(value: &Value, max: usize) -> String {
 }
 
 /// The target as shown to a model: redacted, without query, at most 200 characters.
-fn tool_name(target: &crate::Target) -> String {
+fn tool_name(target: &recourse_core::target::Target) -> String {
     format!("\"{}\"", truncate_chars(&redact(target.endpoint()), 200))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Protected;
+    use recourse_core::protect::Protected;
     use recourse_protocol::ToolError;
     use serde_json::json;
 
-    fn weather_schema() -> crate::Schema {
-        crate::Schema::compile(&json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"], "additionalProperties": false})).unwrap()
+    fn weather_schema() -> crate::schema::Schema {
+        crate::schema::Schema::compile(&json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"], "additionalProperties": false})).unwrap()
     }
 
     fn flower_mound() -> (Value, ToolError) {
@@ -188,8 +189,10 @@ mod tests {
         let schema = weather_schema();
         let protected = Protected::default();
         let request = CorrectionRequest {
-            target: &crate::Target::parse("http://127.0.0.1:8700/api/weather?appid=abc123")
-                .unwrap(),
+            target: &recourse_core::target::Target::parse(
+                "http://127.0.0.1:8700/api/weather?appid=abc123",
+            )
+            .unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -207,7 +210,7 @@ mod tests {
             .detail("field", "amount");
         let protected = Protected::snapshot(&["/symbol"], &payload);
         let request = CorrectionRequest {
-            target: &crate::Target::parse("orders.sell").unwrap(),
+            target: &recourse_core::target::Target::parse("orders.sell").unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -234,7 +237,8 @@ mod tests {
         let schema = weather_schema();
         let protected = Protected::default();
         let request = CorrectionRequest {
-            target: &crate::Target::parse("http://127.0.0.1:8700/api/weather").unwrap(),
+            target: &recourse_core::target::Target::parse("http://127.0.0.1:8700/api/weather")
+                .unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -246,7 +250,7 @@ mod tests {
         let chars: usize = messages.iter().map(|m| m.content.chars().count()).sum();
         let tokens: u64 = messages
             .iter()
-            .map(|m| crate::estimate_tokens(&m.content))
+            .map(|m| crate::llm::estimate_tokens(&m.content))
             .sum();
         eprintln!("flower mound L3 prompt: {chars} chars, ~{tokens} tokens (chars/4)");
         assert!(tokens <= 400, "{tokens} estimated tokens");
@@ -259,7 +263,8 @@ mod tests {
             .detail("field", "amount");
         let protected = Protected::snapshot(&["/symbol", "/shares"], &payload);
         let request = CorrectionRequest {
-            target: &crate::Target::parse("http://127.0.0.1:8700/api/orders/sell").unwrap(),
+            target: &recourse_core::target::Target::parse("http://127.0.0.1:8700/api/orders/sell")
+                .unwrap(),
             payload: &payload,
             error: &error,
             protected: &protected,
@@ -275,7 +280,7 @@ mod tests {
         let chars: usize = messages.iter().map(|m| m.content.chars().count()).sum();
         let tokens: u64 = messages
             .iter()
-            .map(|m| crate::estimate_tokens(&m.content))
+            .map(|m| crate::llm::estimate_tokens(&m.content))
             .sum();
         eprintln!("sell shares L4 prompt: {chars} chars, ~{tokens} tokens (chars/4)");
         assert!(tokens <= 500, "{tokens} estimated tokens");

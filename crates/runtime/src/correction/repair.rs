@@ -26,8 +26,11 @@ use serde_json::Value;
 use super::coerce::coerce_to;
 use super::near_miss::unique_near_match;
 use super::paths::{field_pointer, only_mutable_string, set_pointer};
+use crate::correction::{Correction, CorrectionRequest, Corrector};
+use crate::schema::Schema;
 use crate::transport::BoxFuture;
-use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector, Protected, Schema};
+use recourse_core::protect::Protected;
+use recourse_core::record::CorrectionLayer;
 
 const MAX_SUGGESTION_CHARS: usize = 200;
 const TYPE_NAMES: [&str; 4] = ["integer", "number", "boolean", "string"];
@@ -35,7 +38,8 @@ const TYPE_NAMES: [&str; 4] = ["integer", "number", "boolean", "string"];
 /// L2.5: repairs from schema violations and the tool's structured details.
 ///
 /// ```
-/// use recourse::{Correction, CorrectionRequest, DeterministicRepair, Protected};
+/// use recourse::correction::{Correction, CorrectionRequest, DeterministicRepair};
+/// use recourse::protect::Protected;
 /// use recourse_protocol::ToolError;
 /// use serde_json::json;
 ///

@@ -11,8 +11,10 @@ use serde_json::Value;
 use super::ask::Asker;
 use super::prompt::reresolution_messages;
 use super::reply::{flag, text};
+use crate::correction::{Correction, CorrectionRequest, Corrector};
+use crate::correction::{LlmCorrector, Trajectory};
 use crate::transport::BoxFuture;
-use crate::{Correction, CorrectionLayer, CorrectionRequest, Corrector, LlmCorrector, Trajectory};
+use recourse_core::record::CorrectionLayer;
 
 /// L4: asks a model for `{"should_retry", "analysis", "corrected_parameters",
 /// "is_transient_error"}` given a [`Trajectory`].

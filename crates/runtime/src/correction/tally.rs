@@ -12,9 +12,10 @@ use recourse_protocol::{redact, truncate_chars};
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
-use super::diff::describe_changes;
 use super::gate::gate;
-use crate::{Correction, CorrectionLayer, CorrectionRequest, LayerVerdict, TokenUsage, Verdict};
+use crate::correction::{Correction, CorrectionRequest, LayerVerdict};
+use recourse_core::record::describe_changes;
+use recourse_core::record::{CorrectionLayer, TokenUsage, Verdict};
 
 /// The span of one correction layer.
 fn layer_span(layer: CorrectionLayer) -> Span {
@@ -58,14 +59,11 @@ impl Tally {
         let span = layer_span(layer);
         let answer = answer.instrument(span.clone()).await;
         let (llm_calls, tokens) = answer.spent();
-        span.record("recourse.llm_calls", crate::run::span::int(llm_calls));
-        span.record(
-            "recourse.tokens.prompt",
-            crate::run::span::int(tokens.prompt),
-        );
+        span.record("recourse.llm_calls", crate::span::int(llm_calls));
+        span.record("recourse.tokens.prompt", crate::span::int(tokens.prompt));
         span.record(
             "recourse.tokens.completion",
-            crate::run::span::int(tokens.completion),
+            crate::span::int(tokens.completion),
         );
         let done = self.consider(answer, request);
         let verdict = match &done {

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// passes its steps' results so a model can compute a parameter from them.
 ///
 /// ```
-/// use recourse::Trajectory;
+/// use recourse::correction::Trajectory;
 /// use serde_json::json;
 ///
 /// let t = Trajectory::new("Sell 100 shares of TSLA at the market price")

@@ -9,13 +9,21 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{CallState, Journal, JournalEntry, JournalResult, process_owner};
-use crate::machine::{Finish, Lookup, Settle, SettleCommand, Setup};
+use crate::call::check_header;
+use crate::clock::SystemClock;
+use crate::config::ExecutorConfig;
+use crate::reconcile::HttpReconciler;
+use crate::transport::HttpTransport;
+use crate::verify::VerifySpec;
 use crate::verify::{self, Reading, ResolvedRead, Verifier};
-use crate::{
-    Backoff, Clock, ExecutorConfig, HttpReconciler, HttpTransport, Limits, ReconcileRequest,
-    Reconciler, Reconciliation, SystemClock, Target, TargetAllowlist, TargetUrl, Traits, Transport,
-    VerifyResult, VerifySpec, check_header,
-};
+use recourse_core::allow::{TargetAllowlist, TargetUrl};
+use recourse_core::backoff::Backoff;
+use recourse_core::clock::Clock;
+use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, Setup};
+use recourse_core::policy::{Limits, Traits, VerifyResult};
+use recourse_core::reconcile::{ReconcileRequest, Reconciler, Reconciliation};
+use recourse_core::target::Target;
+use recourse_core::transport::Transport;
 
 /// How long one verification read may take, unless told otherwise.
 const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -43,7 +51,7 @@ pub struct Settlement {
 ///
 /// ```
 /// use std::time::Duration;
-/// use recourse::SettleOptions;
+/// use recourse::journal::SettleOptions;
 ///
 /// let options = SettleOptions::new(Duration::from_secs(30))
 ///     .with_header("Authorization", "Bearer s3cret")
@@ -102,7 +110,7 @@ impl SettleOptions {
         options
     }
 
-    /// Waits between lookups on `clock` (a [`ManualClock`](crate::ManualClock) in tests).
+    /// Waits between lookups on `clock` (a [`ManualClock`](recourse_core::clock::ManualClock) in tests).
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -118,7 +126,7 @@ impl SettleOptions {
         mut self,
         name: impl Into<String>,
         value: impl Into<String>,
-    ) -> Result<Self, crate::ConfigError> {
+    ) -> Result<Self, recourse_core::config::ConfigError> {
         let (name, value) = (name.into(), value.into());
         check_header(&name, &value)?;
         self.headers.push((name, value));

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::ConfigError;
+use recourse_core::config::ConfigError;
 
 /// The model used when a base URL or key is configured but no model is named.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -14,7 +14,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// Settings of an OpenAI-compatible model.
 ///
 /// ```
-/// use recourse::LlmConfig;
+/// use recourse::llm::LlmConfig;
 /// use std::collections::HashMap;
 ///
 /// let vars = HashMap::from([("RECOURSE_LLM_BASE_URL".to_owned(), "http://127.0.0.1:11434/v1".to_owned())]);

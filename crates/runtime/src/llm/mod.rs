@@ -14,8 +14,8 @@ mod config;
 mod error;
 mod openai;
 
-use crate::TokenUsage;
 use crate::transport::BoxFuture;
+use recourse_core::record::TokenUsage;
 
 pub use config::{DEFAULT_BASE_URL, DEFAULT_MODEL, LlmConfig};
 pub use error::LlmError;

@@ -13,7 +13,8 @@ use serde_json::json;
 
 use super::{Completion, CompletionRequest, LanguageModel, LlmConfig, LlmError, estimate_tokens};
 use crate::transport::BoxFuture;
-use crate::{ConfigError, TokenUsage};
+use recourse_core::config::ConfigError;
+use recourse_core::record::TokenUsage;
 
 /// The most reply bytes read from a model server.
 const MAX_REPLY_BYTES: usize = 1 << 20;
@@ -21,7 +22,7 @@ const MAX_REPLY_BYTES: usize = 1 << 20;
 /// A model behind an OpenAI-compatible `POST {base}/chat/completions`.
 ///
 /// ```no_run
-/// use recourse::{ChatMessage, CompletionRequest, LanguageModel, LlmConfig, OpenAiCompatible};
+/// use recourse::llm::{ChatMessage, CompletionRequest, LanguageModel, LlmConfig, OpenAiCompatible};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let model = OpenAiCompatible::new(LlmConfig::new("http://127.0.0.1:11434/v1", "llama3.2"))?;

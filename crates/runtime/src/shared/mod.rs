@@ -3,8 +3,8 @@
 //!
 //! # Why share them
 //!
-//! A [`RetryBudget`](crate::RetryBudget) and
-//! [`CircuitBreakers`](crate::CircuitBreakers) live in one process. Several
+//! A [`RetryBudget`](crate::budget::RetryBudget) and
+//! [`CircuitBreakers`](crate::breaker::CircuitBreakers) live in one process. Several
 //! replicas of a gateway behind a load balancer each have their own: during
 //! an outage each replica spends its own budget, and each opens its own
 //! breaker only after failing `threshold` times itself, then sends its own
@@ -92,10 +92,10 @@ impl std::error::Error for SharedUnavailable {}
 /// Each operation answers promptly — within a short bound — or fails with
 /// [`SharedUnavailable`], and the executor decides on its local state. The
 /// semantics match the local types': [`deposit`](Self::deposit) and
-/// [`withdraw`](Self::withdraw) as [`RetryBudget`](crate::RetryBudget)'s,
+/// [`withdraw`](Self::withdraw) as [`RetryBudget`](crate::budget::RetryBudget)'s,
 /// [`admit`](Self::admit) and [`record`](Self::record) as
-/// [`CircuitBreakers`](crate::CircuitBreakers)', keyed by
-/// [`Target::endpoint`](crate::Target::endpoint).
+/// [`CircuitBreakers`](crate::breaker::CircuitBreakers)', keyed by
+/// [`Target::endpoint`](recourse_core::target::Target::endpoint).
 pub trait SharedState: Send + Sync + fmt::Debug {
     /// Whether the shared store is deciding now.
     fn mode(&self) -> SharedMode;

@@ -63,13 +63,13 @@ impl HttpTransportBuilder {
     ///
     /// # Errors
     /// When the TLS backend cannot be initialised.
-    pub fn build(self) -> Result<HttpTransport, crate::ConfigError> {
+    pub fn build(self) -> Result<HttpTransport, recourse_core::config::ConfigError> {
         let client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("recourse/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| crate::ConfigError::new("http client", e.to_string()))?;
+            .map_err(|e| recourse_core::config::ConfigError::new("http client", e.to_string()))?;
         Ok(HttpTransport {
             client,
             plain: Plain::from_env(self.connect_timeout),
@@ -148,15 +148,15 @@ impl HttpTransport {
     }
 }
 
-pub(super) fn method(m: crate::Method) -> reqwest::Method {
+pub(super) fn method(m: recourse_core::method::Method) -> reqwest::Method {
     match m {
-        crate::Method::Get => reqwest::Method::GET,
-        crate::Method::Head => reqwest::Method::HEAD,
-        crate::Method::Options => reqwest::Method::OPTIONS,
-        crate::Method::Put => reqwest::Method::PUT,
-        crate::Method::Delete => reqwest::Method::DELETE,
-        crate::Method::Patch => reqwest::Method::PATCH,
-        crate::Method::Post => reqwest::Method::POST,
+        recourse_core::method::Method::Get => reqwest::Method::GET,
+        recourse_core::method::Method::Head => reqwest::Method::HEAD,
+        recourse_core::method::Method::Options => reqwest::Method::OPTIONS,
+        recourse_core::method::Method::Put => reqwest::Method::PUT,
+        recourse_core::method::Method::Delete => reqwest::Method::DELETE,
+        recourse_core::method::Method::Patch => reqwest::Method::PATCH,
+        recourse_core::method::Method::Post => reqwest::Method::POST,
     }
 }
 

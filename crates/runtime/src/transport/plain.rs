@@ -173,7 +173,8 @@ mod tests {
 
     use super::*;
     use crate::transport::{HttpTransport, Transport};
-    use crate::{Method, Target};
+    use recourse_core::method::Method;
+    use recourse_core::target::Target;
 
     /// The transport as built, and the same with plain HTTP left to reqwest.
     fn both() -> [(&'static str, HttpTransport); 2] {

@@ -17,7 +17,7 @@ use std::fmt;
 use recourse_protocol::{redact, truncate_chars};
 use serde_json::Value;
 
-use crate::validate_pointer;
+use recourse_core::protect::validate_pointer;
 
 /// The longest expectation accepted, in bytes.
 const MAX_LEN: usize = 4096;

@@ -3,7 +3,7 @@
 //! # Why read back
 //!
 //! When a write's reply is lost, recourse says `unknown` and does not resend.
-//! An operation lookup ([`HttpReconciler`](crate::HttpReconciler)) can settle
+//! An operation lookup ([`HttpReconciler`](crate::reconcile::HttpReconciler)) can settle
 //! it, but only against a tool that keeps operation ids, and most do not.
 //! Most have a *read* instead — `get_order_details`, `GET /users/{id}` — that
 //! shows whether the write's effect is there. A [`VerifySpec`] declares that
@@ -13,7 +13,7 @@
 //!
 //! The read runs once before the write (unless `after_only`), and once after
 //! an unknown outcome. The two together are the evidence
-//! ([`Policy::after_verification`](crate::Policy::after_verification)
+//! ([`Policy::after_verification`](recourse_core::policy::Policy::after_verification)
 //! decides): the effect appeared → committed (`verified`); it was there
 //! before and after → `already_applied`, a success either way; it is absent
 //! → not committed, and one resend with the same key may follow, read back

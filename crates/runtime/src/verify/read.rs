@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::spec::ResolvedRead;
 use crate::transport::{Request, Transport, TransportFailure, TransportFailureKind};
-use crate::{Delivery, VerifyResult};
+use recourse_core::policy::VerifyResult;
+use recourse_core::transport::Delivery;
 
 /// What one read found, and the result it read (for a write whose own
 /// answer was lost, the read's result is the best account of it).
@@ -146,7 +147,8 @@ fn mcp_document(body: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{RawResponse, VerifySpec};
+    use crate::verify::VerifySpec;
+    use recourse_core::transport::RawResponse;
     use serde_json::json;
 
     fn read(spec: VerifySpec) -> ResolvedRead {
@@ -236,7 +238,7 @@ mod tests {
     async fn a_read_of_a_redacted_value_is_never_sent() {
         let sent = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
         let seen = std::sync::Arc::clone(&sent);
-        let tool = crate::InProcessTransport::from_tool(move |_| {
+        let tool = crate::transport::InProcessTransport::from_tool(move |_| {
             seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             async { recourse_protocol::ToolResponse::ok(json!({"status": "x"})) }
         });

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::expect::Expectation;
 use crate::template::{self, Reference};
-use crate::{ConfigError, Method, Target};
+use recourse_core::config::ConfigError;
+use recourse_core::method::Method;
+use recourse_core::target::Target;
 
 /// The most expectations one verification may declare.
 const MAX_EXPECTATIONS: usize = 32;

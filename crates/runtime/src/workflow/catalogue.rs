@@ -39,7 +39,7 @@ pub struct CatalogueEntry {
 /// Capabilities by name, from one or more tool servers.
 ///
 /// ```
-/// use recourse::Catalogue;
+/// use recourse::workflow::Catalogue;
 /// use serde_json::json;
 ///
 /// let manifest = json!({"success": true, "data": {"capabilities": [

@@ -5,7 +5,7 @@
 //! engine validates the plan before anything runs ([`Workflow::new`]: unknown
 //! capabilities, unknown dependencies, duplicate ids and cycles are named),
 //! then the [`WorkflowRunner`] dispatches ready steps concurrently, each
-//! through the [`Executor`](crate::Executor) and its policy.
+//! through the [`Executor`](crate::executor::Executor) and its policy.
 //!
 //! Three things make a workflow more than a loop over calls:
 //!

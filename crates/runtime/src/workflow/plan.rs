@@ -8,7 +8,7 @@ use super::PlanError;
 /// A plan: the user's request and the steps that fulfil it.
 ///
 /// ```
-/// use recourse::Plan;
+/// use recourse::workflow::Plan;
 ///
 /// let plan = Plan::from_json(br#"{
 ///   "plan_id": "sell-and-convert",
@@ -67,17 +67,17 @@ pub struct PlanStep {
     pub idempotent: Option<bool>,
     /// The HTTP method (default `POST`; a capability's is the catalogue's).
     #[serde(default)]
-    pub method: Option<crate::Method>,
+    pub method: Option<recourse_core::method::Method>,
     /// A reconcile URL template (`{key}`, `{operation_id}`); a leading `/` is
     /// relative to the tool's base URL. Overrides the capability's.
     #[serde(default)]
     pub reconcile: Option<String>,
     /// A read-back verification of the step's write (see
-    /// [`VerifySpec`](crate::VerifySpec)): an HTTP read only (`url`; a
+    /// [`VerifySpec`](crate::verify::VerifySpec)): an HTTP read only (`url`; a
     /// leading `/` is relative to the tool's base URL), its templates over
     /// the step's parameters (`{{payload.order_id}}`).
     #[serde(default)]
-    pub verify: Option<crate::VerifySpec>,
+    pub verify: Option<crate::verify::VerifySpec>,
     /// Free text for people; ignored by the engine.
     #[serde(default)]
     pub comment: Option<String>,
@@ -89,7 +89,7 @@ fn empty_object() -> Value {
 
 impl Plan {
     /// Parses a plan from JSON. Only the shape is checked here; see
-    /// [`Workflow::new`](crate::Workflow::new) for validation.
+    /// [`Workflow::new`](crate::workflow::Workflow::new) for validation.
     ///
     /// # Errors
     /// [`PlanError::Syntax`] naming the line, column and problem.

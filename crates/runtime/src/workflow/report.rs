@@ -3,7 +3,7 @@
 use recourse_protocol::ToolError;
 use serde_json::{Map, Value, json};
 
-use crate::CallReport;
+use recourse_core::record::CallReport;
 
 /// How one step ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,7 +19,9 @@ use tracing::field::Empty;
 
 use super::step::{StepContext, envelope, run_step};
 use super::{Approver, RejectAll, StepOutcome, StepReport, Workflow, WorkflowReport};
-use crate::{ConfigError, CorrectionChain, Executor};
+use crate::correction::CorrectionChain;
+use crate::executor::Executor;
+use recourse_core::config::ConfigError;
 
 /// Steps run at once unless configured otherwise.
 pub const DEFAULT_CONCURRENCY: usize = 5;
@@ -28,7 +30,8 @@ pub const DEFAULT_CONCURRENCY: usize = 5;
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use recourse::{ApproveAll, Catalogue, Executor, HttpTransport, Plan, Workflow, WorkflowRunner};
+/// use recourse::{Executor, HttpTransport};
+/// use recourse::workflow::{ApproveAll, Catalogue, Plan, Workflow, WorkflowRunner};
 ///
 /// # async fn demo(plan_json: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
 /// let catalogue = Catalogue::fetch("http://127.0.0.1:8700").await?;
@@ -121,7 +124,7 @@ impl WorkflowRunner {
         let span = tracing::info_span!(
             "workflow",
             recourse.plan_id = %redact(&workflow.plan.plan_id),
-            recourse.steps = crate::run::span::int(workflow.plan.steps.len()),
+            recourse.steps = crate::span::int(workflow.plan.steps.len()),
             recourse.succeeded = Empty,
             otel.status_code = Empty,
         );
@@ -134,7 +137,7 @@ impl WorkflowRunner {
             .iter()
             .filter(|s| matches!(s.outcome, StepOutcome::Succeeded { .. }))
             .count();
-        span.record("recourse.succeeded", crate::run::span::int(succeeded));
+        span.record("recourse.succeeded", crate::span::int(succeeded));
         span.record(
             "otel.status_code",
             if report.success() { "ok" } else { "error" },

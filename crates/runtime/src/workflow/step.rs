@@ -10,11 +10,13 @@ use tokio_util::sync::CancellationToken;
 use super::approver::leaf_pointers;
 use super::reference::resolve;
 use super::{Approval, ApprovalRequest, Approver, StepOutcome, StepReport, Workflow};
+use crate::call::Call;
+use crate::correction::{Correction, CorrectionRequest, Corrector};
+use crate::correction::{CorrectionChain, FailedAttempt, Trajectory};
+use crate::executor::Executor;
 use crate::transport::BoxFuture;
-use crate::{
-    Call, CallReport, Correction, CorrectionChain, CorrectionRequest, Corrector, Evidence,
-    Executor, FailedAttempt, Outcome, Trajectory,
-};
+use recourse_core::idempotency::Evidence;
+use recourse_core::record::{CallReport, Outcome};
 
 /// What every step of one run shares.
 pub(crate) struct StepContext {

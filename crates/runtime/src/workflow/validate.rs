@@ -15,12 +15,13 @@ use serde_json::Value;
 use super::catalogue::join;
 use super::reference::references_in;
 use super::{Catalogue, Plan, PlanError, PlanStep};
-use crate::{Method, validate_pointer};
+use recourse_core::method::Method;
+use recourse_core::protect::validate_pointer;
 
 /// A validated plan, each step bound to its tool: ready to run.
 ///
 /// ```
-/// use recourse::{Catalogue, Plan, PlanError, Workflow};
+/// use recourse::workflow::{Catalogue, Plan, PlanError, Workflow};
 ///
 /// let plan = Plan::from_json(br#"{"plan_id": "p", "steps": [
 ///   {"step_id": "a", "url": "http://127.0.0.1:8700/api/x", "depends_on": ["b"]},
@@ -72,7 +73,7 @@ pub(crate) struct StepTarget {
     /// What the catalogue (the tool's manifest) declares.
     pub(crate) declared: Option<bool>,
     pub(crate) reconcile: Option<String>,
-    pub(crate) verify: Option<crate::VerifySpec>,
+    pub(crate) verify: Option<crate::verify::VerifySpec>,
     pub(crate) capability: Option<String>,
 }
 
@@ -178,7 +179,7 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
     target.idempotent = step.idempotent;
     if let Some(template) = &step.reconcile {
         let full = join(origin(&target.url), template);
-        crate::HttpReconciler::new(full.clone())
+        crate::reconcile::HttpReconciler::new(full.clone())
             .map_err(|e| PlanError::step(id, format!("reconcile: {e}")))?;
         target.reconcile = Some(full);
     }
@@ -193,9 +194,9 @@ fn target(step: &PlanStep, catalogue: &Catalogue) -> Result<StepTarget, PlanErro
 fn verification(
     id: &str,
     url: &str,
-    spec: &crate::VerifySpec,
+    spec: &crate::verify::VerifySpec,
     parameters: &Value,
-) -> Result<crate::VerifySpec, PlanError> {
+) -> Result<crate::verify::VerifySpec, PlanError> {
     let mut spec = spec.clone();
     match &spec.url {
         Some(read) if read.starts_with('/') => spec.url = Some(join(origin(url), read)),

@@ -175,7 +175,7 @@ impl LlmDebugRecord {
         };
         Self {
             debug_version: LLM_DEBUG_VERSION,
-            at: crate::rfc3339(exchange.at),
+            at: recourse_core::journal::rfc3339(exchange.at),
             at_ms: u64::try_from(since.as_millis()).unwrap_or(u64::MAX),
             layer: exchange.layer.to_owned(),
             target: exchange.target.clone(),
@@ -267,8 +267,8 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TokenUsage;
     use crate::llm::ChatMessage;
+    use recourse_core::record::TokenUsage;
 
     fn scratch(name: &str) -> PathBuf {
         let dir =

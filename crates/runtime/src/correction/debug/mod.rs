@@ -19,8 +19,8 @@ use recourse_protocol::redact;
 
 pub use dir::{DebugMessage, LLM_DEBUG_VERSION, LlmDebugDir, LlmDebugEntry, LlmDebugRecord};
 
-use crate::TokenUsage;
 use crate::llm::ChatMessage;
+use recourse_core::record::TokenUsage;
 
 /// How many exchanges a store keeps by default.
 const DEFAULT_CAPACITY: usize = 200;

@@ -110,7 +110,8 @@ impl std::fmt::Debug for RedisSharedStateBuilder {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use recourse::{Executor, HttpTransport, RedisSharedState};
+/// use recourse::{Executor, HttpTransport};
+/// use recourse::shared::RedisSharedState;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let shared = RedisSharedState::builder("redis://127.0.0.1:6379")?
@@ -147,8 +148,8 @@ impl RedisSharedState {
     /// A builder for the Redis at `url` (`redis://[:PASSWORD@]HOST[:PORT][/DB]`),
     /// with the standard budget (20 % of calls, a floor of 10 a second,
     /// decaying over 10 s) and breakers (open after 5 consecutive transient
-    /// failures, for 5 s) — [`RetryBudget::standard`](crate::RetryBudget::standard)'s
-    /// and [`CircuitBreakers::standard`](crate::CircuitBreakers::standard)'s,
+    /// failures, for 5 s) — [`RetryBudget::standard`](crate::budget::RetryBudget::standard)'s
+    /// and [`CircuitBreakers::standard`](crate::breaker::CircuitBreakers::standard)'s,
     /// for the whole fleet.
     ///
     /// # Errors
@@ -252,7 +253,7 @@ impl RedisSharedStateBuilder {
         self
     }
 
-    /// The budget's parameters, as [`RetryBudget::new`](crate::RetryBudget::new)'s.
+    /// The budget's parameters, as [`RetryBudget::new`](crate::budget::RetryBudget::new)'s.
     #[must_use]
     pub fn with_budget(mut self, ratio: f64, min_per_sec: f64, ttl: Duration) -> Self {
         self.ratio = if ratio.is_finite() {
@@ -269,7 +270,7 @@ impl RedisSharedStateBuilder {
         self
     }
 
-    /// The breakers' parameters, as [`CircuitBreakers::new`](crate::CircuitBreakers::new)'s.
+    /// The breakers' parameters, as [`CircuitBreakers::new`](crate::breaker::CircuitBreakers::new)'s.
     #[must_use]
     pub fn with_breakers(mut self, threshold: u32, open_for: Duration) -> Self {
         self.threshold = threshold.max(1);

@@ -2,8 +2,8 @@
 //!
 //! Each runs atomically on the server and reads the server's clock (`TIME`),
 //! so replicas whose clocks disagree still agree on the state. The
-//! arithmetic is [`RetryBudget`](crate::RetryBudget)'s and
-//! [`CircuitBreakers`](crate::CircuitBreakers)', written once more in Lua.
+//! arithmetic is [`RetryBudget`](crate::budget::RetryBudget)'s and
+//! [`CircuitBreakers`](crate::breaker::CircuitBreakers)', written once more in Lua.
 
 /// The budget: `KEYS[1]` a hash of `earned`, `floor` and `last` (ms).
 /// `ARGV`: `deposit` or `withdraw`, the ratio, the floor per second, the

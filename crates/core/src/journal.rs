@@ -1,0 +1,340 @@
+//! The journal: a write-ahead record of every logical call and attempt (protocol §5).
+//!
+//! # Why write ahead
+//!
+//! A process can die at any instruction — including between sending a payment
+//! and reading its answer. If the record of the call is written only after the
+//! answer, that call is simply lost: nobody knows a charge may have happened.
+//! So the executor writes the call (with its idempotency key) and each attempt
+//! *before* dispatch, and completes them after. After a crash, calls still
+//! marked `in_flight` are exactly the ones whose outcome is unknown, and
+//! `recourse journal reconcile` can settle them through their reconciler.
+//!
+//! Two implementations share one trait and one test suite: [`SqliteJournal`]
+//! (embedded, the default) and [`PostgresJournal`] (for replicas sharing one record).
+
+mod timestamp;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use crate::record::CallState;
+pub use timestamp::{lease_until, rfc3339, rfc3339_now};
+
+use crate::transport::BoxFuture;
+
+/// A call as the journal records it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JournalEntry {
+    /// The call's id.
+    pub call_id: String,
+    /// The URL (or tool name) called.
+    pub target: String,
+    /// The capability name, when the call came from a catalogue.
+    pub capability: Option<String>,
+    /// The idempotency key every attempt carried.
+    pub idempotency_key: Option<String>,
+    /// The tool's operation id, when it reported one.
+    pub operation_id: Option<String>,
+    /// The reconcile URL template, when one was configured.
+    pub reconcile: Option<String>,
+    /// The declared verification ([`VerifySpec`](crate::VerifySpec) as
+    /// JSON, redacted; never headers), when one was declared.
+    pub verification: Option<Value>,
+    /// The caller's payload (redacted).
+    pub payload: Value,
+    /// Where the call stands.
+    pub state: CallState,
+    /// Attempts recorded.
+    pub attempts: u32,
+    /// When the call started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When the record last changed (RFC 3339, UTC).
+    pub updated_at: String,
+    /// The key the caller chose, when it chose one (a second call with it is a replay).
+    pub caller_key: Option<String>,
+    /// A digest of the caller's request, to tell a replay from a reused key.
+    pub request_hash: Option<String>,
+    /// The process that runs (or ran) the call.
+    pub owner: Option<String>,
+    /// Until when `owner` holds the call (RFC 3339, UTC): while it does, no
+    /// other process settles it. `None` once the call finished.
+    pub lease_until: Option<String>,
+    /// The call's record (its JSON), once it finished.
+    #[serde(skip)]
+    pub record: Option<Value>,
+}
+
+impl JournalEntry {
+    /// Whether another process holds the call now (an unexpired lease).
+    pub fn is_leased(&self) -> bool {
+        self.lease_until
+            .as_deref()
+            .is_some_and(|until| until > rfc3339(std::time::SystemTime::now()).as_str())
+    }
+
+    /// The call's record: the stored one, or — for a call that never
+    /// finished (its process died) — a summary saying only what the journal
+    /// knows.
+    pub fn record_or_summary(&self) -> Value {
+        if let Some(record) = &self.record {
+            return record.clone();
+        }
+        let (outcome, reason) = match self.state {
+            CallState::Succeeded => ("succeeded", None),
+            CallState::Failed => ("failed", None),
+            CallState::Unknown | CallState::InFlight => ("unknown", Some("outcome_unknown")),
+        };
+        let summary = RecordSummary {
+            record_version: crate::record::RECORD_VERSION,
+            call_id: &self.call_id,
+            outcome,
+            data: (),
+            error: (),
+            reason,
+            reason_text: reason
+                .map(|_| "the call did not finish in its process; check before writing again"),
+            idempotency_key: self.idempotency_key.as_deref(),
+            operation_id: self.operation_id.as_deref(),
+            attempts: [],
+        };
+        serde_json::to_value(summary).unwrap_or(Value::Null)
+    }
+}
+
+/// What the journal says of a call whose record was never written: its
+/// process stopped before the call finished. Only the journal's facts; the
+/// outcome of such a call is `unknown` unless it was settled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecordSummary<'a> {
+    /// The record format's version.
+    pub record_version: u32,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// `succeeded`, `failed` or `unknown` (a call left in flight is `unknown`).
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["succeeded", "failed", "unknown"])))]
+    pub outcome: &'static str,
+    /// Always `null`: the result was not recorded.
+    pub data: (),
+    /// Always `null`: no error was recorded.
+    pub error: (),
+    /// `outcome_unknown` for a call left in flight or unknown; `null` otherwise.
+    pub reason: Option<&'static str>,
+    /// The reason as a sentence, for people.
+    pub reason_text: Option<&'static str>,
+    /// The idempotency key its attempts carried.
+    pub idempotency_key: Option<&'a str>,
+    /// The tool's operation id, when it reported one.
+    pub operation_id: Option<&'a str>,
+    /// Always empty: the attempts' records were not written.
+    pub attempts: [(); 0],
+}
+
+/// What the journal needs when a call starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    /// A fresh id for the call.
+    pub call_id: String,
+    /// The target.
+    pub target: String,
+    /// The capability name, if any.
+    pub capability: Option<String>,
+    /// The idempotency key, if any.
+    pub idempotency_key: Option<String>,
+    /// The reconcile template, if any.
+    pub reconcile: Option<String>,
+    /// The declared verification as JSON (redacted; never headers), if any.
+    pub verification: Option<Value>,
+    /// The caller's payload (redacted by the executor before it gets here).
+    pub payload: Value,
+    /// The process running the call.
+    pub owner: String,
+    /// How long its lease lasts unless renewed.
+    pub lease: Duration,
+}
+
+/// A caller's key, claimed for a call before it runs: exactly one call per
+/// key, whichever process asks first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyClaim {
+    /// The call that will run under the key.
+    pub call_id: String,
+    /// The caller's key.
+    pub caller_key: String,
+    /// A digest of the request (see [`request_hash`](crate::request_hash)).
+    pub request_hash: String,
+    /// The target, for people reading the journal.
+    pub target: String,
+    /// The process claiming it.
+    pub owner: String,
+    /// How long its lease lasts unless renewed.
+    pub lease: Duration,
+}
+
+/// What claiming a key found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claimed {
+    /// The key is this call's now.
+    New,
+    /// Another call holds the key: here is its entry.
+    Exists(Box<JournalEntry>),
+}
+
+/// Which calls to list: newest first, at most `limit`, older than `before`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Only calls in this state.
+    pub state: Option<CallState>,
+    /// At most this many.
+    pub limit: Option<u32>,
+    /// Only calls whose id sorts before this one (call ids are time-ordered).
+    pub before: Option<String>,
+}
+
+/// A call's record as the journal stores it: the JSON text of its
+/// [`CallReport`](crate::record::CallReport), written once.
+///
+/// ```
+/// use recourse_core::journal::RecordJson;
+///
+/// let record = RecordJson::from(&serde_json::json!({"call_id": "c-1", "outcome": "failed"}));
+/// assert_eq!(record.as_str(), r#"{"call_id":"c-1","outcome":"failed"}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordJson(String);
+
+impl RecordJson {
+    /// `report`'s record, as [`CallReport::write_json`](crate::record::CallReport::write_json)
+    /// writes it: the bytes the gateway answers with, the tool's data as the
+    /// tool sent it.
+    ///
+    /// # Errors
+    /// When a part of the report cannot be written as JSON.
+    pub fn of(report: &crate::record::CallReport) -> Result<Self, serde_json::Error> {
+        let mut out = Vec::with_capacity(1024);
+        report.write_json(&mut out)?;
+        // JSON written from Rust strings and the tool's (checked) JSON text.
+        String::from_utf8(out)
+            .map(Self)
+            .map_err(<serde_json::Error as serde::ser::Error>::custom)
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Any JSON value as a record (a record read back, a test's own).
+impl From<&Value> for RecordJson {
+    fn from(value: &Value) -> Self {
+        Self(value.to_string())
+    }
+}
+
+/// The result of an attempt, recorded after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptResult {
+    /// The HTTP status, if the tool answered.
+    pub status: Option<u16>,
+    /// The transport failure (redacted), if it did not.
+    pub transport_error: Option<crate::transport::TransportFailure>,
+    /// What the policy decided (stored by its name).
+    pub action: crate::policy::Action,
+}
+
+impl AttemptResult {
+    /// The transport failure as stored: `kind: message`.
+    pub fn transport_error_text(&self) -> Option<String> {
+        self.transport_error.as_ref().map(ToString::to_string)
+    }
+}
+
+mod error;
+
+pub use error::{JournalError, JournalErrorKind};
+
+/// Result of a journal operation.
+pub type JournalResult<T> = Result<T, JournalError>;
+
+/// A durable record of calls and attempts.
+pub trait Journal: Send + Sync {
+    /// Claims `claim.caller_key` for a new call, atomically: the first claim
+    /// wins, a later one finds the existing entry.
+    fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>>;
+    /// Records a call as in flight, held by its owner's lease. Called before
+    /// the first dispatch; completes the entry of a claimed key.
+    fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>>;
+    /// Records attempt `n` with the payload about to be sent. Called before dispatch.
+    fn begin_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, JournalResult<()>>;
+    /// Completes attempt `n`.
+    fn finish_attempt<'a>(
+        &'a self,
+        call_id: &'a str,
+        n: u32,
+        result: &'a AttemptResult,
+    ) -> BoxFuture<'a, JournalResult<()>>;
+    /// Sets a call's state (and operation id and record, when known) and
+    /// releases its lease.
+    fn finish_call<'a>(
+        &'a self,
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> BoxFuture<'a, JournalResult<()>>;
+    /// Completes a call's last attempt and then the call: what
+    /// [`finish_attempt`](Journal::finish_attempt) and
+    /// [`finish_call`](Journal::finish_call) do, in one write where the
+    /// journal can (the SQLite journal does: one commit a call waits for
+    /// instead of two). The attempt's end is history, read by nothing that
+    /// settles a call: when it cannot be written the call is still finished,
+    /// and only the call's failure is the result.
+    fn finish_attempt_and_call<'a>(
+        &'a self,
+        attempt: (u32, &'a AttemptResult),
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let (n, result) = attempt;
+            if let Err(e) = self.finish_attempt(call_id, n, result).await {
+                tracing::warn!(error = %e, "could not complete the attempt in the journal");
+            }
+            self.finish_call(call_id, state, operation_id, record).await
+        })
+    }
+    /// Extends `owner`'s lease on a call; `false` when it no longer holds it.
+    fn renew_lease<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>>;
+    /// Takes a call over for `owner` (to settle it), only if no lease holds
+    /// it: `false` when another process still does.
+    fn take_over<'a>(
+        &'a self,
+        call_id: &'a str,
+        owner: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, JournalResult<bool>>;
+    /// The call `call_id`, if recorded.
+    fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>>;
+    /// Lists calls, newest first.
+    fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>>;
+}
+
+/// The most calls one list returns.
+pub const MAX_LIST: u32 = 1000;

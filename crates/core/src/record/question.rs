@@ -1,0 +1,235 @@
+//! The question an agent owes the user when a call stops on a choice that is
+//! the user's to make.
+//!
+//! A tool that says "no version 4; the latest is 3" offers an alternative,
+//! but taking it would silently change what the user asked for. The policy
+//! does not take it (the value is the user's, or the tool refused a retry);
+//! the honest next step is to ask. This module turns an input failure's
+//! structured details into that question, or into none when the tool left
+//! nothing to choose between (a policy rejection, an outage, a denied
+//! permission, an input error without an alternative).
+//!
+//! The details read, first match wins (each with the `field` they are about):
+//!
+//! | detail | question |
+//! |---|---|
+//! | `latest_version` | "The tool has no version 4; the latest is 3. Should I use 3 instead?" |
+//! | `suggestion` | "The tool could not use order_id "ord-7" and suggests "ORD-7". Should I use it?" |
+//! | `candidates` | "city "Springfield" is ambiguous. Which did you mean: …?" |
+//! | `allowed_values` | "The tool does not accept format "xlsx"; it accepts pdf,docx,csv. Which should I use?" |
+//! | `maximum` / `max`, `minimum` / `min` | "The tool refused amount 12500: it accepts at most 10000. Which amount should I use?" |
+//!
+//! Every value is redacted and cut short: the question is shown to the model.
+
+use recourse_protocol::{ErrorCategory, ToolError, redact, truncate_chars};
+use serde_json::Value;
+
+use crate::policy::StopReason;
+
+/// The longest a value quoted in a question may be, in characters.
+const MAX_VALUE_CHARS: usize = 80;
+
+/// The longest a question may be, in characters.
+pub(super) const MAX_QUESTION_CHARS: usize = 240;
+
+/// The question to put to the user after an input failure `error`, given
+/// the payload `sent` (redacted) that failed; `None` when the tool's details
+/// offer nothing to choose.
+pub(super) fn from_details(error: &ToolError, sent: Option<&Value>) -> Option<String> {
+    if !matches!(
+        error.category,
+        ErrorCategory::InputError | ErrorCategory::NotFound
+    ) {
+        return None;
+    }
+    let what = subject(error, sent);
+    let question = if let Some(latest) = detail(error, "latest_version") {
+        format!("The tool has no {what}; the latest is {latest}. Should I use {latest} instead?")
+    } else if let Some(suggestion) = detail(error, "suggestion") {
+        format!("The tool could not use {what} and suggests {suggestion:?}. Should I use it?")
+    } else if let Some(candidates) = detail(error, "candidates") {
+        format!("{what} is ambiguous. Which did you mean: {candidates}?")
+    } else if let Some(allowed) = detail(error, "allowed_values") {
+        format!("The tool does not accept {what}; it accepts {allowed}. Which should I use?")
+    } else if let Some(bound) = bound(error) {
+        let field = detail(error, "field").unwrap_or_else(|| "value".to_owned());
+        format!("The tool refused {what}: it accepts {bound}. Which {field} should I use?")
+    } else {
+        return None;
+    };
+    Some(finish(&question))
+}
+
+/// The question when a call stops asking the user and the tool's details
+/// offered no choice: for [`StopReason::NothingMutable`], every input is
+/// protected, and only the user may change a value they approved or bound;
+/// for any other such reason, the user is asked how to go on.
+pub(super) fn for_reason(
+    reason: &StopReason,
+    error: Option<&ToolError>,
+    sent: Option<&Value>,
+) -> String {
+    let what = match error {
+        Some(e) if detail(e, "field").is_some() => subject(e, sent),
+        _ => "the values I was given".to_owned(),
+    };
+    finish(&match reason {
+        StopReason::NothingMutable => format!(
+            "The tool rejected {what}, which I may not change without you. What should I use \
+             instead?"
+        ),
+        StopReason::NeedsInput => "The tool asks for more information from you before it \
+            runs. What should I give it?"
+            .to_owned(),
+        _ => "The tool needs a decision or input from you before it can go on. How should I \
+              proceed?"
+            .to_owned(),
+    })
+}
+
+/// "version 4", "version", or "that value": the field and what was sent for it.
+fn subject(error: &ToolError, sent: Option<&Value>) -> String {
+    let field = detail(error, "field");
+    let given = match (&field, sent) {
+        (Some(f), Some(payload)) => payload.get(f.as_str()).map(show),
+        _ => None,
+    };
+    match (field, given) {
+        (Some(f), Some(v)) => format!("{f} {v}"),
+        (Some(f), None) => f,
+        (None, _) => "that value".to_owned(),
+    }
+}
+
+/// "at most 10000", "at least 1", or "between 1 and 10": the bound the tool named.
+fn bound(error: &ToolError) -> Option<String> {
+    let max = detail(error, "maximum").or_else(|| detail(error, "max"));
+    let min = detail(error, "minimum").or_else(|| detail(error, "min"));
+    match (min, max) {
+        (Some(lo), Some(hi)) => Some(format!("between {lo} and {hi}")),
+        (None, Some(hi)) => Some(format!("at most {hi}")),
+        (Some(lo), None) => Some(format!("at least {lo}")),
+        (None, None) => None,
+    }
+}
+
+/// A detail as text, redacted and cut short; `None` when absent or null.
+fn detail(error: &ToolError, key: &str) -> Option<String> {
+    let text = match error.details.get(key)? {
+        Value::String(s) => s.clone(),
+        Value::Null => return None,
+        other => other.to_string(),
+    };
+    Some(truncate_chars(&redact(&text), MAX_VALUE_CHARS))
+}
+
+fn show(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    truncate_chars(&redact(&text), MAX_VALUE_CHARS)
+}
+
+fn finish(question: &str) -> String {
+    truncate_chars(&redact(question), MAX_QUESTION_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn not_found(details: Value) -> ToolError {
+        let mut e = ToolError::not_found("VERSION_NOT_FOUND", "no such version");
+        e.details = details;
+        e
+    }
+
+    #[test]
+    fn a_missing_version_offers_the_latest() {
+        let e = not_found(json!({"field": "version", "latest_version": "3"}));
+        let sent = json!({"source_id": "sales-2024", "version": 4});
+        assert_eq!(
+            from_details(&e, Some(&sent)).as_deref(),
+            Some("The tool has no version 4; the latest is 3. Should I use 3 instead?")
+        );
+    }
+
+    #[test]
+    fn allowed_values_and_suggestions_quote_what_was_sent() {
+        let mut e = ToolError::input_error("UNSUPPORTED_FORMAT", "no");
+        e.details = json!({"field": "format", "allowed_values": "pdf,docx,csv"});
+        assert_eq!(
+            from_details(&e, Some(&json!({"format": "xlsx"}))).as_deref(),
+            Some(
+                "The tool does not accept format \"xlsx\"; it accepts pdf,docx,csv. Which should I use?"
+            )
+        );
+        e.details = json!({"field": "order_id", "suggestion": "ORD-7"});
+        assert_eq!(
+            from_details(&e, Some(&json!({"order_id": "ord-7"}))).as_deref(),
+            Some(
+                "The tool could not use order_id \"ord-7\" and suggests \"ORD-7\". Should I use it?"
+            )
+        );
+    }
+
+    #[test]
+    fn a_refused_amount_names_the_bound() {
+        let mut e = ToolError::input_error("AMOUNT_ABOVE_LIMIT", "too much");
+        e.details = json!({"field": "amount", "maximum": 10000});
+        assert_eq!(
+            from_details(&e, Some(&json!({"amount": 12500}))).as_deref(),
+            Some(
+                "The tool refused amount 12500: it accepts at most 10000. Which amount should I use?"
+            )
+        );
+        e.details = json!({"field": "amount", "min": "1", "max": "10"});
+        let q = from_details(&e, Some(&json!({"amount": 0}))).unwrap();
+        assert!(q.contains("between 1 and 10"), "{q}");
+    }
+
+    #[test]
+    fn nothing_to_choose_is_no_question() {
+        // An amount refused without a bound: nothing to offer.
+        let mut e = ToolError::input_error("INVALID_AMOUNT", "`amount` must be greater than 0");
+        e.details = json!({"field": "amount"});
+        assert_eq!(from_details(&e, Some(&json!({"amount": -5}))), None);
+        // Alternatives on a failure that is not about the input are not a question.
+        let mut p = ToolError::policy_rejection("WINDOW_CLOSED", "too late");
+        p.details = json!({"suggestion": "ask support"});
+        assert_eq!(from_details(&p, None), None);
+    }
+
+    #[test]
+    fn values_are_redacted_and_cut_short() {
+        let long = "x".repeat(500);
+        let e = not_found(json!({"field": "version", "latest_version": long}));
+        let sent = json!({"version": "sk-abcdefghijklmnopqrstuvwx"});
+        let q = from_details(&e, Some(&sent)).unwrap();
+        assert!(!q.contains("sk-abcdefghijklmnopqrstuvwx"), "{q}");
+        assert!(q.chars().count() <= MAX_QUESTION_CHARS, "{q}");
+    }
+
+    #[test]
+    fn a_protected_value_is_the_users_to_change() {
+        let mut e = ToolError::input_error("AMOUNT_ABOVE_LIMIT", "too much");
+        e.details = json!({"field": "amount"});
+        let q = for_reason(
+            &StopReason::NothingMutable,
+            Some(&e),
+            Some(&json!({"amount": 12500})),
+        );
+        assert_eq!(
+            q,
+            "The tool rejected amount 12500, which I may not change without you. What should I use instead?"
+        );
+        let q = for_reason(&StopReason::NothingMutable, None, None);
+        assert!(q.contains("the values I was given"), "{q}");
+        // A reason that asks the user for something else gets the general question.
+        let q = for_reason(&StopReason::CannotFix, None, None);
+        assert!(q.contains("a decision or input from you"), "{q}");
+    }
+}

@@ -1,0 +1,181 @@
+//! The report of a whole call: its outcome, every attempt, and what it cost.
+
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::attempt::millis;
+use super::next::{self, Next};
+use crate::idempotency::Idempotency;
+use crate::policy::{StopKind, Verification};
+use crate::record::{AttemptRecord, Outcome, TokenUsage};
+
+/// The `record_version` of the JSON record: bumped only by an incompatible change.
+pub const RECORD_VERSION: u32 = 1;
+
+/// Everything a call did: its outcome, every attempt, and what it cost.
+///
+/// Serializes to the JSON record `recourse call --json` prints and the
+/// gateway returns (see the [module docs](crate#the-record)); errors in it are
+/// redacted.
+///
+/// ```
+/// use recourse_core::idempotency::{Evidence, Idempotency};
+/// use recourse_core::record::{CallReport, Outcome, TokenUsage};
+/// use std::time::Duration;
+///
+/// let report = CallReport {
+///     call_id: "c-1".into(),
+///     outcome: Outcome::Succeeded { data: serde_json::json!({"price": 468.285}).into() },
+///     attempts: Vec::new(),
+///     http_calls: 1,
+///     llm_calls: 0,
+///     tokens: TokenUsage::default(),
+///     llm_time: Duration::ZERO,
+///     idempotency: Idempotency { idempotent: true, from: Evidence::Caller },
+///     idempotency_key: None,
+///     operation_id: None,
+///     verification: None,
+///     elapsed: Duration::from_millis(12),
+/// };
+/// let json = report.to_json();
+/// assert_eq!(json["record_version"], 1);
+/// assert_eq!(json["outcome"], "succeeded");
+/// assert_eq!(json["data"]["price"], 468.285);
+/// assert_eq!(json["stop_kind"], serde_json::Value::Null);
+/// assert_eq!(json["next"]["step"], "use_result");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReport {
+    /// The call's id (as recorded in the journal).
+    pub call_id: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Every dispatch, in order.
+    pub attempts: Vec<AttemptRecord>,
+    /// Requests that were (or may have been) sent to the tool: attempts whose
+    /// connection never opened, and lookups, are not counted.
+    pub http_calls: u32,
+    /// Model calls made by correctors.
+    pub llm_calls: u32,
+    /// Model tokens spent.
+    pub tokens: TokenUsage,
+    /// Time spent in corrections that called a model (clock time).
+    pub llm_time: Duration,
+    /// Whether the call was treated as idempotent, and which evidence said so.
+    pub idempotency: Idempotency,
+    /// The idempotency key sent with every attempt, for non-idempotent calls.
+    pub idempotency_key: Option<String>,
+    /// The tool's operation id, if it reported one (for reconciliation by a person).
+    pub operation_id: Option<String>,
+    /// What the call's declared verification established after the write,
+    /// if one ran after it.
+    pub verification: Option<Verification>,
+    /// Wall time (clock time) the call took.
+    pub elapsed: Duration,
+}
+
+impl CallReport {
+    /// The record as a JSON value (what `recourse call --json` prints).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The kind of problem that stopped the call (the record's `stop_kind`):
+    /// the stop reason's [`kind`](crate::policy::StopReason::kind), read with the last
+    /// error's category. `None` when the call succeeded.
+    pub fn stop_kind(&self) -> Option<StopKind> {
+        let category = self.outcome.error().map(|e| &e.category);
+        self.outcome.reason().map(|r| r.kind(category))
+    }
+
+    /// What to hand back to the model (the record's `next`): the step, a
+    /// short redacted message, and the question for the user when the
+    /// choice is theirs. Computed from the report's types each time, so it
+    /// always agrees with the outcome and attempts it summarizes.
+    pub fn next(&self) -> Next {
+        next::of(self)
+    }
+}
+
+// The record's wire form: the report's fields in the documented order. Its
+// doc comment is the schema's description. `CallReport::write_json`
+// (json.rs) writes the same bytes by hand: a change here goes there too, and
+// its property test fails until it does.
+/// A call's record: how it ended, what to tell the model, every attempt, and
+/// what it cost. Errors in it are redacted.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CallReport"))]
+struct Wire<'a> {
+    /// The record format's version: bumped only by an incompatible change.
+    record_version: u32,
+    /// The call's id (as recorded in the journal).
+    call_id: &'a str,
+    /// How the call ended, its result or last error, and why it stopped.
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+    /// The kind of problem that stopped the call; `null` when it succeeded.
+    stop_kind: Option<StopKind>,
+    /// What to hand back to the model now.
+    next: Next,
+    /// Requests that were (or may have been) sent to the tool: attempts whose
+    /// connection never opened, and lookups, are not counted.
+    http_calls: u32,
+    /// Model calls made by correctors.
+    llm_calls: u32,
+    /// Model tokens the corrections spent.
+    tokens: TokenUsage,
+    /// Time spent in corrections that called a model, in milliseconds.
+    llm_ms: u64,
+    /// Whether the call was treated as idempotent, and which evidence said so.
+    idempotency: Idempotency,
+    /// The idempotency key sent with every attempt of a non-idempotent call
+    /// (the caller's, or one recourse made); `null` otherwise.
+    idempotency_key: Option<&'a str>,
+    /// The tool's id for the write, if it reported one (to check it by).
+    operation_id: Option<&'a str>,
+    /// What the call's declared verification established after the write,
+    /// if one ran after it.
+    verification: Option<Verification>,
+    /// Wall time the call took, in milliseconds.
+    elapsed_ms: u64,
+    /// Every dispatch, in order.
+    attempts: &'a [AttemptRecord],
+}
+
+/// The record's schema: the wire form's.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for CallReport {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CallReport".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Wire<'static> as schemars::JsonSchema>::json_schema(generator)
+    }
+}
+
+impl Serialize for CallReport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            record_version: RECORD_VERSION,
+            call_id: &self.call_id,
+            outcome: &self.outcome,
+            stop_kind: self.stop_kind(),
+            next: self.next(),
+            http_calls: self.http_calls,
+            llm_calls: self.llm_calls,
+            tokens: self.tokens,
+            llm_ms: millis(self.llm_time),
+            idempotency: self.idempotency,
+            idempotency_key: self.idempotency_key.as_deref(),
+            operation_id: self.operation_id.as_deref(),
+            verification: self.verification,
+            elapsed_ms: millis(self.elapsed),
+            attempts: &self.attempts,
+        }
+        .serialize(serializer)
+    }
+}

@@ -1,0 +1,86 @@
+//! The journal's tables, as versioned migrations both databases accept, and
+//! the queries they share.
+
+use recourse_core::journal::ListQuery;
+
+/// The schema, as versioned migrations shared by both backends (plain SQL
+/// that SQLite and PostgreSQL both accept).
+pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE recourse_calls (
+        call_id TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        capability TEXT,
+        idempotency_key TEXT,
+        operation_id TEXT,
+        reconcile TEXT,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX recourse_calls_state ON recourse_calls (state);
+    CREATE TABLE recourse_attempts (
+        call_id TEXT NOT NULL REFERENCES recourse_calls (call_id),
+        n INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        status INTEGER,
+        transport_error TEXT,
+        action TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        PRIMARY KEY (call_id, n)
+    );",
+    ),
+    (
+        2,
+        "ALTER TABLE recourse_calls ADD COLUMN caller_key TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN request_hash TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN record TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN owner TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN lease_until TEXT;
+        CREATE UNIQUE INDEX recourse_calls_caller_key ON recourse_calls (caller_key);",
+    ),
+    (
+        3,
+        "ALTER TABLE recourse_calls ADD COLUMN verification TEXT;",
+    ),
+    // A list by state walks this index newest first and stops at its limit;
+    // with the index on state alone it read every row of the journal.
+    (
+        4,
+        "CREATE INDEX recourse_calls_state_call ON recourse_calls (state, call_id);
+        DROP INDEX recourse_calls_state;",
+    ),
+];
+
+/// The query for a list: only the conditions `query` has, so that the
+/// database seeks its index (`state, call_id`, or `call_id`) and reads the
+/// newest `limit` rows from there. A condition written as `(?1 IS NULL OR
+/// state = ?1)` can use no index: every list scanned the whole journal, on
+/// the SQLite writer's thread. `mark(n)` writes the n-th placeholder (`?n`,
+/// `$n`); the parameters are the state, the `before` id (each if present),
+/// then the limit.
+pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
+    let mut conditions = Vec::new();
+    if query.state.is_some() {
+        conditions.push(format!("state = {}", mark(conditions.len() + 1)));
+    }
+    if query.before.is_some() {
+        conditions.push(format!("call_id < {}", mark(conditions.len() + 1)));
+    }
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    let limit = mark(conditions.len() + 1);
+    format!(
+        "SELECT {ENTRY_COLUMNS} FROM recourse_calls {filter} ORDER BY call_id DESC LIMIT {limit}"
+    )
+}
+
+/// The columns every entry query selects, in [`JournalEntry`]'s order.
+pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification";

@@ -1,0 +1,253 @@
+//! One trait test suite, run against SQLite (file and memory) and — when
+//! `RECOURSE_TEST_POSTGRES_URL` is set — PostgreSQL. Unset, that test is
+//! skipped with a notice on stderr (a failure under `RECOURSE_TEST_NO_SKIP=1`);
+//! set but unreachable, it fails.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse_core::journal::{
+    AttemptResult, CallState, Claimed, Journal, KeyClaim, ListQuery, NewCall, RecordJson,
+};
+use recourse_core::policy::Action;
+use recourse_journal::{PostgresJournal, SqliteJournal};
+use serde_json::json;
+
+const LONG: Duration = Duration::from_secs(600);
+
+fn new_call(id: &str) -> NewCall {
+    NewCall {
+        call_id: id.to_owned(),
+        target: "http://127.0.0.1:1/api/exports".to_owned(),
+        capability: Some("exports.create".to_owned()),
+        idempotency_key: Some(format!("key-{id}")),
+        reconcile: Some("http://127.0.0.1:1/api/exports/{operation_id}".to_owned()),
+        verification: Some(json!({"url": "http://127.0.0.1:1/api/exports/lookup",
+                                  "args": {"source_id": "{{payload.source_id}}"},
+                                  "expect": ["/latest exists"]})),
+        payload: json!({"source_id": "sales-2024", "format": "pdf"}),
+        owner: "owner-a".to_owned(),
+        lease: LONG,
+    }
+}
+
+fn claim(id: &str, key: &str, hash: &str, owner: &str) -> KeyClaim {
+    KeyClaim {
+        call_id: id.to_owned(),
+        caller_key: key.to_owned(),
+        request_hash: hash.to_owned(),
+        target: "http://127.0.0.1:1/api/exports".to_owned(),
+        owner: owner.to_owned(),
+        lease: LONG,
+    }
+}
+
+fn state(s: CallState) -> ListQuery {
+    ListQuery {
+        state: Some(s),
+        ..ListQuery::default()
+    }
+}
+
+async fn suite(journal: Arc<dyn Journal>) {
+    // A call is in flight from before its first dispatch, leased to its owner.
+    journal.begin_call(&new_call("c1")).await.unwrap();
+    journal.begin_call(&new_call("c2")).await.unwrap();
+    let in_flight = journal.list(&state(CallState::InFlight)).await.unwrap();
+    assert_eq!(in_flight.len(), 2);
+    let c1 = in_flight.iter().find(|e| e.call_id == "c1").unwrap();
+    assert_eq!(c1.idempotency_key.as_deref(), Some("key-c1"));
+    assert_eq!(c1.attempts, 0);
+    assert_eq!(c1.payload["source_id"], "sales-2024");
+    assert_eq!(
+        c1.verification.as_ref().unwrap()["expect"][0],
+        "/latest exists",
+        "the verification spec is kept with the call"
+    );
+    assert!(c1.started_at.ends_with('Z'));
+    assert_eq!(c1.owner.as_deref(), Some("owner-a"));
+    assert!(c1.is_leased());
+
+    // Attempts are counted as they begin.
+    journal
+        .begin_attempt("c1", 1, &json!({"a": 1}))
+        .await
+        .unwrap();
+    let result = AttemptResult {
+        status: Some(503),
+        transport_error: None,
+        action: Action::RetrySame {
+            wait: std::time::Duration::from_millis(10),
+            cause: recourse_core::record::WaitCause::Backoff,
+        },
+    };
+    journal.finish_attempt("c1", 1, &result).await.unwrap();
+    journal
+        .begin_attempt("c1", 2, &json!({"a": 1}))
+        .await
+        .unwrap();
+    assert_eq!(journal.get("c1").await.unwrap().unwrap().attempts, 2);
+    assert!(journal.get("nope").await.unwrap().is_none());
+
+    // Finishing moves the call out of in_flight, keeps the operation id and the
+    // record, and releases the lease.
+    let record = json!({"record_version": 1, "outcome": "succeeded"});
+    journal
+        .finish_call(
+            "c1",
+            CallState::Succeeded,
+            Some("op-9"),
+            Some(&RecordJson::from(&record)),
+        )
+        .await
+        .unwrap();
+    let done = journal.list(&state(CallState::Succeeded)).await.unwrap();
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].operation_id.as_deref(), Some("op-9"));
+    assert_eq!(done[0].record, Some(record.clone()));
+    assert!(!done[0].is_leased() && done[0].lease_until.is_none());
+    let in_flight = journal.list(&state(CallState::InFlight)).await.unwrap();
+    let ids: Vec<_> = in_flight.iter().map(|e| e.call_id.as_str()).collect();
+    assert_eq!(ids, vec!["c2"]);
+
+    // A later state change without an operation id or record keeps the earlier ones.
+    journal
+        .finish_call("c1", CallState::Unknown, None, None)
+        .await
+        .unwrap();
+    let c1 = journal.get("c1").await.unwrap().unwrap();
+    assert_eq!(c1.operation_id.as_deref(), Some("op-9"));
+    assert_eq!(c1.record, Some(record));
+
+    // Attempts are recorded once.
+    assert!(journal.begin_attempt("c1", 2, &json!({})).await.is_err());
+
+    leases(&journal).await;
+    keys(&journal).await;
+    pages(&journal).await;
+}
+
+/// A running call's lease keeps others off it; an expired one lets them in.
+async fn leases(journal: &Arc<dyn Journal>) {
+    // c2 is leased to owner-a: nobody else may take it over, its owner may renew.
+    assert!(!journal.take_over("c2", "owner-b", LONG).await.unwrap());
+    assert!(journal.renew_lease("c2", "owner-a", LONG).await.unwrap());
+    assert!(!journal.renew_lease("c2", "owner-b", LONG).await.unwrap());
+    // A lease that ran out: another process takes the call over, and the old
+    // owner can no longer renew it.
+    let mut short = new_call("c3");
+    short.lease = Duration::from_millis(1);
+    journal.begin_call(&short).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!journal.get("c3").await.unwrap().unwrap().is_leased());
+    assert!(journal.take_over("c3", "owner-b", LONG).await.unwrap());
+    assert!(!journal.renew_lease("c3", "owner-a", LONG).await.unwrap());
+    assert_eq!(
+        journal.get("c3").await.unwrap().unwrap().owner.as_deref(),
+        Some("owner-b")
+    );
+    // A finished call holds no lease: anyone may take it over to settle it.
+    assert!(journal.take_over("c1", "owner-c", LONG).await.unwrap());
+}
+
+/// One call per key, whoever claims first; the key's call is found by the second.
+async fn keys(journal: &Arc<dyn Journal>) {
+    let first = claim("k1", "agent-7", "hash-1", "owner-a");
+    assert_eq!(journal.claim_key(&first).await.unwrap(), Claimed::New);
+    let Claimed::Exists(entry) = journal
+        .claim_key(&claim("k2", "agent-7", "hash-1", "owner-b"))
+        .await
+        .unwrap()
+    else {
+        panic!("the key was claimed twice")
+    };
+    assert_eq!(entry.call_id, "k1");
+    assert_eq!(entry.request_hash.as_deref(), Some("hash-1"));
+    assert_eq!(entry.state, CallState::InFlight);
+    assert!(
+        journal.get("k2").await.unwrap().is_none(),
+        "nothing recorded for the loser"
+    );
+    // The claimed call then begins like any other, keeping its key.
+    let mut call = new_call("k1");
+    call.idempotency_key = Some("agent-7".to_owned());
+    journal.begin_call(&call).await.unwrap();
+    let k1 = journal.get("k1").await.unwrap().unwrap();
+    assert_eq!(k1.caller_key.as_deref(), Some("agent-7"));
+    assert_eq!(k1.target, "http://127.0.0.1:1/api/exports");
+}
+
+/// Newest first, a page at a time.
+async fn pages(journal: &Arc<dyn Journal>) {
+    let all = journal.list(&ListQuery::default()).await.unwrap();
+    let ids: Vec<_> = all.iter().map(|e| e.call_id.clone()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.reverse();
+    assert_eq!(ids, sorted, "newest (largest id) first");
+    let first = journal
+        .list(&ListQuery {
+            limit: Some(2),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 2);
+    let next = journal
+        .list(&ListQuery {
+            limit: Some(2),
+            before: Some(first[1].call_id.clone()),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(next[0].call_id, ids[2]);
+}
+
+#[tokio::test]
+async fn sqlite_in_memory_passes_the_suite() {
+    suite(Arc::new(SqliteJournal::in_memory().unwrap())).await;
+}
+
+#[tokio::test]
+async fn sqlite_file_passes_the_suite_and_survives_reopening() {
+    let dir = std::env::temp_dir().join(format!("recourse-journal-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("recourse.db");
+    suite(Arc::new(SqliteJournal::open(&path).unwrap())).await;
+    let reopened = SqliteJournal::open(&path).unwrap();
+    let all = reopened.list(&ListQuery::default()).await.unwrap();
+    assert_eq!(all.len(), 4, "migrations are idempotent and data persists");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn postgres_passes_the_suite_when_configured() {
+    let Some(url) = recourse_test_support::service_var("RECOURSE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    // A private schema per run, so runs never see each other's rows.
+    let schema = format!("recourse_test_{}", uuid::Uuid::now_v7().simple());
+    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("RECOURSE_TEST_POSTGRES_URL is set but unreachable: {e}"));
+    tokio::spawn(conn);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let scoped = format!("{url}{sep}options=-csearch_path%3D{schema}");
+    let journal = PostgresJournal::connect(&scoped).await.unwrap();
+    suite(Arc::new(journal)).await;
+    let again = PostgresJournal::connect(&scoped).await.unwrap();
+    assert_eq!(
+        again.list(&ListQuery::default()).await.unwrap().len(),
+        4,
+        "migrations are idempotent"
+    );
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}

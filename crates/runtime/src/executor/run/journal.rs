@@ -1,0 +1,179 @@
+//! Write-ahead journaling of the call and each attempt.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse_protocol::redact_value;
+
+use super::Run;
+use crate::journal::process_owner;
+use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson};
+use recourse_core::record::{CallReport, Event, Outcome};
+
+impl Run<'_> {
+    /// Records the call before its first dispatch — when it has something to
+    /// settle: a write (not idempotent) or a caller's key. An idempotent call
+    /// without a key can never be left in doubt, so the read path writes nothing.
+    pub(super) async fn journal_call(
+        &mut self,
+    ) -> Result<(), recourse_core::journal::JournalError> {
+        let Some(journal) = self.exec.journal.clone() else {
+            return Ok(());
+        };
+        if self.idempotency.idempotent && self.call.caller_key.is_none() {
+            return Ok(());
+        }
+        let lease = self.exec.config.lease;
+        let call = NewCall {
+            call_id: self.call_id.clone(),
+            target: self.call.target.to_string(),
+            capability: self.call.capability.clone(),
+            idempotency_key: self.key.clone(),
+            reconcile: self.call.reconcile_template.clone(),
+            verification: self
+                .call
+                .verifier
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v.spec()).ok())
+                .map(|spec| redact_value(&spec)),
+            // Still the caller's payload: the call is journaled before admission.
+            payload: redact_value(&self.payload),
+            owner: process_owner().to_owned(),
+            lease,
+        };
+        journal.begin_call(&call).await?;
+        self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
+        self.upcoming.push(Event::Journal {
+            state: CallState::InFlight,
+        });
+        Ok(())
+    }
+
+    pub(super) async fn journal_attempt_start(
+        &mut self,
+        n: u32,
+    ) -> Result<(), recourse_core::journal::JournalError> {
+        self.journal_ended_attempt().await;
+        match self.journaled() {
+            Some(journal) => {
+                let payload = redact_value(&self.payload);
+                journal.begin_attempt(&self.call_id, n, &payload).await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Notes how attempt `n` ended, for the journal's next write: the next
+    /// attempt's start, or the call's end, which takes it in the same commit.
+    /// The attempt's end is history, read by nothing that settles a call, so
+    /// it need not hold up what the run does next.
+    pub(super) fn journal_attempt_end(&mut self, n: u32) {
+        if self.journaled().is_none() {
+            return;
+        }
+        if let Some(last) = self.attempts.last() {
+            self.ended = Some((
+                n,
+                AttemptResult {
+                    status: last.status,
+                    transport_error: last.transport_error.clone(),
+                    action: last.action.clone(),
+                },
+            ));
+        }
+    }
+
+    /// Writes the noted end of the last attempt, if any.
+    async fn journal_ended_attempt(&mut self) {
+        let Some((n, result)) = self.ended.take() else {
+            return;
+        };
+        if let Some(journal) = self.journaled()
+            && let Err(e) = journal.finish_attempt(&self.call_id, n, &result).await
+        {
+            tracing::warn!(error = %e, "could not complete the attempt in the journal");
+        }
+    }
+
+    /// The journal, when this call is recorded in it.
+    pub(super) fn journaled(&self) -> Option<&Arc<dyn Journal>> {
+        self.lease.as_ref().and(self.exec.journal.as_ref())
+    }
+
+    /// Records how the call ended, with its record, and releases its lease.
+    /// The report says `journal: STATE` only if the write succeeded.
+    pub(super) async fn journal_outcome(&mut self, mut report: CallReport) -> CallReport {
+        let Some(lease) = self.lease.take() else {
+            return report;
+        };
+        drop(lease);
+        let Some(journal) = self.exec.journal.clone() else {
+            return report;
+        };
+        let state = match &report.outcome {
+            Outcome::Succeeded { .. } => CallState::Succeeded,
+            Outcome::Failed { .. } => CallState::Failed,
+            Outcome::Unknown { .. } => CallState::Unknown,
+        };
+        let event = Event::Journal { state };
+        if let Some(last) = report.attempts.last_mut() {
+            last.events.push(event.clone());
+        }
+        let record = RecordJson::of(&report)
+            .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
+            .ok();
+        let op = report.operation_id.as_deref();
+        let finished = match self.ended.take() {
+            Some((n, attempt)) => {
+                journal
+                    .finish_attempt_and_call(
+                        (n, &attempt),
+                        &report.call_id,
+                        state,
+                        op,
+                        record.as_ref(),
+                    )
+                    .await
+            }
+            None => {
+                journal
+                    .finish_call(&report.call_id, state, op, record.as_ref())
+                    .await
+            }
+        };
+        if let Err(e) = finished {
+            tracing::warn!(error = %e, "could not complete the call in the journal");
+            if let Some(last) = report.attempts.last_mut()
+                && last.events.last() == Some(&event)
+            {
+                last.events.pop();
+            }
+        }
+        report
+    }
+}
+
+/// Renews a journaled call's lease every third of it, until dropped.
+pub(super) struct LeaseRenewal(tokio::task::JoinHandle<()>);
+
+impl LeaseRenewal {
+    fn start(journal: Arc<dyn Journal>, call_id: String, lease: Duration) -> Self {
+        let every = (lease / 3).max(Duration::from_millis(10));
+        Self(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                match journal.renew_lease(&call_id, process_owner(), lease).await {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(e) => tracing::warn!(error = %e, "could not renew a journal lease"),
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for LeaseRenewal {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

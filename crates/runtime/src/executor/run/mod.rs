@@ -1,0 +1,522 @@
+//! The executor loop: one logical call, from admission to outcome.
+//!
+//! This is the only place that sends, sleeps, or asks a corrector or
+//! reconciler — and it decides nothing: the call's
+//! [`CallMachine`](recourse_core::machine::CallMachine) says what to do next, and the
+//! loop does it and tells the machine what happened. Whether to resend, how
+//! long an attempt may take, what follows a lookup, a spent budget or an open
+//! breaker, all come from the machine.
+
+use std::time::{Duration, Instant};
+
+use recourse_protocol::{
+    ParsedResponse, RetryPermission, ToolData, ToolError, parse_response, redact, redact_value,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+mod correct;
+mod journal;
+mod reconcile;
+mod resilience;
+mod verify;
+
+use crate::call::{Call, new_id};
+use crate::executor::Executor;
+use crate::shared::EndpointHealth;
+use crate::span;
+use crate::transport::{Delivery, Request, TransportFailure};
+use recourse_core::backoff::Backoff;
+use recourse_core::idempotency::{Evidence, Idempotency};
+use recourse_core::journal::AttemptResult;
+use recourse_core::machine::{
+    Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, Resend, Setup, Success,
+    Verdict,
+};
+use recourse_core::policy::{Action, Limits, Observation, Traits, Verification, VerifyResult};
+use recourse_core::protect::Protected;
+use recourse_core::record::millis;
+use recourse_core::record::{
+    AttemptRecord, CallReport, CoercionChange, Event, Outcome, PayloadSource, TokenUsage, WaitCause,
+};
+
+pub(crate) struct Run<'e> {
+    exec: &'e Executor,
+    limits: Limits,
+    deadline: Option<Duration>,
+    call_id: String,
+    call: Call,
+    cancel: CancellationToken,
+    protected: Protected,
+    idempotency: Idempotency,
+    key: Option<String>,
+    /// Drawn from for waits: seeded per call from the executor.
+    backoff: Option<Backoff>,
+    started: Instant,
+    payload: Value,
+    source: PayloadSource,
+    last_error: Option<ToolError>,
+    last_data: Option<ToolData>,
+    operation_id: Option<String>,
+    attempts: Vec<AttemptRecord>,
+    /// Events that belong to the next attempt (its payload's coercion, the journal).
+    upcoming: Vec<Event>,
+    http_calls: u32,
+    llm_calls: u32,
+    tokens: TokenUsage,
+    llm_time: Duration,
+    /// Held while the call is journaled: its lease, renewed.
+    lease: Option<journal::LeaseRenewal>,
+    /// How the last attempt ended, not yet in the journal: it goes with the
+    /// journal's next write.
+    ended: Option<(u32, AttemptResult)>,
+    /// The verification read before the first dispatch, and what it found
+    /// (boxed: few calls verify, and every call's future holds this struct).
+    before: Option<Box<(crate::verify::ResolvedRead, VerifyResult)>>,
+    /// What the last verification read after the write established.
+    verification: Option<Verification>,
+    /// The span of the lookups of the current unknown outcome.
+    reconciling: Option<tracing::Span>,
+}
+
+impl<'e> Run<'e> {
+    pub(crate) fn start(exec: &'e Executor, mut call: Call, cancel: CancellationToken) -> Self {
+        let config = &exec.config;
+        let mut limits = config.limits;
+        if let Some(n) = call.limits.max_retries {
+            limits.max_retries = n;
+        }
+        if let Some(n) = call.limits.max_corrections {
+            limits.max_corrections = n;
+        }
+        let backoff = Backoff::full_jitter(config.backoff_base, limits.max_backoff)
+            .with_seed(exec.next_jitter_seed());
+        Self {
+            exec,
+            limits,
+            deadline: call.limits.deadline.or(config.deadline),
+            call_id: call.call_id.clone().unwrap_or_else(new_id),
+            idempotency: call.idempotency,
+            protected: Protected::snapshot(&call.protected, &call.payload),
+            // The run owns the payload from here; `call.payload` is left empty.
+            payload: std::mem::take(&mut call.payload),
+            call,
+            cancel,
+            key: None,
+            backoff: Some(backoff),
+            started: exec.clock.now(),
+            source: PayloadSource::Caller,
+            last_error: None,
+            last_data: None,
+            operation_id: None,
+            attempts: Vec::new(),
+            upcoming: Vec::new(),
+            http_calls: 0,
+            llm_calls: 0,
+            tokens: TokenUsage::default(),
+            llm_time: Duration::ZERO,
+            lease: None,
+            ended: None,
+            before: None,
+            verification: None,
+            reconciling: None,
+        }
+    }
+
+    /// Runs the call; its clock (elapsed time, deadline) starts at the first
+    /// poll, as an `async fn`'s would, though the run was set up before.
+    pub(crate) async fn run(mut self) -> CallReport {
+        self.started = self.exec.clock.now();
+        let span = span::call(&self.call, &self.call_id);
+        let outcome = self.drive().instrument(span.clone()).await;
+        let report = CallReport {
+            call_id: self.call_id.clone(),
+            outcome,
+            attempts: std::mem::take(&mut self.attempts),
+            http_calls: self.http_calls,
+            llm_calls: self.llm_calls,
+            tokens: self.tokens,
+            llm_time: self.llm_time,
+            idempotency: self.idempotency,
+            idempotency_key: self.key.clone(),
+            operation_id: self.operation_id.clone(),
+            verification: self.verification,
+            elapsed: self
+                .exec
+                .clock
+                .now()
+                .saturating_duration_since(self.started),
+        };
+        let report = self.journal_outcome(report).instrument(span.clone()).await;
+        span::call_finished(&span, &report);
+        report
+    }
+
+    /// The payload as admission normalises it (schema coercion), kept only
+    /// when every protected value is as the caller gave it.
+    fn admit_payload(&mut self) {
+        let schema = self.call.schema.as_ref();
+        if self.exec.admission.leaves_unchanged(schema) {
+            return;
+        }
+        let admitted = self
+            .exec
+            .admission
+            .admit(self.payload.clone(), schema, &self.protected);
+        if !admitted.changes.is_empty() && self.protected.check(&admitted.payload).is_ok() {
+            self.payload = admitted.payload;
+            self.source = PayloadSource::Coercion;
+            self.coerced(admitted.changes);
+        }
+    }
+
+    /// Sets the call up, then carries out what its machine says until it finishes.
+    async fn drive(&mut self) -> Outcome {
+        self.resolve_idempotency().await;
+        let mut machine = CallMachine::new(self.setup());
+        if let Err(e) = self.journal_call().await {
+            self.journal_failed(&e);
+            return self.finished(machine.journal_failed());
+        }
+        self.deposit().await;
+        self.admit_payload();
+        machine.set_mutable_inputs(self.protected.has_mutable_inputs(&self.payload));
+        let mut command = machine.start(self.started);
+        loop {
+            command = match command {
+                Command::ReadBefore(read) => {
+                    let timeout = machine.read_timeout(self.exec.clock.now());
+                    self.verify_before(timeout).await;
+                    machine.read_before(read)
+                }
+                Command::Admit(_) if self.cancel.is_cancelled() => {
+                    Command::Finish(machine.cancelled())
+                }
+                Command::Admit(admit) => {
+                    let admitted = self.admit().await;
+                    if !admitted {
+                        self.last_error.get_or_insert_with(|| {
+                            ToolError::service_error(
+                                "CIRCUIT_OPEN",
+                                "circuit breaker open; not dispatched",
+                            )
+                            .retryable(true)
+                        });
+                    }
+                    machine.admitted(admit, admitted, self.exec.clock.now())
+                }
+                Command::Dispatch(dispatch) => self.attempt(&mut machine, dispatch).await,
+                Command::Wait(wait) => {
+                    if self.wait(wait.duration(), wait.cause()).await {
+                        machine.waited(wait)
+                    } else {
+                        Command::Finish(machine.cancelled())
+                    }
+                }
+                Command::Correct(correct) => {
+                    let corrected = self.correct(correct.n()).await;
+                    machine.corrected(correct, corrected)
+                }
+                Command::LookUp(lookup) => self.look_up(&mut machine, lookup).await,
+                Command::ReadBack(read) => self.verify_after(&mut machine, read).await,
+                Command::Finish(finish) => return self.finished(finish),
+            };
+        }
+    }
+
+    /// What the call's machine starts from: the limits, the traits as now
+    /// known, the deadline, the backoff, and what can correct a payload or
+    /// settle an unknown outcome.
+    fn setup(&mut self) -> Setup {
+        let lookup = match (
+            &self.call.verifier,
+            &self.call.reconciler,
+            &self.exec.reconciler,
+        ) {
+            (Some(verifier), _, _) => Lookup::ReadBack {
+                before: !verifier.after_only(),
+                always: verifier.always(),
+            },
+            (None, Some(_), _) | (None, None, Some(_)) => Lookup::Operation,
+            (None, None, None) => Lookup::None,
+        };
+        let mut setup = Setup::new(self.limits, self.traits(), self.exec.config.request_timeout)
+            .with_deadline(self.deadline)
+            .with_corrector(self.exec.corrector.is_some())
+            .with_lookup(lookup);
+        if let Some(backoff) = self.backoff.take() {
+            setup = setup.with_backoff(backoff);
+        }
+        setup
+    }
+
+    /// Asks the tool's manifest when neither the caller nor the tool said
+    /// whether the call is idempotent — spending at most a quarter of the
+    /// time left (and never more than the attempt timeout) on it — then
+    /// settles the key every attempt carries: the caller's, or a fresh one
+    /// for a non-idempotent call.
+    async fn resolve_idempotency(&mut self) {
+        let per_attempt = self.exec.config.request_timeout;
+        let budget = self
+            .remaining()
+            .map_or(per_attempt, |left| (left / 4).min(per_attempt));
+        if self.call.ask_manifest
+            && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
+            && let Some(idempotent) = manifests.declares(url, self.call.method, budget).await
+        {
+            self.idempotency = Idempotency {
+                idempotent,
+                from: Evidence::Manifest,
+            };
+        }
+        tracing::debug!(
+            idempotent = self.idempotency.idempotent,
+            from = self.idempotency.from.as_str(),
+            "idempotency decided"
+        );
+        self.key = self
+            .call
+            .caller_key
+            .clone()
+            .or_else(|| (!self.idempotency.idempotent).then(new_id));
+    }
+
+    fn traits(&self) -> Traits {
+        Traits {
+            idempotent: self.idempotency.idempotent,
+            delegated: self.call.delegated,
+        }
+    }
+
+    /// Sends attempt `dispatch`, and tells the machine what came back.
+    async fn attempt(&mut self, machine: &mut CallMachine, dispatch: Dispatch) -> Command {
+        let (n, timeout) = (dispatch.attempt(), dispatch.timeout());
+        if let Err(e) = self.journal_attempt_start(n).await {
+            self.journal_failed(&e);
+            return Command::Finish(machine.journal_failed());
+        }
+        let span = span::attempt(n, millis(timeout));
+        let delivery = self.dispatch(timeout).instrument(span.clone()).await;
+        if delivery
+            .as_ref()
+            .map_or_else(|t| t.kind.was_sent(), |_| true)
+        {
+            self.http_calls += 1;
+        }
+        let parsed = delivery.as_ref().map(|raw| {
+            parse_response(
+                raw.status,
+                raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                &raw.body,
+            )
+        });
+        let observation = match &parsed {
+            Ok(p) => Observation::Response(p),
+            Err(t) => Observation::Transport(t),
+        };
+        let answered = machine.answered(dispatch, observation, self.exec.clock.now());
+        self.remember(observation, answered.assessment);
+        self.record_health(if answered.assessment.transient {
+            EndpointHealth::TransientFailure
+        } else {
+            EndpointHealth::Healthy
+        })
+        .await;
+        let decided = self.gated(answered.verdict).await;
+        self.record(n, observation, decided.action(), timeout);
+        // A success's data, moved out of the response rather than copied.
+        if let Ok(response) = parsed
+            && response.success
+        {
+            self.last_data = Some(response.data.unwrap_or_default());
+        }
+        if let Some(record) = self.attempts.last() {
+            span::attempt_decided(&span, record);
+        }
+        self.journal_attempt_end(n);
+        machine.follow(decided)
+    }
+
+    async fn dispatch(&self, timeout: Duration) -> Delivery {
+        let mut headers = self.call.headers.clone();
+        if let Some(key) = &self.key {
+            headers.push((self.exec.config.idempotency_header.clone(), key.clone()));
+        }
+        let request = Request {
+            target: self.call.target.clone(),
+            method: self.call.method,
+            headers,
+            idempotency_key: self.key.clone(),
+            payload: self.payload.clone(),
+            timeout,
+        };
+        if self.exec.transport.enforces_timeout() {
+            return self.exec.transport.send(&request).await;
+        }
+        // A guard for transports that may ignore it (in-process tools that hang).
+        let guard = timeout + Duration::from_secs(1);
+        match tokio::time::timeout(guard, self.exec.transport.send(&request)).await {
+            Ok(delivery) => delivery,
+            Err(_) => Err(TransportFailure::new(
+                recourse_core::transport::TransportFailureKind::TimedOutAfterSend,
+                format!("no answer within {guard:?}"),
+            )),
+        }
+    }
+
+    /// Remembers what the attempt said, as the machine assessed it.
+    fn remember(&mut self, observation: Observation<'_>, assessment: Assessment) {
+        match observation {
+            Observation::Response(r) => self.remember_response(r, assessment),
+            Observation::Transport(t) => {
+                let code = t.kind.as_str().to_ascii_uppercase();
+                self.last_error = Some(
+                    ToolError::service_error(code, redact(&t.message))
+                        .retryable(assessment.resendable()),
+                );
+            }
+        }
+    }
+
+    fn remember_response(&mut self, r: &ParsedResponse, assessment: Assessment) {
+        if r.success {
+            // Its data is taken once the attempt is recorded (`attempt`).
+            return;
+        }
+        self.last_error = r.to_tool_error().map(|mut error| {
+            // The tool did not say; say what recourse made of it, so a call
+            // that was resent does not end reading "retryable: false".
+            if r.permission == RetryPermission::Unspecified {
+                error.retryable = assessment.resendable();
+            }
+            error
+        });
+        if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
+            self.operation_id = Some(op.to_owned());
+        }
+    }
+
+    fn journal_failed(&mut self, error: &recourse_core::journal::JournalError) {
+        self.last_error = Some(ToolError::service_error(
+            "JOURNAL_UNAVAILABLE",
+            error.to_string(),
+        ));
+    }
+
+    fn remaining(&self) -> Option<Duration> {
+        let elapsed = self
+            .exec
+            .clock
+            .now()
+            .saturating_duration_since(self.started);
+        self.deadline.map(|d| d.saturating_sub(elapsed))
+    }
+
+    /// A decision, once the retry budget has answered when it resends.
+    async fn gated<A: Resend>(&self, verdict: Verdict<A>) -> Decided<A> {
+        match verdict {
+            Verdict::Decided(decided) => decided,
+            Verdict::AskBudget(ask) => ask.answer(self.withdraw().await),
+        }
+    }
+
+    fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action, timeout: Duration) {
+        let (status, transport_error, category, code, permission) = match observation {
+            Observation::Response(r) => (
+                Some(r.status),
+                None,
+                r.category.clone(),
+                r.code.clone(),
+                r.permission,
+            ),
+            Observation::Transport(t) => {
+                let mut failure = t.clone();
+                failure.message = redact(&t.message);
+                (
+                    t.status,
+                    Some(failure),
+                    None,
+                    None,
+                    RetryPermission::Unspecified,
+                )
+            }
+        };
+        self.attempts.push(AttemptRecord {
+            n,
+            payload: redact_value(&self.payload),
+            status,
+            transport_error,
+            category,
+            code,
+            retry_permission: permission,
+            action: action.clone(),
+            timeout_ms: millis(timeout),
+            source: self.source,
+            events: std::mem::take(&mut self.upcoming),
+        });
+    }
+
+    /// Adds an event to the attempt just made.
+    fn event(&mut self, event: Event) {
+        match self.attempts.last_mut() {
+            Some(last) => last.events.push(event),
+            None => self.upcoming.push(event),
+        }
+    }
+
+    /// Records coercion of the payload the next attempt sends.
+    fn coerced(&mut self, changes: Vec<CoercionChange>) {
+        if changes.is_empty() {
+            return;
+        }
+        let changes = changes
+            .into_iter()
+            .map(|c| CoercionChange {
+                from: redact_value(&c.from),
+                to: c.to.as_ref().map(redact_value),
+                ..c
+            })
+            .collect();
+        self.upcoming.push(Event::Coerced { changes });
+    }
+
+    /// Waits on the executor's clock and records it; `false` if cancelled first.
+    async fn wait(&mut self, wait: Duration, cause: WaitCause) -> bool {
+        if wait.is_zero() {
+            return !self.cancel.is_cancelled();
+        }
+        let slept = tokio::select! {
+            () = self.exec.clock.sleep(wait) => true,
+            () = self.cancel.cancelled() => false,
+        };
+        if slept {
+            self.event(Event::Waited {
+                ms: millis(wait),
+                cause,
+            });
+        }
+        slept
+    }
+
+    /// The call's outcome, as the machine finished it.
+    fn finished(&mut self, finish: Finish) -> Outcome {
+        self.reconciling = None;
+        match finish {
+            Finish::Succeeded(Success::Answered | Success::ReadBack) => Outcome::Succeeded {
+                data: self.last_data.take().unwrap_or_default(),
+            },
+            Finish::Succeeded(Success::Committed(result)) => Outcome::Succeeded {
+                data: result.into(),
+            },
+            Finish::Stopped(reason) => {
+                let error = self.last_error.clone();
+                if reason.leaves_outcome_unknown() {
+                    Outcome::Unknown { error, reason }
+                } else {
+                    Outcome::Failed { error, reason }
+                }
+            }
+        }
+    }
+}
