@@ -487,6 +487,7 @@ mod tests {
                 action: Action::Correct,
                 timeout_ms: 1000,
                 source: PayloadSource::Caller,
+                facts: Default::default(),
                 events: vec![
                     correction(
                         Verdict::RejectedByGate {

@@ -269,6 +269,7 @@ mod tests {
             action,
             timeout_ms: 30_000,
             source: PayloadSource::Caller,
+            facts: Default::default(),
             events: Vec::new(),
         }
     }

@@ -123,19 +123,69 @@ pub struct Policy {
 /// after sending, a non-envelope 500/502/504 came back, a JSON-RPC error said
 /// only that the server failed ([`CategoryBasis::Opaque`], its form of a bare
 /// 500), or the tool answered a status that says it acted with a body over
-/// the cap.
+/// the cap. The same question as [`AnswerFacts::leaves_outcome_unknown`].
 pub fn is_unknown_outcome(observation: Observation<'_>, traits: Traits) -> bool {
-    match observation {
-        Observation::Response(r) if r.success => false,
-        Observation::Response(r) => {
-            r.category == Some(ErrorCategory::UnknownOutcome)
+    AnswerFacts::of(observation).leaves_outcome_unknown(traits)
+}
+
+/// What an attempt's answer says about whether a write ran, as rule 3
+/// reads it. The record keeps it with each attempt
+/// ([`AttemptRecord::facts`](crate::record::AttemptRecord::facts)), so
+/// whoever judges a record asks the very question the executor asked.
+///
+/// ```
+/// use recourse_core::policy::{AnswerFacts, Observation, Traits};
+/// use recourse_core::transport::{TransportFailure, TransportFailureKind};
+///
+/// let lost = TransportFailure::new(TransportFailureKind::TimedOutAfterSend, "no answer");
+/// let facts = AnswerFacts::of(Observation::Transport(&lost));
+/// assert!(facts.leaves_outcome_unknown(Traits { idempotent: false, delegated: false }));
+/// assert!(!facts.leaves_outcome_unknown(Traits::default()), "an idempotent call is resent");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct AnswerFacts {
+    /// The tool said it succeeded.
+    pub succeeded: bool,
+    /// The tool said the outcome is unknown (`UNKNOWN_OUTCOME`).
+    pub stated_unknown: bool,
+    /// A 500, 502 or 504 without an envelope: the server failed, maybe mid-write.
+    pub bare_server_error: bool,
+    /// A JSON-RPC error that says only that the server failed internally.
+    pub opaque: bool,
+    /// The request was (or may have been) sent and its answer was lost: the
+    /// connection failed or timed out after sending, or a body over the cap
+    /// came after a status that says the tool acted.
+    pub lost_after_send: bool,
+}
+
+impl AnswerFacts {
+    /// The facts of `observation`.
+    pub fn of(observation: Observation<'_>) -> Self {
+        match observation {
+            Observation::Response(r) => Self {
+                succeeded: r.success,
+                stated_unknown: !r.success && r.category == Some(ErrorCategory::UnknownOutcome),
+                bare_server_error: !r.success
+                    && !r.format.is_structured()
+                    && matches!(r.status, 500 | 502 | 504),
+                opaque: !r.success && r.basis == CategoryBasis::Opaque,
+                lost_after_send: false,
+            },
+            Observation::Transport(t) => Self {
+                lost_after_send: t.kind.may_have_committed() || oversized_after_acting(t),
+                ..Self::default()
+            },
+        }
+    }
+
+    /// Whether a write's outcome is unknown after this answer, for a call
+    /// with `traits`: the tool said so, or — when resending is not known to
+    /// be harmless — the answer could have come after the write ran.
+    pub fn leaves_outcome_unknown(self, traits: Traits) -> bool {
+        !self.succeeded
+            && (self.stated_unknown
                 || (!traits.idempotent
-                    && ((!r.format.is_structured() && matches!(r.status, 500 | 502 | 504))
-                        || r.basis == CategoryBasis::Opaque))
-        }
-        Observation::Transport(t) => {
-            !traits.idempotent && (t.kind.may_have_committed() || oversized_after_acting(t))
-        }
+                    && (self.bare_server_error || self.opaque || self.lost_after_send)))
     }
 }
 

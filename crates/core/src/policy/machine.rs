@@ -48,11 +48,10 @@ use serde_json::Value;
 
 use super::decide::is_transient_observation;
 use super::{
-    Action, Limits, Observation, Policy, Situation, StopReason, Traits, VerifyResult, WriteAnswer,
-    is_unknown_outcome,
+    Action, AnswerFacts, Limits, Observation, Policy, Situation, StopReason, Traits, VerifyResult,
+    WaitCause, WriteAnswer,
 };
 use crate::backoff::Backoff;
-use crate::policy::WaitCause;
 use crate::reconcile::Reconciliation;
 
 /// How a call's unknown outcome can be settled.
@@ -314,6 +313,8 @@ pub struct Assessment {
     pub transient: bool,
     /// The write's outcome is unknown.
     pub unknown: bool,
+    /// What the answer says about whether a write ran (for the record).
+    pub facts: AnswerFacts,
 }
 
 impl Assessment {
@@ -606,7 +607,8 @@ impl CallMachine {
         observation: Observation<'_>,
         now: Instant,
     ) -> Answered {
-        let unknown = is_unknown_outcome(observation, self.setup.traits);
+        let facts = AnswerFacts::of(observation);
+        let unknown = facts.leaves_outcome_unknown(self.setup.traits);
         self.in_doubt = unknown;
         self.permission = match observation {
             Observation::Response(r) => r.permission,
@@ -618,6 +620,7 @@ impl CallMachine {
             assessment: Assessment {
                 transient: is_transient_observation(observation),
                 unknown,
+                facts,
             },
             verdict: verdict(action),
         }

@@ -54,7 +54,7 @@ mod verify;
 mod wait;
 
 pub use action::{Action, StopReason};
-pub use decide::{Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};
+pub use decide::{AnswerFacts, Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};
 pub use kind::StopKind;
 pub use verify::{Verification, VerifyResult, WriteAnswer};
 pub use wait::WaitCause;

@@ -6,7 +6,8 @@ use serde::ser::Serializer;
 use serde_json::Value;
 
 use super::notes;
-use crate::policy::{Action, StopReason};
+
+use crate::policy::{Action, AnswerFacts, StopReason};
 use crate::record::{CorrectionLayer, Event};
 use crate::transport::TransportFailure;
 
@@ -87,6 +88,12 @@ pub struct AttemptRecord {
     pub timeout_ms: u64,
     /// Which layer produced this attempt's payload.
     pub source: PayloadSource,
+    /// What the answer says about whether a write ran: what rule 3 read
+    /// (not serialized; the record's `status`, `category` and
+    /// `transport_error` say it in words).
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub facts: AnswerFacts,
     /// What recourse did for this attempt, in order.
     #[serde(flatten, serialize_with = "events_and_notes")]
     #[cfg_attr(feature = "schema", schemars(with = "EventsAndNotes<'static>"))]

@@ -23,6 +23,7 @@ fn attempt(status: Option<u16>, action: Action, source: PayloadSource) -> Attemp
         action,
         timeout_ms: 5000,
         source,
+        facts: Default::default(),
         events: Vec::new(),
     }
 }

@@ -264,6 +264,7 @@ fn attempt() -> impl Strategy<Value = AttemptRecord> {
                 action,
                 timeout_ms,
                 source,
+                facts: Default::default(),
                 events,
             },
         )

@@ -270,6 +270,7 @@ fn attempt(status: Option<u16>, category: Option<ErrorCategory>, action: Action)
         action,
         timeout_ms: 5000,
         source: PayloadSource::Caller,
+        facts: Default::default(),
         events: Vec::new(),
     }
 }

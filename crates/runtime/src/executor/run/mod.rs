@@ -324,7 +324,13 @@ impl<'e> Run<'e> {
         })
         .await;
         let decided = self.gated(answered.verdict).await;
-        self.record(n, observation, decided.action(), timeout);
+        self.record(
+            n,
+            observation,
+            decided.action(),
+            timeout,
+            answered.assessment,
+        );
         // A success's data, moved out of the response rather than copied.
         if let Ok(response) = parsed
             && response.success
@@ -421,7 +427,14 @@ impl<'e> Run<'e> {
         }
     }
 
-    fn record(&mut self, n: u32, observation: Observation<'_>, action: &Action, timeout: Duration) {
+    fn record(
+        &mut self,
+        n: u32,
+        observation: Observation<'_>,
+        action: &Action,
+        timeout: Duration,
+        assessment: Assessment,
+    ) {
         let (status, transport_error, category, code, permission) = match observation {
             Observation::Response(r) => (
                 Some(r.status),
@@ -453,6 +466,7 @@ impl<'e> Run<'e> {
             action: action.clone(),
             timeout_ms: millis(timeout),
             source: self.source,
+            facts: assessment.facts,
             events: std::mem::take(&mut self.upcoming),
         });
     }
