@@ -257,7 +257,7 @@ pub(crate) async fn run(args: &CallArgs, settings: &Settings) -> Result<i32> {
     let (transport, call): (Arc<dyn Transport>, CallBuilder) = match args.mcp.target()? {
         Some(target) => {
             let tool = args.mcp.tool()?;
-            let (transport, mut call) = crate::mcp::connect(
+            let (transport, mut call) = recourse_mcp::connect_call(
                 target,
                 &tool,
                 call,

@@ -23,13 +23,13 @@ mod debug;
 mod demo;
 mod eval;
 mod explain;
-mod gateway;
 mod glob;
 mod input;
 mod journal;
 mod mcp;
 mod out;
 mod probe;
+mod serve;
 mod server_limits;
 mod settings;
 mod style;
@@ -70,7 +70,7 @@ enum Command {
     /// Call a tool over HTTP through the executor and report every attempt.
     Call(Box<call::CallArgs>),
     /// Serve the executor over HTTP (POST /v1/calls, /healthz, /readyz, /metrics, /openapi.json).
-    Serve(gateway::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Inspect and settle the journal of calls.
     Journal(journal::JournalArgs),
     /// Check a tool's error reporting: a fixed battery of bad requests, scored per check.
@@ -113,7 +113,7 @@ fn main() -> ExitCode {
         Command::Demo => block_on(s, demo::run(s)),
         Command::Eval(args) => block_on(s, eval::run(args, s)),
         Command::Call(args) => block_on(s, call::run(args, s)),
-        Command::Serve(args) => block_on(s, gateway::serve(args, s)),
+        Command::Serve(args) => block_on(s, serve::serve(args, s)),
         Command::Journal(args) => block_on(s, journal::run(args, s)),
         Command::Probe(args) => block_on(s, probe::run(args, s)),
         Command::Run(args) => block_on(s, workflow::run(args, s)),

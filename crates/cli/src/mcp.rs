@@ -1,14 +1,12 @@
 //! `recourse call --mcp-command "CMD ARGS" --tool NAME` / `--mcp-url URL --tool NAME`:
-//! the MCP side of `recourse call`, and `recourse tools serve --mcp`.
+//! the MCP side of `recourse call` (its session: `recourse_mcp::connect_call`),
+//! and `recourse tools serve --mcp`.
 
 use std::future::IntoFuture;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
-use recourse::{CallBuilder, Transport};
-use recourse_mcp::{McpTarget, connect_tool};
+use recourse_mcp::McpTarget;
 use recourse_mcp_server::McpToolServer;
 use recourse_reference_tools::ToolsConfig;
 use recourse_tool::ServerLimits;
@@ -61,57 +59,6 @@ impl McpArgs {
             )),
         }
     }
-}
-
-/// Starts a session with `target` and aims `call` at its tool: the tool's
-/// schema (unless the caller gave one with --schema) and hints that may only
-/// make the call more careful. A tool the server lacks is left to the
-/// executor, which stops with `UNKNOWN_TOOL` naming the tools it has.
-///
-/// A read tool a verification names (`verifies`) must be one the server
-/// has: the call is refused before the write is sent otherwise.
-///
-/// The session's setup is part of the call: it may take no longer than one
-/// attempt (`timeout`) nor than the whole call's `deadline`, and the call is
-/// left only what remains of that deadline, so a server that never finishes
-/// its handshake cannot hold a call past its deadline.
-pub(crate) async fn connect(
-    target: McpTarget,
-    tool: &str,
-    call: CallBuilder,
-    timeout: Duration,
-    deadline: Option<Duration>,
-    verifies: Option<&str>,
-) -> Result<(Arc<dyn Transport>, CallBuilder)> {
-    let shown = target.to_string();
-    let started = Instant::now();
-    let setup = deadline.map_or(timeout, |d| d.min(timeout));
-    let (transport, tool) = connect_tool(target, tool, setup)
-        .await
-        .with_context(|| format!("MCP server {shown}"))?;
-    if let Some(read) = verifies
-        && transport.tool(read).await?.is_none()
-    {
-        let names: Vec<String> = transport
-            .tools()
-            .await?
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
-        anyhow::bail!(
-            "the verification reads {read:?}, which MCP server {shown} does not have (it has: {})",
-            names.join(", ")
-        );
-    }
-    let mut call = match tool {
-        Some(tool) => tool.prepare(call),
-        None => call,
-    };
-    if let Some(deadline) = deadline {
-        let left = deadline.saturating_sub(started.elapsed());
-        call = call.deadline(left.max(Duration::from_millis(1)));
-    }
-    Ok((Arc::new(transport), call))
 }
 
 /// `recourse tools serve --mcp`: the reference tools as MCP tools on stdio.

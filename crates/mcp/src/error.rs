@@ -28,6 +28,15 @@ impl McpSetupError {
         }
     }
 
+    /// The same error, with what was being done first (`context: message`).
+    #[must_use]
+    pub fn context(self, context: &str) -> Self {
+        Self {
+            message: format!("{context}: {}", self.message),
+            unreachable: self.unreachable,
+        }
+    }
+
     /// Whether the configuration was fine but the server could not be started or reached.
     pub fn is_unreachable(&self) -> bool {
         self.unreachable

@@ -56,7 +56,10 @@ mod target;
 mod tool;
 mod transport;
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use recourse::{CallBuilder, Transport};
 
 pub use error::McpSetupError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
@@ -78,4 +81,60 @@ pub async fn connect_tool(
     let transport = McpTransport::connect(target, timeout).await?;
     let tool = transport.tool(tool).await?;
     Ok((transport, tool))
+}
+
+/// Starts a session with `target` and aims `call` at its `tool`: the
+/// tool's schema (unless the caller gave one) and hints that may only make
+/// the call more careful. A tool the server lacks is left to the executor,
+/// which stops with [`UNKNOWN_TOOL`] naming the tools it has.
+///
+/// A read tool a verification names (`verifies`) must be one the server
+/// has: the call is refused before the write is sent otherwise.
+///
+/// The session's setup is part of the call: it may take no longer than one
+/// attempt (`timeout`) nor than the whole call's `deadline`, and the call is
+/// left only what remains of that deadline, so a server that never finishes
+/// its handshake cannot hold a call past its deadline.
+///
+/// # Errors
+/// As [`McpTransport::connect`], or a `verifies` tool the server lacks.
+pub async fn connect_call(
+    target: McpTarget,
+    tool: &str,
+    call: CallBuilder,
+    timeout: Duration,
+    deadline: Option<Duration>,
+    verifies: Option<&str>,
+) -> Result<(Arc<dyn Transport>, CallBuilder), McpSetupError> {
+    let shown = target.to_string();
+    let started = Instant::now();
+    let setup = deadline.map_or(timeout, |d| d.min(timeout));
+    let in_context = |e: McpSetupError| e.context(&format!("MCP server {shown}"));
+    let (transport, tool) = connect_tool(target, tool, setup)
+        .await
+        .map_err(in_context)?;
+    if let Some(read) = verifies
+        && transport.tool(read).await.map_err(in_context)?.is_none()
+    {
+        let names: Vec<String> = transport
+            .tools()
+            .await
+            .map_err(in_context)?
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        return Err(McpSetupError::config(format!(
+            "the verification reads {read:?}, which MCP server {shown} does not have (it has: {})",
+            names.join(", ")
+        )));
+    }
+    let mut call = match tool {
+        Some(tool) => tool.prepare(call),
+        None => call,
+    };
+    if let Some(deadline) = deadline {
+        let left = deadline.saturating_sub(started.elapsed());
+        call = call.deadline(left.max(Duration::from_millis(1)));
+    }
+    Ok((Arc::new(transport), call))
 }

@@ -20,10 +20,10 @@ use tokio_util::task::task_tracker::TrackedFuture;
 
 /// The call stopped by panicking; its outcome is unknown.
 #[derive(Debug)]
-pub(super) struct Aborted;
+pub(crate) struct Aborted;
 
 /// `call`, awaited in place, moved to `tracker` if dropped before it ends.
-pub(super) fn finishing<F>(tracker: &TaskTracker, call: F) -> Finishing<F>
+pub(crate) fn finishing<F>(tracker: &TaskTracker, call: F) -> Finishing<F>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -34,7 +34,7 @@ where
 }
 
 /// See [`finishing`].
-pub(super) struct Finishing<F>
+pub(crate) struct Finishing<F>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,

@@ -6,12 +6,11 @@
 //! answering 503, so a load balancer stops sending before the gateway stops
 //! accepting.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
-use recourse::shared::{RedisSharedState, RedisSharedStateBuilder, SharedMode};
+use recourse::shared::{RedisSharedState, RedisSharedStateBuilder};
 
 use crate::settings::Settings;
 
@@ -58,43 +57,5 @@ impl FleetArgs {
     /// How long to keep serving after SIGTERM.
     pub(crate) fn drain_delay(&self) -> Duration {
         self.drain_delay
-    }
-}
-
-/// Connects the shared state (an unreachable Redis is fallback, not an
-/// error) and says on stderr, now and on every change, which state decides.
-pub(crate) async fn connect(builder: RedisSharedStateBuilder) -> Arc<RedisSharedState> {
-    let state = builder.connect().await;
-    let mut changes = state.subscribe();
-    let mut last = *changes.borrow_and_update();
-    eprintln!("{}", describe(&state, last));
-    let watched = Arc::downgrade(&state);
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            let now = *changes.borrow_and_update();
-            let Some(state) = watched.upgrade() else {
-                return;
-            };
-            if now != last {
-                eprintln!("{}", describe(&state, now));
-                last = now;
-            }
-        }
-    });
-    state
-}
-
-/// The log line for a mode: never the URL, which may carry a password.
-fn describe(state: &RedisSharedState, mode: SharedMode) -> String {
-    match mode {
-        SharedMode::Shared => format!(
-            "shared state: shared — the fleet's retry budget and breakers decide (keys {}*)",
-            state.prefix()
-        ),
-        SharedMode::Fallback => format!(
-            "shared state: fallback — Redis does not answer ({}); this gateway decides on its \
-             own budget and breakers until it does",
-            state.last_cause()
-        ),
     }
 }

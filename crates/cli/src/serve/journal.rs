@@ -1,13 +1,11 @@
-//! The gateway's journal: where it lives by default, and settling what a
-//! previous run of the gateway left in flight.
+//! The gateway's journal: where it lives by default.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use recourse::journal::{CallState, ListQuery, MAX_LIST, SettleOptions, open_journal, settle_with};
-use recourse::target::TargetAllowlist;
-use recourse::{ExecutorConfig, Journal};
+use recourse::Journal;
+use recourse::journal::open_journal;
 
 /// The journal location that turns journaling off.
 pub(crate) const NONE: &str = "none";
@@ -53,40 +51,4 @@ fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
-}
-
-/// Settles, in the background, the in-flight calls whose lease has run out —
-/// left by a gateway that stopped mid-call — through their recorded lookup,
-/// or leaves them unknown. Never resends.
-/// Lookups and reads go only where `allowlist` allows.
-pub(crate) fn settle_abandoned(
-    journal: Arc<dyn Journal>,
-    config: &ExecutorConfig,
-    allowlist: Arc<TargetAllowlist>,
-) {
-    let options = SettleOptions::from_config(config).with_allowlist(allowlist);
-    tokio::spawn(async move {
-        let query = ListQuery {
-            state: Some(CallState::InFlight),
-            limit: Some(MAX_LIST),
-            before: None,
-        };
-        let entries = match journal.list(&query).await {
-            Ok(entries) => entries,
-            Err(e) => {
-                eprintln!("recourse: could not read the journal to settle abandoned calls: {e}");
-                return;
-            }
-        };
-        for entry in entries.iter().filter(|e| !e.is_leased()) {
-            match settle_with(journal.as_ref(), entry, &options).await {
-                Ok(s) if !s.held => eprintln!(
-                    "settled call {} left in flight by an earlier run: {} ({})",
-                    s.call_id, s.state, s.note
-                ),
-                Ok(_) => {}
-                Err(e) => eprintln!("recourse: could not settle call {}: {e}", entry.call_id),
-            }
-        }
-    });
 }

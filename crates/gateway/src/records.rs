@@ -14,9 +14,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Gateway;
-use super::keyed::in_progress;
-use crate::journal::CallEntry;
+use crate::entry::CallEntry;
+use crate::gateway::Gateway;
+use crate::keyed::in_progress;
 
 /// How many calls a page holds unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -24,7 +24,7 @@ const DEFAULT_LIMIT: u32 = 100;
 /// `GET /v1/calls?state=…&limit=…&before=…`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ListParams {
+pub(crate) struct ListParams {
     state: Option<String>,
     limit: Option<u32>,
     before: Option<String>,
@@ -54,7 +54,7 @@ fn unknown_call(call_id: &str) -> Response {
 
 /// One journaled call: `GET /v1/calls/{call_id}` and reconcile answer it.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct JournaledCall {
+pub(crate) struct JournaledCall {
     /// Where the call stands.
     state: CallState,
     /// The call's record once it finished; a summary of what the journal
@@ -77,7 +77,7 @@ enum StoredRecord<'a> {
 
 /// A page of `GET /v1/calls`.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct CallPage<'a> {
+pub(crate) struct CallPage<'a> {
     /// The calls, newest first.
     calls: Vec<CallEntry<'a>>,
     /// Pass as `before` for the next page; `null` on the last.
@@ -93,7 +93,7 @@ fn journaled(entry: &JournalEntry) -> Response {
 }
 
 /// `{"state", "record"}` of one call.
-pub(super) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<String>) -> Response {
+pub(crate) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<String>) -> Response {
     let Some(journal) = g.journal.as_ref() else {
         return no_journal();
     };
@@ -105,7 +105,7 @@ pub(super) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<Strin
 }
 
 /// `{"calls": [...], "next_before"}`, newest first.
-pub(super) async fn list(
+pub(crate) async fn list(
     State(g): State<Arc<Gateway>>,
     params: Result<Query<ListParams>, QueryRejection>,
 ) -> Response {
@@ -162,7 +162,7 @@ pub(super) async fn list(
 }
 
 /// Settles the call through its recorded lookup; 409 while another process holds it.
-pub(super) async fn reconcile(
+pub(crate) async fn reconcile(
     State(g): State<Arc<Gateway>>,
     Path(call_id): Path<String>,
 ) -> Response {

@@ -15,7 +15,7 @@ use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
-use super::guard::token_matches;
+use crate::guard::token_matches;
 
 /// Paths a load balancer asks without a token: status words only.
 const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
@@ -23,7 +23,7 @@ const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 /// The layer that refuses, with a 401 envelope, a request without the
 /// expected `Authorization: Bearer <token>` — every path but [`OPEN_PATHS`].
 /// With no token configured, everything passes.
-pub(super) fn layer(token: Option<&str>) -> ValidateRequestHeaderLayer<Authorize> {
+pub(crate) fn layer(token: Option<&str>) -> ValidateRequestHeaderLayer<Authorize> {
     ValidateRequestHeaderLayer::custom(Authorize {
         token: token.map(Arc::from),
     })
@@ -31,7 +31,7 @@ pub(super) fn layer(token: Option<&str>) -> ValidateRequestHeaderLayer<Authorize
 
 /// See [`layer`].
 #[derive(Debug, Clone)]
-pub(super) struct Authorize {
+pub(crate) struct Authorize {
     token: Option<Arc<str>>,
 }
 

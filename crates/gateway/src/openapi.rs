@@ -13,10 +13,10 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use super::keyed::Answer;
-use super::ready::{Health, Ready};
-use super::records::{CallPage, JournaledCall};
-use super::request::CallRequest;
+use crate::keyed::Answer;
+use crate::ready::{Health, Ready};
+use crate::records::{CallPage, JournaledCall};
+use crate::request::CallRequest;
 
 /// A refusal: the gateway's structured error, in the envelope tools answer with.
 #[derive(JsonSchema)]
@@ -47,7 +47,7 @@ const COMMON: [(&str, &str); 3] = [
 ];
 
 /// The OpenAPI document.
-pub(crate) fn document() -> Value {
+pub fn document() -> Value {
     let (doc, _) = document_and_conflicts();
     doc
 }

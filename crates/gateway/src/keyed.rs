@@ -21,9 +21,10 @@ use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, parse_json};
 use serde_json::Value;
 
-use super::finish::finishing;
-use super::request::{self, CallRequest};
-use super::{Gateway, resolve};
+use crate::finish::finishing;
+use crate::gateway::Gateway;
+use crate::request::{self, CallRequest};
+use crate::resolve::resolve;
 
 /// The header a client may send its key in, as the IETF draft names it.
 const KEY_HEADER: &str = "idempotency-key";
@@ -42,7 +43,7 @@ const NOT_HASHED: [&str; 4] = [
 /// The request's headers and body are let go before the call runs: they
 /// share the connection's read buffer, which would otherwise be held (and a
 /// second one allocated beside it) for as long as the call takes.
-pub(super) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
     let read = read(g, &headers, &body);
     drop((headers, body));
     let (mut req, hash) = match read {
@@ -142,7 +143,7 @@ fn read(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Result<(CallRequest, S
 /// it is a replay.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[schemars(rename = "CallAnswer")]
-pub(super) struct Answer<'a> {
+pub(crate) struct Answer<'a> {
     /// The call's record.
     #[serde(flatten)]
     record: &'a recourse::CallReport,
@@ -186,7 +187,7 @@ fn answer(answer: &Answer<'_>) -> Response {
 }
 
 /// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.
-pub(super) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response {
+pub(crate) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response {
     let error = ToolError::service_error(
         "CALL_IN_PROGRESS",
         "the call with this idempotency key is still running; ask again later",
@@ -272,17 +273,10 @@ mod tests {
         assert!(take_header_key(&mut req, &headers).is_err());
     }
 
-    /// The gateway `recourse serve --check` would serve (no journal opened).
+    /// A gateway of the defaults (no journal).
     async fn checked_gateway() -> Gateway {
-        #[derive(clap::Parser)]
-        struct Serve {
-            #[command(flatten)]
-            args: super::super::ServeArgs,
-        }
-        let serve = <Serve as clap::Parser>::try_parse_from(["serve", "--check"]).unwrap();
-        let settings = crate::settings::Settings::from_vars(Default::default()).unwrap();
-        super::super::gateway(&serve.args, &settings, None)
-            .await
+        crate::GatewayConfig::new(recourse::ExecutorConfig::default())
+            .build()
             .unwrap()
     }
 

@@ -123,7 +123,7 @@ impl Readiness {
 /// `GET /healthz`: the gateway is serving.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Health")]
-pub(super) struct Health {
+pub(crate) struct Health {
     /// Always `ok`.
     #[schemars(extend("const" = "ok"))]
     status: &'static str,
@@ -136,7 +136,7 @@ pub(super) struct Health {
 /// `GET /readyz`: whether to send this gateway traffic.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Readiness")]
-pub(super) struct Ready {
+pub(crate) struct Ready {
     /// `ready` (200); `draining` after SIGTERM or `unavailable` when the journal does not answer (503).
     #[schemars(extend("enum" = ["ready", "draining", "unavailable"]))]
     status: &'static str,

@@ -1,0 +1,173 @@
+//! `recourse serve`: the gateway (`recourse-gateway`) with flags — the
+//! executor as an HTTP service, for agents in any language.
+//!
+//! Secure by default: it binds 127.0.0.1, calls only loopback targets
+//! unless `--allow-target` says otherwise, starts MCP server processes only
+//! for command lines an `--allow-mcp-command` pattern matches, requires
+//! `RECOURSE_GATEWAY_TOKEN` as a bearer token when set (and refuses to bind
+//! beyond loopback without one, unless told `--insecure-no-auth`). SIGTERM or
+//! Ctrl-C turns `/readyz` to 503 `draining`, keeps serving for
+//! `--drain-delay`, then stops accepting and lets in-flight calls finish,
+//! for at most the shutdown grace. Several gateways make a fleet through
+//! `--shared-state redis://…` (`fleet.rs`).
+
+mod fleet;
+mod journal;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use recourse::shared::SharedState;
+use recourse_gateway::{
+    Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
+};
+
+use crate::server_limits::LimitArgs;
+use crate::settings::Settings;
+
+/// Arguments of `recourse serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 8780)]
+    port: u16,
+    /// Address to bind. Anything but loopback exposes the gateway to the network,
+    /// and needs RECOURSE_GATEWAY_TOKEN (or --insecure-no-auth).
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// Allow binding beyond loopback without RECOURSE_GATEWAY_TOKEN: anyone who can
+    /// reach the port can make the gateway call its targets.
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// Allow targets matching PATTERN besides loopback: `[http[s]://]HOST[:PORT][/PATH]`, where
+    /// HOST is exact, `*.DOMAIN` or `*`, PORT a number or `*`, and PATH exact or ending in `/*`
+    /// (e.g. `*.example.com`, `https://api.example.com/v1/*`, `http://127.0.0.1:*`). Repeatable.
+    #[arg(long = "allow-target", value_name = "PATTERN")]
+    allow_targets: Vec<String>,
+    /// Allow `mcp.command` requests whose whole command line matches PATTERN: the program,
+    /// named exactly, then its arguments, where `*` matches one argument and a trailing `**`
+    /// any remaining ones (e.g. 'node /opt/servers/fs.js *'). Repeatable; without it the
+    /// gateway starts no processes.
+    #[arg(long = "allow-mcp-command", value_name = "PATTERN")]
+    allow_mcp_commands: Vec<String>,
+    /// Pass this environment variable to MCP server processes; they get only PATH, HOME,
+    /// LANG, LANGUAGE, LC_*, TZ and these. Repeatable.
+    #[arg(long = "mcp-env", value_name = "NAME")]
+    mcp_env: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    lease: crate::settings::LeaseArg,
+    /// Where keyed and non-idempotent calls are journaled: a SQLite path, a postgres:// URL,
+    /// or `none` (then requests with an idempotency_key are refused) [env: RECOURSE_JOURNAL]
+    /// [default: $XDG_STATE_HOME/recourse/gateway.db].
+    #[arg(long, value_name = "PATH|URL|none", value_parser = crate::settings::location)]
+    journal: Option<String>,
+    #[command(flatten)]
+    fleet: fleet::FleetArgs,
+    /// Check the flags and settings, say what would be served, and exit without serving
+    /// (nothing is bound and no Redis is asked).
+    #[arg(long)]
+    check: bool,
+}
+
+pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> {
+    let limits = args.limits.limits()?;
+    let exposure = check_exposure(
+        args.bind,
+        settings.gateway_token.is_some(),
+        args.insecure_no_auth,
+    )?;
+    if let Exposure::Unauthenticated(warning) = exposure {
+        eprintln!("{warning}");
+    }
+    let shared_state = args.fleet.shared_state(settings)?;
+    let shared_words = match &shared_state {
+        Some(_) => "shared state: on",
+        None => "shared state: off",
+    };
+    let shared = match shared_state {
+        Some(builder) if !args.check => {
+            Some(connect_shared_state(builder, |line| eprintln!("{line}")).await)
+        }
+        _ => None,
+    };
+    let gateway = Arc::new(gateway(args, settings, shared).await?);
+    crate::telemetry::export_executor_metrics(gateway.metrics(), gateway.executor());
+    if args.check {
+        outln!(
+            "configuration ok: would serve on http://{} ({shared_words})",
+            SocketAddr::new(args.bind, args.port)
+        );
+        return Ok(0);
+    }
+    let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
+        .await
+        .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
+    let addr = listener.local_addr()?;
+    outln!("recourse gateway listening on http://{addr}");
+    gateway.settle_abandoned(|line| eprintln!("{line}"));
+    let delay = args.fleet.drain_delay();
+    let options = ServeOptions::new(limits).with_drain_delay(delay);
+    let shutdown = async move {
+        recourse_gateway::shutdown_signal().await;
+        if !delay.is_zero() {
+            eprintln!("draining: /readyz answers 503; still serving for {delay:?}");
+        }
+    };
+    let served = recourse_gateway::serve(gateway, listener, options, shutdown).await;
+    let grace = args.limits.shutdown_grace();
+    if served.connections_cut > 0 {
+        eprintln!(
+            "closed {} connection(s) still open after the {grace:?} shutdown grace",
+            served.connections_cut
+        );
+    }
+    match served.calls_left {
+        0 => eprintln!("gateway stopped; in-flight calls finished"),
+        n => eprintln!(
+            "gateway stopped; {n} call(s) still running after the {grace:?} shutdown grace were \
+             left in flight in the journal"
+        ),
+    }
+    Ok(0)
+}
+
+/// The gateway `args` describe; the journal is opened last, once every
+/// flag has been checked, so a refused start leaves nothing on disk.
+/// With `--check`, no journal is opened.
+async fn gateway(
+    args: &ServeArgs,
+    settings: &Settings,
+    shared: Option<Arc<recourse::shared::RedisSharedState>>,
+) -> Result<Gateway> {
+    let mut executor = settings.executor.clone();
+    args.lease.apply(&mut executor);
+    let chain = Arc::new(settings.chain(&executor)?);
+    let mut config = GatewayConfig::new(executor).with_corrector(chain);
+    if let Some(token) = &settings.gateway_token {
+        config = config.with_token(token.clone());
+    }
+    for pattern in &args.allow_targets {
+        config = config.allow_target(pattern.clone());
+    }
+    for pattern in &args.allow_mcp_commands {
+        config = config.allow_mcp_command(pattern.clone());
+    }
+    for name in &args.mcp_env {
+        config = config.pass_mcp_env(name.clone());
+    }
+    if let Some(shared) = shared {
+        config = config.with_shared_state(shared as Arc<dyn SharedState>);
+    }
+    // Every flag checked before the journal is opened.
+    config.clone().build()?;
+    if !args.check
+        && let Some(journal) = journal::open(settings.journal(args.journal.as_deref())).await?
+    {
+        config = config.with_journal(journal);
+    }
+    Ok(config.build()?)
+}

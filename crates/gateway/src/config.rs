@@ -1,0 +1,230 @@
+//! What a gateway is made of, checked once: [`GatewayConfig`] builds a
+//! [`Gateway`], or says which setting it refused ([`GatewayError`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use recourse::journal::Journal;
+use recourse::manifest::CapabilityManifests;
+use recourse::shared::SharedState;
+use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
+
+use crate::gateway::Gateway;
+use crate::guard::{CommandPattern, Targets, check_mcp_env};
+use crate::ready::Readiness;
+
+/// How a gateway runs: the executor's configuration and corrector, who may
+/// call it, where its calls may go, which MCP servers it may start, and its
+/// journal and shared state.
+///
+/// Secure by default: no target but loopback, no MCP server process, no
+/// token (a server binding beyond loopback should require one), no journal
+/// (keyed requests are refused), no corrector.
+///
+/// ```
+/// use recourse::ExecutorConfig;
+/// use recourse_gateway::GatewayConfig;
+///
+/// let gateway = GatewayConfig::new(ExecutorConfig::default())
+///     .with_token("s3cret")
+///     .allow_target("https://api.example.com/v1/*")
+///     .build()
+///     .unwrap();
+/// assert!(gateway.journal().is_none());
+///
+/// let refused = GatewayConfig::new(ExecutorConfig::default()).allow_target("api.*.com").build();
+/// assert_eq!(refused.unwrap_err().setting(), "--allow-target");
+/// ```
+#[derive(Clone)]
+pub struct GatewayConfig {
+    executor: ExecutorConfig,
+    corrector: Option<Arc<CorrectionChain>>,
+    token: Option<String>,
+    allow_targets: Vec<String>,
+    allow_mcp_commands: Vec<String>,
+    mcp_env: Vec<String>,
+    journal: Option<Arc<dyn Journal>>,
+    shared: Option<Arc<dyn SharedState>>,
+}
+
+impl fmt::Debug for GatewayConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GatewayConfig")
+            .field("executor", &self.executor)
+            .field("corrector", &self.corrector.is_some())
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .field("allow_targets", &self.allow_targets)
+            .field("allow_mcp_commands", &self.allow_mcp_commands)
+            .field("mcp_env", &self.mcp_env)
+            .field("journal", &self.journal.is_some())
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
+}
+
+impl GatewayConfig {
+    /// A gateway running calls with `executor`'s configuration, and nothing else.
+    pub fn new(executor: ExecutorConfig) -> Self {
+        Self {
+            executor,
+            corrector: None,
+            token: None,
+            allow_targets: Vec::new(),
+            allow_mcp_commands: Vec::new(),
+            mcp_env: Vec::new(),
+            journal: None,
+            shared: None,
+        }
+    }
+
+    /// Corrects payloads with `chain` (deterministic repair, then a model).
+    #[must_use]
+    pub fn with_corrector(mut self, chain: Arc<CorrectionChain>) -> Self {
+        self.corrector = Some(chain);
+        self
+    }
+
+    /// Requires `Authorization: Bearer TOKEN` on every route but `/healthz`
+    /// and `/readyz`.
+    #[must_use]
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Allows targets (and lookups, reads and MCP URLs) matching `pattern`
+    /// besides loopback: `[http[s]://]HOST[:PORT][/PATH]`, where HOST is
+    /// exact, `*.DOMAIN` or `*`, PORT a number or `*`, and PATH exact or
+    /// ending in `/*`. Checked by [`build`](Self::build).
+    #[must_use]
+    pub fn allow_target(mut self, pattern: impl Into<String>) -> Self {
+        self.allow_targets.push(pattern.into());
+        self
+    }
+
+    /// Allows `mcp.command` requests whose whole command line matches
+    /// `pattern`: the program, named exactly, then its arguments, where `*`
+    /// matches one argument and a trailing `**` any remaining ones.
+    /// Without one, the gateway starts no processes.
+    #[must_use]
+    pub fn allow_mcp_command(mut self, pattern: impl Into<String>) -> Self {
+        self.allow_mcp_commands.push(pattern.into());
+        self
+    }
+
+    /// Passes the environment variable `name` to MCP server processes (they
+    /// get only PATH, HOME, LANG, LANGUAGE, LC_*, TZ and these).
+    #[must_use]
+    pub fn pass_mcp_env(mut self, name: impl Into<String>) -> Self {
+        self.mcp_env.push(name.into());
+        self
+    }
+
+    /// Journals keyed and non-idempotent calls in `journal`; without one,
+    /// requests with an idempotency key are refused.
+    #[must_use]
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Shares the retry budget and circuit breakers through `shared`.
+    #[must_use]
+    pub fn with_shared_state(mut self, shared: Arc<dyn SharedState>) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// The executor's configuration.
+    pub fn executor_config(&self) -> &ExecutorConfig {
+        &self.executor
+    }
+
+    /// The gateway, every setting checked.
+    ///
+    /// # Errors
+    /// A target or command pattern that cannot be read, an environment
+    /// variable name that may not be passed, or an executor configuration
+    /// (or HTTP client) that cannot be built.
+    pub fn build(self) -> Result<Gateway, GatewayError> {
+        let targets = Targets::new(&self.allow_targets)
+            .map_err(|e| GatewayError::new("--allow-target", e))?;
+        let mcp_commands = self
+            .allow_mcp_commands
+            .iter()
+            .map(|p| CommandPattern::new(p))
+            .collect::<Result<_, _>>()
+            .map_err(|e| GatewayError::new("--allow-mcp-command", e))?;
+        check_mcp_env(&self.mcp_env).map_err(|e| GatewayError::new("--mcp-env", e))?;
+        let transport = HttpTransport::builder()
+            .build()
+            .map_err(GatewayError::from)?;
+        // Manifests are read only where targets may be called.
+        let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
+        let mut executor = Executor::builder(transport).with_config(self.executor)?;
+        if let Some(chain) = self.corrector {
+            executor = executor.with_corrector(chain);
+        }
+        executor = executor.with_manifests(Arc::new(manifests));
+        if let Some(shared) = &self.shared {
+            executor = executor.with_shared_state(Arc::clone(shared));
+        }
+        if let Some(journal) = &self.journal {
+            executor = executor.with_journal(Arc::clone(journal));
+        }
+        Ok(Gateway {
+            executor: Arc::new(executor.build()),
+            metrics: Arc::default(),
+            targets,
+            mcp_commands,
+            mcp_env: self.mcp_env,
+            token: self.token,
+            readiness: Readiness::new(self.journal.clone(), self.shared),
+            calls: tokio_util::task::TaskTracker::new(),
+            journal: self.journal,
+        })
+    }
+}
+
+/// A gateway setting that cannot be used: which one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayError {
+    setting: String,
+    problem: String,
+}
+
+impl GatewayError {
+    fn new(setting: &str, problem: impl fmt::Display) -> Self {
+        Self {
+            setting: setting.to_owned(),
+            problem: problem.to_string(),
+        }
+    }
+
+    /// The setting at fault: a flag's name (`--allow-target`), or the
+    /// executor configuration's setting.
+    pub fn setting(&self) -> &str {
+        &self.setting
+    }
+}
+
+impl From<ConfigError> for GatewayError {
+    fn from(e: ConfigError) -> Self {
+        Self {
+            setting: e.setting().to_owned(),
+            problem: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.problem.starts_with("invalid ") {
+            f.write_str(&self.problem)
+        } else {
+            write!(f, "{}: {}", self.setting, self.problem)
+        }
+    }
+}
+
+impl std::error::Error for GatewayError {}

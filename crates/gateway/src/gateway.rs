@@ -1,0 +1,133 @@
+//! A running gateway's shared state: one executor (so one retry budget, one
+//! set of breakers, one corrector) and one metrics registry for every
+//! request, the allowlists, the journal, readiness, and the calls still
+//! running.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse::Executor;
+use recourse::journal::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
+use recourse::metrics::Metrics;
+use recourse::target::TargetAllowlist;
+
+use crate::guard::{CommandPattern, Targets};
+use crate::ready::Readiness;
+
+/// A gateway, built by [`GatewayConfig::build`](crate::GatewayConfig::build);
+/// serve it with [`router`](crate::router).
+pub struct Gateway {
+    /// The standard executor over HTTP: one retry budget, one set of
+    /// breakers and one corrector for every request (MCP calls share them
+    /// through [`Executor::with_transport`]).
+    pub(crate) executor: Arc<Executor>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) targets: Targets,
+    pub(crate) mcp_commands: Vec<CommandPattern>,
+    pub(crate) mcp_env: Vec<String>,
+    pub(crate) token: Option<String>,
+    /// Where keyed and non-idempotent calls are recorded; `None` without a journal.
+    pub(crate) journal: Option<Arc<dyn Journal>>,
+    pub(crate) readiness: Readiness,
+    /// Every call runs in a task of its own (a client that stops waiting
+    /// must not cancel a write); shutdown waits for these too.
+    pub(crate) calls: tokio_util::task::TaskTracker,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("executor", &self.executor)
+            .field("journal", &self.journal.is_some())
+            .field("token", &self.token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// The executor every request shares.
+    pub fn executor(&self) -> &Arc<Executor> {
+        &self.executor
+    }
+
+    /// The calls' metrics (what `/metrics` renders).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The journal, when the gateway keeps one.
+    pub fn journal(&self) -> Option<&Arc<dyn Journal>> {
+        self.journal.as_ref()
+    }
+
+    /// Where the gateway's calls, lookups and reads may go.
+    pub fn allowlist(&self) -> Arc<TargetAllowlist> {
+        self.targets.allowlist()
+    }
+
+    /// From now on `/readyz` answers 503 `draining`: a load balancer stops
+    /// sending while the gateway still serves.
+    pub fn start_draining(&self) {
+        self.readiness.start_draining();
+    }
+
+    /// Settles, in the background, the in-flight calls whose lease has run
+    /// out — left by a gateway that stopped mid-call — through their
+    /// recorded lookup or read, or leaves them unknown. Never resends.
+    /// Lookups and reads go only where the gateway's allowlist allows.
+    /// What it settled is reported to `report`, one line each.
+    pub fn settle_abandoned(&self, report: impl Fn(String) + Send + 'static) {
+        let Some(journal) = self.journal.clone() else {
+            return;
+        };
+        let options =
+            SettleOptions::from_config(self.executor.config()).with_allowlist(self.allowlist());
+        tokio::spawn(async move { settle_abandoned(journal, options, report).await });
+    }
+
+    /// Stops taking new calls into account and waits, at most `grace`, for
+    /// the running ones to finish: how many were still running after it
+    /// (they stay in flight in the journal, for a later start or another
+    /// replica to settle once their lease runs out).
+    pub async fn finish_calls(&self, grace: Duration) -> usize {
+        self.calls.close();
+        match tokio::time::timeout(grace, self.calls.wait()).await {
+            Ok(()) => 0,
+            Err(_) => self.calls.len(),
+        }
+    }
+}
+
+async fn settle_abandoned(
+    journal: Arc<dyn Journal>,
+    options: SettleOptions,
+    report: impl Fn(String),
+) {
+    let query = ListQuery {
+        state: Some(CallState::InFlight),
+        limit: Some(MAX_LIST),
+        before: None,
+    };
+    let entries = match journal.list(&query).await {
+        Ok(entries) => entries,
+        Err(e) => {
+            report(format!(
+                "recourse: could not read the journal to settle abandoned calls: {e}"
+            ));
+            return;
+        }
+    };
+    for entry in entries.iter().filter(|e| !e.is_leased()) {
+        match settle_with(journal.as_ref(), entry, &options).await {
+            Ok(s) if !s.held => report(format!(
+                "settled call {} left in flight by an earlier run: {} ({})",
+                s.call_id, s.state, s.note
+            )),
+            Ok(_) => {}
+            Err(e) => report(format!(
+                "recourse: could not settle call {}: {e}",
+                entry.call_id
+            )),
+        }
+    }
+}

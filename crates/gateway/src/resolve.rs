@@ -1,0 +1,116 @@
+//! What a request asks for, resolved against the gateway's rules: an
+//! allowed HTTP target, or an MCP tool on a server the gateway may reach or
+//! start — the executor to run it with, and the (unchecked) call.
+
+use std::sync::Arc;
+
+use recourse::{CallBuilder, Executor, HttpTransport, Target, Transport};
+use recourse_tool::ToolFailure;
+use recourse_tool::protocol::ToolError;
+
+use crate::gateway::Gateway;
+use crate::request::CallRequest;
+
+/// The executor and the (unchecked) call a request asks for; `payload` is
+/// the request's, taken out of it so that it is moved, not copied.
+pub(crate) async fn resolve(
+    g: &Gateway,
+    req: &CallRequest,
+    payload: serde_json::Value,
+) -> Result<(Arc<Executor>, CallBuilder), ToolFailure> {
+    if let Some(template) = &req.reconcile {
+        g.targets.check_template(template)?;
+    }
+    if let Some(url) = req.verify.as_ref().and_then(|v| v.url.as_deref()) {
+        g.targets.check("verify.url", url)?;
+    }
+    match (&req.mcp, req.url.as_deref()) {
+        (Some(_), Some(_)) => Err(invalid_target("give url or mcp, not both").into()),
+        (Some(mcp), None) => {
+            // Boxed: starting an MCP session is a large future, and every
+            // call's state would otherwise be sized for it.
+            let (transport, call) = Box::pin(mcp_call(g, req, mcp, payload)).await?;
+            Ok((Arc::new(g.executor.with_transport(transport)), call))
+        }
+        (None, Some(url)) => {
+            let target = g.targets.call_target("url", url)?;
+            let call = req.call(target, payload, &g.targets.allowlist(), g.executor.config())?;
+            Ok((Arc::clone(&g.executor), call))
+        }
+        (None, None) => Err(
+            ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
+                .retryable(true)
+                .detail("field", "url")
+                .into(),
+        ),
+    }
+}
+
+fn invalid_target(message: &str) -> ToolError {
+    ToolError::input_error("INVALID_TARGET", message).detail("field", "mcp")
+}
+
+/// `mcp: {command | url, tool}`: a session with the MCP server, its tool aimed at.
+/// URLs pass the same allowlist as HTTP targets; commands only when an
+/// `--allow-mcp-command` pattern matches the whole command line, and they
+/// start with a cleared environment plus `--mcp-env` names.
+async fn mcp_call(
+    g: &Gateway,
+    req: &CallRequest,
+    mcp: &serde_json::Value,
+    payload: serde_json::Value,
+) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
+    let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
+    let Some(tool) = tool else {
+        return Err(invalid_target("mcp.tool is required").into());
+    };
+    let target = match (mcp["command"].as_str(), mcp["url"].as_str()) {
+        (Some(line), None) => {
+            let target = recourse_mcp::McpTarget::command_line(line)
+                .map_err(|e| invalid_target(&e.to_string()))?;
+            if let recourse_mcp::McpTarget::Command { program, args, .. } = &target
+                && !g.mcp_commands.iter().any(|p| p.matches(program, args))
+            {
+                return Err(ToolError::permission_denied(
+                    "COMMAND_NOT_ALLOWED",
+                    format!(
+                        "this gateway starts no MCP server {target}; start it with an --allow-mcp-command \
+                         pattern matching the whole command line (e.g. --allow-mcp-command '{program} **')"
+                    ),
+                )
+                .into());
+            }
+            target
+                .with_pass_env(g.mcp_env.iter().cloned())
+                .map_err(|e| invalid_target(&e.to_string()))?
+        }
+        (None, Some(url)) => {
+            let target = g.targets.check("mcp", url)?;
+            recourse_mcp::McpTarget::url(target.as_str())
+                .map_err(|e| invalid_target(&e.to_string()))?
+        }
+        _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
+    };
+    let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
+    let call = req.call(name, payload, &g.targets.allowlist(), g.executor.config())?;
+    let config = g.executor.config();
+    let deadline = req
+        .deadline_secs
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .or(config.deadline);
+    let (transport, mut call) =
+        recourse_mcp::connect_call(target, tool, call, config.request_timeout, deadline, None)
+            .await
+            .map_err(|e| {
+                ToolFailure::from(
+                    ToolError::service_error("MCP_UNAVAILABLE", e.to_string()).retryable(true),
+                )
+            })?;
+    if req.verify.as_ref().is_some_and(|v| v.url.is_some()) {
+        let http = HttpTransport::builder()
+            .build()
+            .map_err(|e| ToolError::service_error("HTTP_CLIENT", e.to_string()))?;
+        call = call.verify_transport(Arc::new(http));
+    }
+    Ok((transport, call))
+}

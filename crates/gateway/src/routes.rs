@@ -1,0 +1,82 @@
+//! The routes, and the handlers that are not a concept of their own:
+//! `POST /v1/calls` hands over to [`keyed`](crate::keyed), `/metrics`
+//! renders the registry.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use recourse::metrics::Metrics;
+use recourse_tool::{ToolJsonBody, ToolServer};
+
+use crate::gateway::Gateway;
+use crate::{auth, keyed, openapi, records};
+
+/// The largest request body the gateway reads.
+const BODY_LIMIT: usize = 1024 * 1024;
+
+/// The gateway's routes, as an axum [`Router`]: `POST /v1/calls`,
+/// `GET /v1/calls`, `GET /v1/calls/{call_id}`,
+/// `POST /v1/calls/{call_id}/reconcile`, `/healthz`, `/readyz`, `/metrics`
+/// and `/openapi.json` — behind the gateway's token (all but the health
+/// routes) and a 1 MiB body limit, every refusal an envelope.
+///
+/// ```
+/// use std::sync::Arc;
+/// use axum::body::Body;
+/// use axum::http::Request;
+/// use recourse::ExecutorConfig;
+/// use recourse_gateway::{GatewayConfig, router};
+/// use tower::ServiceExt;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let gateway = Arc::new(GatewayConfig::new(ExecutorConfig::default()).build().unwrap());
+/// let answer = router(gateway)
+///     .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
+///     .await
+///     .unwrap();
+/// assert_eq!(answer.status(), 200);
+/// # });
+/// ```
+pub fn router(gateway: Arc<Gateway>) -> Router {
+    ToolServer::<Arc<Gateway>>::new()
+        .route("/v1/calls", post(calls).get(records::list))
+        .route("/v1/calls/{call_id}", get(records::one))
+        .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
+        .route(
+            "/healthz",
+            get(|State(g): State<Arc<Gateway>>| async move { g.readiness.healthz() }),
+        )
+        .route(
+            "/readyz",
+            get(|State(g): State<Arc<Gateway>>| async move { g.readiness.readyz().await }),
+        )
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
+        .with_body_limit(BODY_LIMIT)
+        .into_router_with(auth::layer(gateway.token.as_deref()))
+        .with_state(gateway)
+}
+
+async fn calls(
+    State(g): State<Arc<Gateway>>,
+    headers: HeaderMap,
+    ToolJsonBody(body): ToolJsonBody,
+) -> Response {
+    keyed::call(&g, headers, body).await
+}
+
+async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
+    let mut text = g.metrics.render(
+        g.executor.retry_budget().map(AsRef::as_ref),
+        g.executor.circuit_breakers().map(AsRef::as_ref),
+    );
+    if let Some(shared) = g.executor.shared_state() {
+        text.push_str(&Metrics::render_shared_state(shared.mode()));
+    }
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}

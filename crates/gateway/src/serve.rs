@@ -1,0 +1,102 @@
+//! Serving a gateway: the router behind the server limits of
+//! `recourse-tool`, a drain before it stops accepting, and a grace for the
+//! calls still running.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse_tool::ServerLimits;
+use tokio::net::TcpListener;
+
+use crate::gateway::Gateway;
+use crate::routes::router;
+
+/// How a gateway is served.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    limits: ServerLimits,
+    drain_delay: Duration,
+}
+
+impl ServeOptions {
+    /// Serves within `limits` (time, connections, requests in flight, the
+    /// shutdown grace), stopping as soon as asked.
+    pub fn new(limits: ServerLimits) -> Self {
+        Self {
+            limits,
+            drain_delay: Duration::ZERO,
+        }
+    }
+
+    /// After being asked to stop, keeps serving for `delay` with `/readyz`
+    /// answering 503 `draining`, so a load balancer stops sending first.
+    #[must_use]
+    pub fn with_drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
+        self
+    }
+}
+
+/// How serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// Connections still open after the shutdown grace, closed.
+    pub connections_cut: usize,
+    /// Calls still running after the shutdown grace: they stay in flight in
+    /// the journal, for a later start (or another replica) to settle once
+    /// their lease runs out.
+    pub calls_left: usize,
+}
+
+/// Serves `gateway` on `listener` until `shutdown` resolves; then `/readyz`
+/// turns to 503 `draining` at once, the gateway keeps serving for the drain
+/// delay, stops accepting, lets open requests finish within the limits'
+/// shutdown grace, and gives the calls whose clients stopped waiting the
+/// same grace.
+pub async fn serve(
+    gateway: Arc<Gateway>,
+    listener: TcpListener,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Served {
+    let grace = options.limits.shutdown_grace();
+    let draining = Arc::clone(&gateway);
+    let delay = options.drain_delay;
+    let stopped = recourse_tool::serve(listener, router(Arc::clone(&gateway)))
+        .with_limits(options.limits)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            draining.start_draining();
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        })
+        .await;
+    Served {
+        connections_cut: stopped.connections_cut(),
+        calls_left: gateway.finish_calls(grace).await,
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
