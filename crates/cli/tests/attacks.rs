@@ -2,8 +2,11 @@
 //! in targets, endless distinct failing endpoints, a tool that accepts the
 //! connection and never answers. Real binaries, real loopback sockets.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+#[path = "support/gateway.rs"]
+mod support;
+
+use support::Gateway;
+
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -11,65 +14,25 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-/// `recourse serve` on a free loopback port, killed on drop.
-struct Gateway {
-    child: Child,
-    url: String,
-    /// The gateway's `XDG_STATE_HOME`, where its journal lives.
-    _state: tempfile::TempDir,
+/// Asks `gw` to call `url`: the status and the body.
+async fn call(gw: &Gateway, client: &reqwest::Client, url: &str) -> (u16, String) {
+    let resp = client
+        .post(format!("{}/v1/calls", gw.url))
+        .json(&json!({"url": url, "payload": {"q": 1}}))
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.text().await.unwrap())
 }
 
-impl Gateway {
-    fn start() -> Self {
-        let state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["serve", "--port", "0"])
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("RECOURSE_JOURNAL")
-            .env("RECOURSE_BACKOFF_MS", "0")
-            .env_remove("RECOURSE_GATEWAY_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        Self {
-            child,
-            url,
-            _state: state,
-        }
-    }
-
-    async fn call(&self, client: &reqwest::Client, url: &str) -> (u16, String) {
-        let resp = client
-            .post(format!("{}/v1/calls", self.url))
-            .json(&json!({"url": url, "payload": {"q": 1}}))
-            .send()
-            .await
-            .unwrap();
-        (resp.status().as_u16(), resp.text().await.unwrap())
-    }
-
-    async fn metrics(&self) -> String {
-        reqwest::get(format!("{}/metrics", self.url))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `gw`'s `/metrics` text.
+async fn metrics(gw: &Gateway) -> String {
+    reqwest::get(format!("{}/metrics", gw.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 /// A tool that answers every path with a plain 503; its base URL.
@@ -91,7 +54,7 @@ fn metric(text: &str, line_start: &str) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_hold_no_credential_after_calls_to_credentialed_urls() {
     let tool = unavailable_tool().await;
-    let gw = Gateway::start();
+    let gw = Gateway::spawn().start();
     let client = reqwest::Client::new();
     let secrets = [
         "QUERYSECRET0123456789",
@@ -102,7 +65,7 @@ async fn metrics_hold_no_credential_after_calls_to_credentialed_urls() {
         format!("{tool}/api/weather?api_key={}&q=Paris", secrets[0]),
         format!("{tool}/api/keys/{}/rotate?token={}", secrets[1], secrets[0]),
     ] {
-        let (status, body) = gw.call(&client, &url).await;
+        let (status, body) = call(&gw, &client, &url).await;
         assert_eq!(status, 200, "{body}");
         for secret in secrets {
             assert!(!body.contains(secret), "the report leaks {secret}: {body}");
@@ -110,11 +73,11 @@ async fn metrics_hold_no_credential_after_calls_to_credentialed_urls() {
     }
     let with_userinfo =
         tool.replacen("http://", &format!("http://admin:{}@", secrets[2]), 1) + "/api/x";
-    let (status, body) = gw.call(&client, &with_userinfo).await;
+    let (status, body) = call(&gw, &client, &with_userinfo).await;
     assert_eq!(status, 400, "userinfo is refused at the door: {body}");
     assert!(!body.contains(secrets[2]), "{body}");
 
-    let metrics = gw.metrics().await;
+    let metrics = metrics(&gw).await;
     for secret in secrets {
         assert!(
             !metrics.contains(secret),
@@ -147,7 +110,7 @@ async fn metrics_stay_small_after_two_thousand_distinct_failing_urls() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}", l.local_addr().unwrap())
     };
-    let gw = Gateway::start();
+    let gw = Gateway::spawn().start();
     let rss_before = rss_kib(gw.child.id());
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -174,7 +137,7 @@ async fn metrics_stay_small_after_two_thousand_distinct_failing_urls() {
         }
     }
     let elapsed = started.elapsed();
-    let metrics = gw.metrics().await;
+    let metrics = metrics(&gw).await;
     let rss_after = rss_kib(gw.child.id());
     eprintln!(
         "{URLS} failing calls in {elapsed:?}; /metrics is {} bytes with {} breaker series; \
@@ -273,7 +236,7 @@ async fn an_mcp_server_that_never_shakes_hands_cannot_hold_a_call_past_its_deadl
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caller_cannot_raise_the_gateways_limits() {
     let tool = unavailable_tool().await;
-    let gw = Gateway::start();
+    let gw = Gateway::spawn().start();
     let resp = reqwest::Client::new()
         .post(format!("{}/v1/calls", gw.url))
         .json(&json!({

@@ -9,16 +9,17 @@
 
 #[path = "support/held_tool.rs"]
 mod held;
+#[path = "support/gateway.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use held::held_tool;
 use recourse_test_support::{OwnedRedis, redis_ping, service_var};
 use serde_json::{Value, json};
+use support::Gateway;
 
 /// The shared Redis, checked: set but silent fails the test.
 fn shared_redis() -> Option<String> {
@@ -37,55 +38,27 @@ fn prefix(test: &str) -> String {
     format!("recourse-test:{test}:{}:", uuid::Uuid::now_v7())
 }
 
-/// One `recourse serve` process; what it writes on stderr is kept.
+/// One `recourse serve` process of the fleet; what it writes on stderr is kept.
 struct Replica {
-    child: Child,
+    gw: Gateway,
     url: String,
-    stderr: Arc<Mutex<String>>,
-    journal: std::path::PathBuf,
 }
 
 impl Replica {
     fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let journal =
-            std::env::temp_dir().join(format!("recourse-fleet-{}.db", uuid::Uuid::now_v7()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["serve", "--port", "0"])
+        let gw = Gateway::spawn()
             .args(args)
-            .env_remove("RECOURSE_GATEWAY_TOKEN")
+            .env(&[("RECOURSE_BACKOFF_MS", "1")])
+            .env(env)
             .env_remove("RECOURSE_SHARED_STATE")
-            .env("RECOURSE_BACKOFF_MS", "1")
-            .env("RECOURSE_JOURNAL", &journal)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (sink, pipe) = (Arc::clone(&stderr), child.stderr.take().unwrap());
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                let mut text = sink.lock().unwrap();
-                text.push_str(&line);
-                text.push('\n');
-            }
-        });
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        Self {
-            child,
-            url,
-            stderr,
-            journal,
-        }
+            .keep_stderr()
+            .start();
+        let url = gw.url.clone();
+        Self { gw, url }
     }
 
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.gw.stderr()
     }
 
     async fn get(&self, path: &str) -> (u16, String) {
@@ -138,14 +111,6 @@ impl Replica {
             .unwrap();
         assert_eq!(resp.status(), 200);
         resp.json().await.unwrap()
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.journal);
     }
 }
 
@@ -332,9 +297,9 @@ async fn sigterm_turns_readyz_to_draining_while_in_flight_calls_finish() {
     let (status, _) = replica.json("/readyz").await;
     assert_eq!(status, 200);
 
-    let pid = replica.child.id().to_string();
+    let pid = replica.gw.child.id().to_string();
     assert!(
-        Command::new("kill")
+        std::process::Command::new("kill")
             .args(["-TERM", &pid])
             .status()
             .unwrap()
@@ -365,7 +330,7 @@ async fn sigterm_turns_readyz_to_draining_while_in_flight_calls_finish() {
         .await
         .unwrap();
     assert_eq!(report["outcome"], "succeeded", "{report}");
-    let status = replica.child.wait().unwrap();
+    let status = replica.gw.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", replica.stderr());
     assert!(
         replica.stderr().contains("draining"),

@@ -8,9 +8,12 @@
 //! records a run. It is ignored in the normal suite: each flood moves
 //! 1.5 GB over loopback and lasts about as long as the body timeout (30 s).
 
+#[path = "support/gateway.rs"]
+mod support;
+
+use support::Gateway;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -77,20 +80,10 @@ async fn attack(addr: String, body: Arc<Vec<u8>>) -> u16 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "two 1.5 GB floods lasting ~70 s; run by hand for BENCHMARKS.md"]
 async fn a_partial_body_flood_keeps_the_gateway_memory_bounded() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-        .args(["serve", "--port", "0", "--journal", "none"])
-        .env_remove("RECOURSE_GATEWAY_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let gw = Gateway::spawn().args(&["--journal", "none"]).start();
+    let url = gw.url.clone();
     let addr = url.trim_start_matches("http://").to_owned();
-    let pid = child.id();
+    let pid = gw.child.id();
     let health = format!("{url}/healthz");
     assert_eq!(reqwest::get(&health).await.unwrap().status(), 200);
     let before = rss_kib(pid);
@@ -110,8 +103,7 @@ async fn a_partial_body_flood_keeps_the_gateway_memory_bounded() {
         );
         peaks.push((peak, after));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(gw);
 
     for (peak, after) in &peaks {
         assert!(*peak < 512 * 1024, "peak VmRSS {} MiB", peak / 1024);

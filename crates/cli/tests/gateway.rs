@@ -3,63 +3,28 @@
 
 #[path = "support/held_tool.rs"]
 mod held;
+#[path = "support/gateway.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use held::held_tool;
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
+use support::Gateway;
 
-struct Gateway {
-    child: Child,
-    url: String,
-    /// The gateway's `XDG_STATE_HOME`, where its journal lives by default.
-    _state: tempfile::TempDir,
+/// `recourse serve` with `args`, and `token` as its RECOURSE_GATEWAY_TOKEN.
+fn start(args: &[&str], token: Option<&str>) -> Gateway {
+    start_with_env(args, token, &[])
 }
 
-impl Gateway {
-    fn start(args: &[&str], token: Option<&str>) -> Self {
-        Self::start_with_env(args, token, &[])
-    }
-
-    fn start_with_env(args: &[&str], token: Option<&str>, env: &[(&str, &str)]) -> Self {
-        let state = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_recourse"));
-        cmd.args(["serve", "--port", "0"])
-            .args(args)
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("RECOURSE_JOURNAL")
-            .envs(env.iter().copied())
-            .env("RECOURSE_BACKOFF_MS", "0");
-        match token {
-            Some(t) => cmd.env("RECOURSE_GATEWAY_TOKEN", t),
-            None => cmd.env_remove("RECOURSE_GATEWAY_TOKEN"),
-        };
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        Self {
-            child,
-            url,
-            _state: state,
-        }
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn start_with_env(args: &[&str], token: Option<&str>, env: &[(&str, &str)]) -> Gateway {
+    let token = token.map(|t| ("RECOURSE_GATEWAY_TOKEN", t));
+    Gateway::spawn()
+        .args(args)
+        .env(env)
+        .env(token.as_slice())
+        .start()
 }
 
 async fn tools(faults: &[&str]) -> RunningTools {
@@ -88,7 +53,7 @@ async fn post(gw: &Gateway, body: Value, token: Option<&str>) -> (u16, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_the_gateway_matches_recourse_call() {
     let t = tools(&[]).await;
-    let gw = Gateway::start(&[], None);
+    let gw = start(&[], None);
     let url = format!("{}/api/orders/refund", t.base_url());
     let (status, via_gateway) = post(
         &gw,
@@ -152,7 +117,7 @@ async fn a_call_through_the_gateway_matches_recourse_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_share_one_retry_budget_and_breaker_set() {
     let t = tools(&["stock:unavailable"]).await;
-    let gw = Gateway::start(&[], None);
+    let gw = start(&[], None);
     let url = format!("{}/api/stock/quote", t.base_url());
     let endpoint = format!("{}/v1/calls", gw.url);
     let tasks: Vec<_> = (0..40)
@@ -206,7 +171,7 @@ fn metric(text: &str, name: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_allowlist_token_and_size_cap_refuse_with_envelopes() {
-    let gw = Gateway::start(&[], Some("s3cret"));
+    let gw = start(&[], Some("s3cret"));
     let (status, body) = post(
         &gw,
         json!({"url": "http://127.0.0.1:1/x", "payload": {}}),
@@ -247,7 +212,7 @@ async fn the_allowlist_token_and_size_cap_refuse_with_envelopes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_target_patterns_open_more_hosts() {
-    let gw = Gateway::start(&["--allow-target", "*.invalid"], None);
+    let gw = start(&["--allow-target", "*.invalid"], None);
     let (status, body) = post(
         &gw,
         json!({"url": "http://tool.invalid/x", "payload": {}, "max_retries": 0}),
@@ -261,7 +226,7 @@ async fn allow_target_patterns_open_more_hosts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_in_flight_calls() {
     let (url, mut arrived, release) = held_tool().await;
-    let mut gw = Gateway::start(&[], None);
+    let mut gw = start(&[], None);
     let body = json!({"url": url, "payload": {"symbol": "TSLA"}});
     let endpoint = format!("{}/v1/calls", gw.url);
     let in_flight = tokio::spawn(async move {
@@ -311,7 +276,7 @@ async fn mcp_commands_run_only_when_allowed() {
         "mcp": {"command": format!("{bin} tools serve --mcp --port 0"), "tool": "orders_refund"},
         "payload": {"order_id": "ORD-2002"}
     });
-    let closed = Gateway::start(&[], None);
+    let closed = start(&[], None);
     let (status, refused) = post(&closed, body.clone(), None).await;
     assert_eq!(status, 403);
     assert_eq!(refused["error"]["code"], "COMMAND_NOT_ALLOWED");
@@ -322,7 +287,7 @@ async fn mcp_commands_run_only_when_allowed() {
             .contains("--allow-mcp-command")
     );
 
-    let bare = Gateway::start(&["--allow-mcp-command", bin], None);
+    let bare = start(&["--allow-mcp-command", bin], None);
     let (status, refused) = post(&bare, body.clone(), None).await;
     assert_eq!(
         status, 403,
@@ -331,7 +296,7 @@ async fn mcp_commands_run_only_when_allowed() {
     assert_eq!(refused["error"]["code"], "COMMAND_NOT_ALLOWED");
 
     let pattern = format!("'{bin}' tools serve --mcp --port *");
-    let open = Gateway::start(&["--allow-mcp-command", &pattern], None);
+    let open = start(&["--allow-mcp-command", &pattern], None);
     let (status, report) = post(&open, body, None).await;
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["outcome"], "failed");
@@ -378,7 +343,7 @@ fn assert_refused(status: u16, body: &Value, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backslash_before_at_cannot_smuggle_a_host_past_the_loopback_check() {
     let (port, seen) = canary().await;
-    let gw = Gateway::start(&[], None);
+    let gw = start(&[], None);
     for url in [
         format!(r"http://192.0.2.2:9101\@127.0.0.1:{port}/ok"),
         format!(r"http://host.invalid\@127.0.0.1:{port}/ok"),
@@ -418,7 +383,7 @@ async fn a_backslash_before_at_cannot_smuggle_a_host_past_the_loopback_check() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_patterns_match_hosts_and_path_patterns_resolved_paths() {
-    let gw = Gateway::start(
+    let gw = start(
         &[
             "--allow-target",
             "*.example.invalid",
@@ -479,7 +444,7 @@ async fn malformed_allow_patterns_stop_the_gateway_at_startup() {
 /// hanging the suite.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_megabyte_url_is_refused_promptly() {
-    let gw = Gateway::start(
+    let gw = start(
         &[
             "--allow-target",
             "*.example.invalid",
@@ -518,7 +483,7 @@ const ENV_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/env
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_mcp_server_sees_only_the_base_and_named_environment() {
     let pattern = format!("sh '{ENV_SERVER}'");
-    let gw = Gateway::start_with_env(
+    let gw = start_with_env(
         &[
             "--allow-mcp-command",
             &pattern,
@@ -570,7 +535,7 @@ async fn an_allowed_mcp_server_sees_only_the_base_and_named_environment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_verify_object_settles_a_lost_reply_and_its_url_passes_the_allowlist() {
     let t = tools(&["exports:crash_after_commit"]).await;
-    let gw = Gateway::start(&[], None);
+    let gw = start(&[], None);
     let verify = json!({
         "url": format!("{}/api/exports/lookup", t.base_url()),
         "args": {"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"},

@@ -6,8 +6,12 @@
 //! Batching is set far longer than the test, so what arrives is what the
 //! process flushed on its way out.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+#[path = "support/gateway.rs"]
+mod support;
+
+use support::Gateway;
+
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,6 +101,19 @@ async fn failing_tool() -> String {
 }
 
 /// The environment of a recourse process exporting to `endpoint`.
+/// The variables both commands export with: `endpoint`, a long batch delay
+/// (nothing is sent before the flush), two resends.
+fn otel_vars(endpoint: &str) -> [(&str, &str); 6] {
+    [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+        ("OTEL_SERVICE_NAME", "recourse-under-test"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "600000"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "600000"),
+        ("RECOURSE_MAX_RETRIES", "2"),
+        ("RECOURSE_BACKOFF_MS", "0"),
+    ]
+}
+
 fn otel_env(command: &mut Command, endpoint: &str) {
     for var in [
         "RECOURSE_JOURNAL",
@@ -105,13 +122,7 @@ fn otel_env(command: &mut Command, endpoint: &str) {
     ] {
         command.env_remove(var);
     }
-    command
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-        .env("OTEL_SERVICE_NAME", "recourse-under-test")
-        .env("OTEL_BSP_SCHEDULE_DELAY", "600000")
-        .env("OTEL_METRIC_EXPORT_INTERVAL", "600000")
-        .env("RECOURSE_MAX_RETRIES", "2")
-        .env("RECOURSE_BACKOFF_MS", "0");
+    command.envs(otel_vars(endpoint));
 }
 
 fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
@@ -144,18 +155,6 @@ fn spans(received: &Received) -> Vec<Span> {
         .flat_map(|r| &r.scope_spans)
         .flat_map(|s| s.spans.clone())
         .collect()
-}
-
-/// Kills the child if the test ends before it exited (a no-op once it has).
-struct Reaped(Option<Child>);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// Waits (bounded) for `child` to exit.
@@ -259,22 +258,12 @@ fn request(tool: &str) -> Value {
 async fn the_gateway_exports_its_spans_and_metrics_and_flushes_on_sigterm() {
     let (endpoint, received) = receiver().await;
     let tool = failing_tool().await;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_recourse"));
-    command.args(["serve", "--port", "0"]);
-    otel_env(&mut command, &endpoint);
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let gateway = line.trim().rsplit(' ').next().unwrap().to_owned();
-    let pid = child.id().to_string();
-    let mut guard = Reaped(Some(child));
-    assert!(gateway.starts_with("http://127.0.0.1:"), "{line}");
+    let mut gw = Gateway::spawn()
+        .env(&otel_vars(&endpoint))
+        .env_remove("OTEL_SDK_DISABLED")
+        .start();
+    let gateway = gw.url.clone();
+    let pid = gw.child.id().to_string();
 
     let report: Value = reqwest::Client::new()
         .post(format!("{gateway}/v1/calls"))
@@ -294,7 +283,7 @@ async fn the_gateway_exports_its_spans_and_metrics_and_flushes_on_sigterm() {
 
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success());
-    let exit = tokio::task::spawn_blocking(move || wait_for_exit(guard.0.as_mut().unwrap()))
+    let exit = tokio::task::spawn_blocking(move || wait_for_exit(&mut gw.child))
         .await
         .unwrap();
     assert!(exit.success(), "{exit:?}");

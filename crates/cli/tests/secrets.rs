@@ -3,8 +3,10 @@
 //! query, never reaches `recourse call`'s output (text or `--json`), its
 //! standard error, the gateway's response or `/metrics`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+#[path = "support/gateway.rs"]
+mod support;
+
+use support::Gateway;
 
 use axum::Router;
 use axum::http::{StatusCode, header};
@@ -215,51 +217,10 @@ async fn planted_secrets_never_reach_recourse_call_output() {
     }
 }
 
-/// `recourse serve` on a free loopback port, killed on drop.
-struct Gateway {
-    child: Child,
-    url: String,
-    /// The gateway's `XDG_STATE_HOME`, where its journal lives.
-    _state: tempfile::TempDir,
-}
-
-impl Gateway {
-    fn start() -> Self {
-        let state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_recourse"))
-            .args(["serve", "--port", "0"])
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("RECOURSE_JOURNAL")
-            .env("RECOURSE_BACKOFF_MS", "0")
-            .env_remove("RECOURSE_GATEWAY_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        Self {
-            child,
-            url,
-            _state: state,
-        }
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_secrets_never_reach_the_gateway_response_or_metrics() {
     let base = tool().await;
-    let gw = Gateway::start();
+    let gw = Gateway::spawn().start();
     let client = reqwest::Client::new();
     for url in routes(&base) {
         // Enough failures to open the endpoint's breaker and label a series.

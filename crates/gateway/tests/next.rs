@@ -5,14 +5,13 @@
 //! calls for, and a `model_message` that is short, names no secret and
 //! carries no stack text.
 
-#[path = "support/gateway.rs"]
 mod support;
 
 use std::time::Duration;
 
 use recourse_reference_tools::{ToolsConfig, spawn};
 use serde_json::{Value, json};
-use support::{Gateway, export, tools};
+use support::{TestGateway, export, journal_path, tools};
 
 /// A credential the caller sends, in a header and in the URL's query.
 const SECRET: &str = "sk-live-9fQ2xW7vB4nM8kL3pR6tY1uZ";
@@ -33,7 +32,7 @@ fn check_message(record: &Value) {
     }
 }
 
-async fn call(gateway: &Gateway, body: Value) -> Value {
+async fn call(gateway: &TestGateway, body: Value) -> Value {
     let (status, record) = gateway
         .post_with(&body, &[("Authorization", &format!("Bearer {SECRET}"))])
         .await
@@ -46,7 +45,7 @@ async fn call(gateway: &Gateway, body: Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_failure_tells_the_model_the_one_thing_to_do_now() {
     let state = tempfile::tempdir().unwrap();
-    let gateway = Gateway::start(state.path(), &[]);
+    let gateway = TestGateway::journaled(&journal_path(state.path())).await;
 
     // A 401: the credentials are wrong, which the model cannot fix by retrying.
     let auth = tools(&["stock:auth"], Duration::ZERO).await;
