@@ -1,4 +1,4 @@
-"""The examples (the README's Python blocks are these files) run as written
+"""The examples (the Python blocks of docs/python.md are these files) run as written
 against real servers, and exit 0 only when things went as they describe."""
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def test_the_example_runs(stack, example, expected):
 
 
 @pytest.mark.parametrize("example", ["gateway_call.py", "pydantic_ai_agent.py"])
-def test_the_readme_shows_the_example_as_it_is(example):
-    readme = (EXAMPLES.parents[2] / "README.md").read_text()
-    blocks = readme.split("```python\n")[1:]
+def test_the_docs_show_the_example_as_it_is(example):
+    page = (EXAMPLES.parents[2] / "docs" / "python.md").read_text()
+    blocks = page.split("```python\n")[1:]
     shown = [b.split("```", 1)[0] for b in blocks]
-    assert (EXAMPLES / example).read_text() in shown, f"README.md's block differs from examples/{example}"
+    assert (EXAMPLES / example).read_text() in shown, f"docs/python.md's block differs from examples/{example}"

@@ -214,7 +214,7 @@ async fn a_sloppy_server_fails_exactly_the_checks_it_breaks() {
     let replay = detail(tool(&card, "double_write"), "replay");
     assert!(replay.contains("second write"), "{replay}");
     assert_eq!(card["required_failed"], 7);
-    // The text scorecard, for the README (`-- --nocapture` shows it).
+    // The text scorecard, for `docs/probe.md` (`-- --nocapture` shows it).
     let text = probe(&[&sloppy.url, "--allow-writes"]).await;
     println!("{}", String::from_utf8_lossy(&text.stdout));
     assert_eq!(text.status.code(), Some(1));

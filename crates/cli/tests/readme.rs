@@ -1,7 +1,11 @@
-//! Every shell example in the README runs as written, with the built binary.
+//! Every shell example in the README and in the pages of `docs/` runs as
+//! written, with the built binary.
 //!
-//! The rules, so a README author knows what is checked:
+//! The rules, so a documentation author knows what is checked:
 //!
+//! - The files read are `README.md` and every `*.md` directly in `docs/`,
+//!   listed when the test runs: a new page is covered without editing this
+//!   test. A failure names the example as `FILE:LINE` (`docs/cli.md:120`).
 //! - Fenced blocks marked `sh`, `console` or `text` are read. In a block with
 //!   `$ ` lines, each `$ ` line is a command (a trailing `\` continues it on the
 //!   next line) and the lines after it, up to the next command, are its
@@ -28,7 +32,10 @@
 //!   background for the block: what the text asks the reader to keep
 //!   running in another terminal (the reference tools, say). Markers stack
 //!   on consecutive lines.
-//! - `RECOURSE_README_LINE=N` runs only the block around README line `N`.
+//! - `RECOURSE_README_LINE=FILE:N` runs only the block around line `N` of
+//!   `FILE`, named as a failure names it (`docs/gateway.md:17`);
+//!   `RECOURSE_README_LINE=N` means line `N` of `README.md`, and
+//!   `RECOURSE_README_LINE=FILE` every block of `FILE`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -36,14 +43,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const README: &str = include_str!("../../../README.md");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 /// How long one command may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Debug)]
 struct Example {
-    /// 1-based README line of the command.
+    /// 1-based line of the command in its file.
     line: usize,
     command: String,
     expected: Vec<String>,
@@ -52,10 +58,12 @@ struct Example {
 
 #[derive(Debug)]
 struct Block {
+    /// The file, from the repository's root (`README.md`, `docs/cli.md`).
+    file: String,
     /// A repository path the block needs (`<!-- readme-test: needs PATH -->`).
     needs: Option<String>,
     /// A command to start in the background before the block's own
-    /// (`<!-- readme-test: background COMMAND -->`): what the README asks
+    /// (`<!-- readme-test: background COMMAND -->`): what the text asks
     /// the reader to keep running in another terminal.
     before: Option<String>,
     /// The block's fence lines (1-based), for `RECOURSE_README_LINE`.
@@ -64,8 +72,73 @@ struct Block {
     examples: Vec<Example>,
 }
 
-/// The runnable blocks of `text`, and the lines of skipped blocks with why.
-fn blocks(text: &str) -> (Vec<Block>, Vec<(usize, String)>) {
+/// The documents read: `README.md`, then every `*.md` file directly in
+/// `docs/` by name, each as its path from the repository's root and its text.
+fn documents() -> Vec<(String, String)> {
+    let docs = Path::new(ROOT).join("docs");
+    let mut names: Vec<String> = std::fs::read_dir(&docs)
+        .unwrap_or_else(|e| panic!("{}: {e}", docs.display()))
+        .map(|entry| entry.expect("an entry of docs/"))
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    names.sort();
+    names.insert(0, "README.md".to_owned());
+    names
+        .into_iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(Path::new(ROOT).join(&name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, text)
+        })
+        .collect()
+}
+
+/// The blocks `RECOURSE_README_LINE` selects: `FILE:N`, `N` (a line of
+/// `README.md`) or `FILE` (all of its blocks).
+#[derive(Debug, PartialEq)]
+struct Selection {
+    file: String,
+    line: Option<usize>,
+}
+
+impl Selection {
+    fn parse(selector: &str) -> Self {
+        let selector = selector.trim();
+        if let Ok(line) = selector.parse() {
+            return Self {
+                file: "README.md".to_owned(),
+                line: Some(line),
+            };
+        }
+        match selector.rsplit_once(':') {
+            Some((file, line)) if line.parse::<usize>().is_ok() => Self {
+                file: file.to_owned(),
+                line: line.parse().ok(),
+            },
+            _ => Self {
+                file: selector.to_owned(),
+                line: None,
+            },
+        }
+    }
+
+    fn takes(&self, file: &str, first_line: usize, last_line: usize) -> bool {
+        file == self.file
+            && self
+                .line
+                .is_none_or(|n| n >= first_line && n <= last_line + 1)
+    }
+}
+
+/// A skipped block: its file, its line, and why.
+type Skipped = (String, usize, String);
+
+/// The runnable blocks of `text` (the contents of `file`), and the skipped
+/// blocks with why.
+fn blocks(file: &str, text: &str) -> (Vec<Block>, Vec<Skipped>) {
     let lines: Vec<&str> = text.lines().collect();
     let (mut found, mut skipped) = (Vec::new(), Vec::new());
     let mut i = 0;
@@ -106,10 +179,11 @@ fn blocks(text: &str) -> (Vec<Block>, Vec<(usize, String)>) {
             continue;
         }
         if let Some(why) = skip {
-            skipped.push((start, why));
+            skipped.push((file.to_owned(), start, why));
             continue;
         }
         found.push(Block {
+            file: file.to_owned(),
             needs,
             before,
             first_line: start,
@@ -147,6 +221,9 @@ fn examples(body: &[&str], first_line: usize, prompts: bool) -> Vec<Example> {
                     exit: 0,
                 });
             }
+            // Without `$ ` prompts no output is shown: a comment or blank
+            // line between commands is not expected output.
+            None if !prompts => {}
             None => {
                 if let Some(example) = out.last_mut() {
                     example.expected.push((*raw).to_owned());
@@ -365,102 +442,139 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(120)..].join("\n")
 }
 
+/// What running the blocks found.
+#[derive(Default)]
+struct Tally {
+    blocks: usize,
+    ran: usize,
+    missing: usize,
+    problems: Vec<String>,
+}
+
 #[test]
-fn every_readme_example_runs_as_written() {
-    let (blocks, skipped) = blocks(README);
-    assert!(blocks.len() >= 10, "the README's examples were found");
-    let mut problems = Vec::new();
-    let mut ran = 0;
-    let no_skip = std::env::var("RECOURSE_TEST_NO_SKIP").is_ok_and(|v| v == "1" || v == "true");
-    // `RECOURSE_README_LINE=N` runs only the block around README line N.
-    let only: Option<usize> = std::env::var("RECOURSE_README_LINE")
+fn every_documented_example_runs_as_written() {
+    let (mut found, mut skipped) = (Vec::new(), Vec::new());
+    let documents = documents();
+    for (file, text) in &documents {
+        let (blocks, skips) = blocks(file, text);
+        found.extend(blocks);
+        skipped.extend(skips);
+    }
+    assert!(found.len() >= 10, "the documents' examples were found");
+    let only = std::env::var("RECOURSE_README_LINE")
         .ok()
-        .and_then(|n| n.parse().ok());
-    for block in &blocks {
-        if only.is_some_and(|n| n < block.first_line || n > block.last_line + 1) {
-            continue;
-        }
-        let scratch = Scratch::new();
-        if let Some(needed) = &block.needs {
-            let line = block.examples.first().map_or(0, |e| e.line);
-            let path = Path::new(ROOT).join(needed);
-            if !path.exists() {
-                let why = format!(
-                    "README.md:{line}: needs {needed}, which is missing (.ci/run installs it)"
-                );
-                if no_skip {
-                    problems.push(why);
-                } else {
-                    eprintln!("SKIPPED {why}");
-                }
-                continue;
-            }
-            let link = scratch.path().join(needed);
-            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-            std::os::unix::fs::symlink(path.canonicalize().unwrap(), link).unwrap();
-        }
-        let mut background: Vec<Child> = Vec::new();
-        if let Some(command) = &block.before {
-            let example = Example {
-                line: block.first_line,
-                command: command.clone(),
-                expected: Vec::new(),
-                exit: 0,
-            };
-            let (child, problem) = start(&scratch, &example, command);
-            background.extend(child);
-            if let Some(problem) = problem {
-                problems.push(format!(
-                    "README.md:{}: `{command}`: {problem}",
-                    block.first_line
-                ));
-            }
-        }
-        for example in &block.examples {
-            let Some(command) = runnable(&example.command) else {
-                continue;
-            };
-            ran += 1;
-            let problem = if serves(&command) {
-                let (child, problem) = start(&scratch, example, &command);
-                background.extend(child);
-                problem
-            } else {
-                run(&scratch, example, &command)
-            };
-            if let Some(problem) = problem {
-                problems.push(format!(
-                    "README.md:{}: `{}`: {problem}",
-                    example.line, example.command
-                ));
-            }
-        }
-        for mut child in background {
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
-            let _ = child.wait();
+        .map(|s| Selection::parse(&s));
+    let no_skip = std::env::var("RECOURSE_TEST_NO_SKIP").is_ok_and(|v| v == "1" || v == "true");
+    let mut tally = Tally::default();
+    for block in &found {
+        if only
+            .as_ref()
+            .is_none_or(|o| o.takes(&block.file, block.first_line, block.last_line))
+        {
+            run_block(block, no_skip, &mut tally);
         }
     }
-    for (line, why) in &skipped {
-        eprintln!("README.md:{line}: skipped ({why})");
+    let mut marked = 0;
+    for (file, line, why) in &skipped {
+        if only.as_ref().is_none_or(|o| o.takes(file, *line, *line)) {
+            eprintln!("{file}:{line}: skipped ({why})");
+            marked += 1;
+        }
     }
-    eprintln!("{ran} README commands run");
-    assert!(ran > 0, "no README block around line {only:?}");
-    assert!(
-        problems.is_empty(),
-        "{} README example(s) do not run as written:\n\n{}",
-        problems.len(),
-        problems.join("\n\n")
+    eprintln!(
+        "{} commands run in {} blocks of {} files; {} blocks skipped by a marker, {} for a missing path",
+        tally.ran,
+        tally.blocks,
+        documents.len(),
+        marked,
+        tally.missing
     );
+    assert!(tally.ran > 0, "no block selected by {only:?}");
+    assert!(
+        tally.problems.is_empty(),
+        "{} example(s) do not run as written:\n\n{}",
+        tally.problems.len(),
+        tally.problems.join("\n\n")
+    );
+}
+
+/// Runs one block's commands in a scratch directory of its own.
+fn run_block(block: &Block, no_skip: bool, tally: &mut Tally) {
+    let file = &block.file;
+    let scratch = Scratch::new();
+    if let Some(needed) = &block.needs {
+        let line = block.examples.first().map_or(0, |e| e.line);
+        let path = Path::new(ROOT).join(needed);
+        if !path.exists() {
+            let why =
+                format!("{file}:{line}: needs {needed}, which is missing (.ci/run installs it)");
+            if no_skip {
+                tally.problems.push(why);
+            } else {
+                eprintln!("SKIPPED {why}");
+            }
+            tally.missing += 1;
+            return;
+        }
+        let link = scratch.path().join(needed);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(path.canonicalize().unwrap(), link).unwrap();
+    }
+    tally.blocks += 1;
+    let mut background: Vec<Child> = Vec::new();
+    if let Some(command) = &block.before {
+        let example = Example {
+            line: block.first_line,
+            command: command.clone(),
+            expected: Vec::new(),
+            exit: 0,
+        };
+        let (child, problem) = start(&scratch, &example, command);
+        background.extend(child);
+        if let Some(problem) = problem {
+            let line = block.first_line;
+            tally
+                .problems
+                .push(format!("{file}:{line}: `{command}`: {problem}"));
+        }
+    }
+    for example in &block.examples {
+        let Some(command) = runnable(&example.command) else {
+            continue;
+        };
+        tally.ran += 1;
+        let problem = if serves(&command) {
+            let (child, problem) = start(&scratch, example, &command);
+            background.extend(child);
+            problem
+        } else {
+            run(&scratch, example, &command)
+        };
+        if let Some(problem) = problem {
+            let (line, command) = (example.line, &example.command);
+            tally
+                .problems
+                .push(format!("{file}:{line}: `{command}`: {problem}"));
+        }
+    }
+    for mut child in background {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+    }
 }
 
 #[test]
 fn the_rules_read_commands_outputs_and_exit_codes() {
     let text = "intro\n```sh\n$ recourse call http://x \\\n    --payload {}   # exit 1\nfailed … 1 attempt(s)\n$ echo hi\nhi\n```\n<!-- readme-test: skip a benchmark -->\n```sh\ncargo bench\n```\n```json\n{}\n```\n";
-    let (found, skipped) = blocks(text);
+    let (found, skipped) = blocks("docs/x.md", text);
     assert_eq!(found.len(), 1);
-    assert_eq!(skipped, [(10, "a benchmark".to_owned())]);
+    assert_eq!(found[0].file, "docs/x.md");
+    assert_eq!(
+        skipped,
+        [("docs/x.md".to_owned(), 10, "a benchmark".to_owned())]
+    );
     let examples = &found[0].examples;
     assert_eq!(examples.len(), 2);
     assert_eq!(examples[0].line, 3);
@@ -487,11 +601,51 @@ fn the_rules_read_commands_outputs_and_exit_codes() {
     assert!(!serves("recourse tools serve --mcp"));
     assert!(serves("OTEL_SERVICE_NAME=gw recourse serve"));
 
+    // In an `sh` block without prompts, comments are not expected output.
+    let plain =
+        "```sh\n# see it act:\nrecourse demo\n# then ask:\nrecourse explain --status 429\n```\n";
+    let (found, _) = blocks("docs/x.md", plain);
+    let examples = &found[0].examples;
+    assert_eq!(examples.len(), 2);
+    assert!(
+        examples.iter().all(|e| e.expected.is_empty()),
+        "{examples:?}"
+    );
+    assert_eq!((examples[0].line, examples[1].line), (3, 5));
+
     let stacked = "<!-- readme-test: needs target/x -->\n<!-- readme-test: background recourse tools serve --port 8700 -->\n```sh\n$ curl -s localhost:8700\n```\n";
-    let (found, _) = blocks(stacked);
+    let (found, _) = blocks("README.md", stacked);
     assert_eq!(found[0].needs.as_deref(), Some("target/x"));
     assert_eq!(
         found[0].before.as_deref(),
         Some("recourse tools serve --port 8700")
     );
+
+    // Which blocks `RECOURSE_README_LINE` selects.
+    let readme_12 = Selection::parse("12");
+    assert_eq!(readme_12.file, "README.md");
+    assert!(readme_12.takes("README.md", 10, 14));
+    assert!(!readme_12.takes("docs/cli.md", 10, 14));
+    let page = Selection::parse("docs/cli.md:40");
+    assert_eq!(page.line, Some(40));
+    assert!(page.takes("docs/cli.md", 38, 45) && !page.takes("docs/cli.md", 41, 45));
+    assert!(Selection::parse("docs/cli.md").takes("docs/cli.md", 200, 210));
+}
+
+#[test]
+fn every_page_of_docs_is_read() {
+    let names: Vec<String> = documents().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names[0], "README.md");
+    let pages = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "md")
+        })
+        .count();
+    assert_eq!(names.len(), pages + 1, "{names:?}");
+    assert!(names.iter().any(|n| n == "docs/protocol.md"));
 }

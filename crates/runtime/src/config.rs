@@ -1,4 +1,4 @@
-//! Executor configuration: defaults, builder values, and the environment (the README's *Configuration*).
+//! Executor configuration: defaults, builder values, and the environment (`docs/configuration.md`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,8 +8,8 @@ pub use recourse_core::config::{CallField, ConfigError, Setting, parse_bool, par
 
 use recourse_core::policy::Limits;
 
-/// Everything an executor needs to know, with the defaults the README's
-/// *Configuration* lists.
+/// Everything an executor needs to know, with the defaults
+/// `docs/configuration.md` lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecutorConfig {
     /// Per-call limits the policy enforces.

@@ -108,7 +108,7 @@ impl Scorecard {
         }
     }
 
-    /// The `--json` object (its field names are a contract; see the README).
+    /// The `--json` object (its field names are a contract; see `docs/probe.md`).
     pub(crate) fn to_json(&self) -> Value {
         json!({
             "target": self.target,

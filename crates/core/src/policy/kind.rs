@@ -206,7 +206,7 @@ mod tests {
         let all = every_reason();
         let codes: HashSet<_> = all.iter().map(StopReason::code).collect();
         assert_eq!(codes.len(), all.len());
-        // A new reason joins the chain in `every_reason`, the README's table
+        // A new reason joins the chain in `every_reason`, `docs/record.md`'s table
         // of reasons, and this count.
         assert_eq!(all.len(), 28);
     }

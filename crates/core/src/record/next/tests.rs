@@ -1,4 +1,4 @@
-//! The step table over every stop reason, the README's copy of it, and the
+//! The step table over every stop reason, `docs/record.md`'s copy of it, and the
 //! model message's guarantees.
 
 use std::collections::{BTreeSet, HashMap};
@@ -188,9 +188,9 @@ fn the_category_driven_reasons_take_the_step_of_their_kind() {
     }
 }
 
-/// The README's table rows after `header`, as (first cell, second, third).
-fn readme_rows(readme: &str, header: &str) -> Vec<(String, String, String)> {
-    let mut lines = readme.lines().skip_while(|l| l.trim() != header).skip(2);
+/// The page's table rows after `header`, as (first cell, second, third).
+fn table_rows(page: &str, header: &str) -> Vec<(String, String, String)> {
+    let mut lines = page.lines().skip_while(|l| l.trim() != header).skip(2);
     let mut rows = Vec::new();
     for line in lines.by_ref() {
         let Some(inner) = line
@@ -208,10 +208,10 @@ fn readme_rows(readme: &str, header: &str) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn the_readme_lists_every_reason_with_its_kind_and_step() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let rows = readme_rows(&readme, "| `reason` | `stop_kind` | `next.step` |");
+fn the_record_page_lists_every_reason_with_its_kind_and_step() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/record.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let rows = table_rows(&page, "| `reason` | `stop_kind` | `next.step` |");
     let all = every_reason();
     assert_eq!(rows.len(), all.len(), "one row per reason");
     for (reason, (code, kind, step)) in all.iter().zip(&rows) {
@@ -230,7 +230,7 @@ fn the_readme_lists_every_reason_with_its_kind_and_step() {
         };
         assert_eq!(step, &want_step, "{code}");
     }
-    let by_category = readme_rows(&readme, "| category | `stop_kind` | `next.step` |");
+    let by_category = table_rows(&page, "| category | `stop_kind` | `next.step` |");
     assert_eq!(by_category.len(), ErrorCategory::KNOWN.len() + 1);
     for (category, kind, step) in by_category {
         let parsed = match category.trim_matches('`') {
