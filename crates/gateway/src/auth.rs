@@ -12,7 +12,8 @@ use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
 use axum::response::{IntoResponse, Response};
 use recourse_tool::ToolFailure;
-use recourse_tool::protocol::ToolError;
+
+use crate::refusal::Refusal;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
 use crate::guard::token_matches;
@@ -53,10 +54,8 @@ impl ValidateRequest<Body> for Authorize {
         if token_matches(presented, expected) {
             return Ok(());
         }
-        let error = ToolError::auth_error(
-            "UNAUTHORIZED",
-            "this gateway requires 'Authorization: Bearer <token>'",
-        );
+        let error =
+            Refusal::Unauthorized.error("this gateway requires 'Authorization: Bearer <token>'");
         Err(ToolFailure::from(error).into_response())
     }
 }

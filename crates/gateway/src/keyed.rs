@@ -14,10 +14,12 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use recourse::keyed::{Keyed, request_hash};
 use recourse_tool::protocol::ToolError;
+
+use crate::refusal::Refusal;
 use recourse_tool::{ToolFailure, parse_json};
 use serde_json::Value;
 
@@ -73,14 +75,10 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
     let keyed = match running.await {
         Ok(Ok(keyed)) => keyed,
         Ok(Err(e)) => {
-            return fail(
-                ToolError::service_error("JOURNAL_UNAVAILABLE", format!("{e}; nothing was sent"))
-                    .retryable(true),
-            );
+            return fail(Refusal::JournalUnavailable.error(format!("{e}; nothing was sent")));
         }
         Err(_) => {
-            return fail(ToolError::unknown_outcome(
-                "CALL_ABORTED",
+            return fail(Refusal::CallAborted.error(
                 "the call stopped unexpectedly; its outcome is unknown: check before writing again",
             ));
         }
@@ -99,17 +97,13 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
             Json(record).into_response()
         }
         Keyed::InProgress { call_id } => in_progress(&call_id, g.executor.config().lease),
-        Keyed::KeyReused { call_id } => ToolFailure::from(
-            ToolError::input_error(
-                "IDEMPOTENCY_KEY_REUSED",
-                "this idempotency key belongs to a different request; use a new key for a new request",
-            )
-            .retryable(false)
-            .detail("field", "idempotency_key")
-            .detail("call_id", call_id),
-        )
-        .with_status(StatusCode::UNPROCESSABLE_ENTITY.as_u16())
-        .into_response(),
+        Keyed::KeyReused { call_id } => refuse(
+            Refusal::IdempotencyKeyReused,
+            Refusal::IdempotencyKeyReused
+                .error("this idempotency key belongs to a different request; use a new key for a new request")
+                .detail("field", "idempotency_key")
+                .detail("call_id", call_id),
+        ),
     }
 }
 
@@ -120,8 +114,7 @@ fn read(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Result<(CallRequest, S
     take_header_key(&mut req, headers).map_err(fail)?;
     if req.idempotency_key.is_some() && g.journal.is_none() {
         return Err(fail(
-            ToolError::input_error(
-                "JOURNAL_REQUIRED",
+            Refusal::JournalRequired.error(
                 "this gateway keeps no journal (--journal none), so it cannot answer a retry of a \
                  keyed request from its record; send the request without idempotency_key, or run \
                  the gateway with a journal",
@@ -177,8 +170,7 @@ fn answer(answer: &Answer<'_>) -> Response {
         }
         // A record is strings, numbers and maps with string keys: this cannot
         // happen, and if it did the caller must not read it as an outcome.
-        Err(e) => fail(ToolError::unknown_outcome(
-            "CALL_ABORTED",
+        Err(e) => fail(Refusal::CallAborted.error(
             format!(
                 "the call's record could not be written ({e}); its outcome is unknown: check before writing again"
             ),
@@ -188,15 +180,10 @@ fn answer(answer: &Answer<'_>) -> Response {
 
 /// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.
 pub(crate) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response {
-    let error = ToolError::service_error(
-        "CALL_IN_PROGRESS",
-        "the call with this idempotency key is still running; ask again later",
-    )
-    .retryable(true)
-    .detail("call_id", call_id);
-    let mut response = ToolFailure::from(error)
-        .with_status(StatusCode::CONFLICT.as_u16())
-        .into_response();
+    let error = Refusal::CallInProgress
+        .error("the call with this idempotency key is still running; ask again later")
+        .detail("call_id", call_id);
+    let mut response = refuse(Refusal::CallInProgress, error);
     let secs = (lease.as_secs() / 3).max(1);
     response
         .headers_mut()
@@ -210,7 +197,9 @@ fn take_header_key(req: &mut CallRequest, headers: &HeaderMap) -> Result<(), Too
         return Ok(());
     };
     let invalid = |message: &str| {
-        ToolError::input_error("INVALID_CALL", message).detail("field", "idempotency_key")
+        Refusal::InvalidCall
+            .error(message)
+            .detail("field", "idempotency_key")
     };
     let header = value
         .to_str()
@@ -231,6 +220,13 @@ fn fail(error: ToolError) -> Response {
     ToolFailure::from(error).into_response()
 }
 
+/// `error`, answered with `refusal`'s status (where its category's would differ).
+fn refuse(refusal: Refusal, error: ToolError) -> Response {
+    ToolFailure::from(error)
+        .with_status(refusal.status())
+        .into_response()
+}
+
 /// `body` without the fields in `names`.
 fn without(mut body: Value, names: &[&str]) -> Value {
     if let Value::Object(map) = &mut body {
@@ -244,6 +240,7 @@ fn without(mut body: Value, names: &[&str]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::StatusCode;
     use serde_json::json;
 
     #[test]

@@ -54,6 +54,7 @@ mod keyed;
 mod openapi;
 mod ready;
 mod records;
+mod refusal;
 mod request;
 mod resolve;
 mod routes;
@@ -65,5 +66,6 @@ pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_expo
 pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
 pub use openapi::document as openapi_document;
+pub use refusal::Refusal;
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::keyed::Answer;
 use crate::ready::{Health, Ready};
 use crate::records::{CallPage, JournaledCall};
+use crate::refusal::Refusal;
 use crate::request::CallRequest;
 
 /// A refusal: the gateway's structured error, in the envelope tools answer with.
@@ -30,12 +31,9 @@ struct ErrorEnvelope {
     error: ToolError,
 }
 
-/// Statuses every route with a token may answer, whatever it does.
-const COMMON: [(&str, &str); 3] = [
-    (
-        "401",
-        "UNAUTHORIZED: RECOURSE_GATEWAY_TOKEN is set and the request has no matching `Authorization: Bearer` token",
-    ),
+/// Statuses the server around the routes may answer, whatever the route
+/// (besides [`Refusal::Unauthorized`] on every route with a token).
+const SERVER: [(&str, &str); 2] = [
     (
         "431",
         "The request's headers are over the size cap; nothing was done",
@@ -71,6 +69,7 @@ fn document_and_conflicts() -> (Value, Vec<String>) {
             }
         }
     }
+    schemas.insert("GatewayRefusal".to_owned(), refusal_schema());
     let mut schemas = Value::Object(schemas);
     plain_descriptions(&mut schemas);
     plain_descriptions(&mut paths);
@@ -152,7 +151,8 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
     let health = g.subschema_for::<Health>();
     let ready = g.subschema_for::<Ready>();
     let envelope = g.subschema_for::<ErrorEnvelope>();
-    let errors = |own: &[(&str, &str)]| responses(&envelope, own);
+    let errors =
+        |refusals: &[Refusal], other: &[(&str, &str)]| responses(&envelope, refusals, other);
     let state = reads.subschema_for::<recourse::journal::CallState>();
     let call_id = json!({"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The call's id (`call_id` of its record)"});
     json!({
@@ -163,14 +163,14 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
                 "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}, "description": "The same as the body's `idempotency_key` (they must agree when both are given)"}],
                 "requestBody": {"required": true, "description": "The call", "content": {"application/json": {"schema": request}}},
                 "responses": with_ok(errors(&[
-                    ("400", "The request is malformed (INVALID_CALL, INVALID_TARGET, MISSING_REQUIRED_FIELD, …), or has an idempotency key while the gateway keeps no journal (JOURNAL_REQUIRED); nothing was dispatched"),
-                    ("403", "TARGET_NOT_ALLOWED: the target is not allowed (loopback only unless --allow-target); COMMAND_NOT_ALLOWED: no --allow-mcp-command pattern matches the MCP command"),
-                    ("409", "CALL_IN_PROGRESS: the call with this idempotency key is still running; ask again after Retry-After seconds"),
+                    Refusal::InvalidCall, Refusal::InvalidTarget, Refusal::MissingRequiredField, Refusal::JournalRequired,
+                    Refusal::TargetNotAllowed, Refusal::CommandNotAllowed, Refusal::CallInProgress,
+                    Refusal::IdempotencyKeyReused, Refusal::CallAborted, Refusal::JournalUnavailable,
+                    Refusal::McpUnavailable, Refusal::HttpClient,
+                ], &[
+                    ("400", "The request body is not JSON, or not the request's shape (MALFORMED_JSON, INVALID_FIELD, …); nothing was dispatched"),
                     ("413", "The request body is over the size cap (1 MiB)"),
                     ("415", "The request is not JSON (Content-Type)"),
-                    ("422", "IDEMPOTENCY_KEY_REUSED: the key belongs to a different request; use a new key for a new request"),
-                    ("500", "CALL_ABORTED (UNKNOWN_OUTCOME): the call stopped unexpectedly inside the gateway; check before writing again"),
-                    ("503", "JOURNAL_UNAVAILABLE: the journal could not be written, so nothing was sent; or OVERLOADED: the gateway is at its limit"),
                 ]), "The call ran (`replayed: false`), or a retry with the same key and request got the first call's record (`replayed: true`)", json_body(&answer))
             },
             "get": {
@@ -182,10 +182,8 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
                     {"name": "before", "in": "query", "required": false, "schema": {"type": "string"}, "description": "A call_id: the page after it (`next_before` of the previous page)"}
                 ],
                 "responses": with_ok(errors(&[
-                    ("400", "INVALID_QUERY: an unknown parameter, state or limit"),
-                    ("404", "NO_JOURNAL: the gateway runs with --journal none"),
-                    ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
-                ]), "A page of calls", json_body(&page))
+                    Refusal::InvalidQuery, Refusal::NoJournal, Refusal::JournalUnavailable,
+                ], &[]), "A page of calls", json_body(&page))
             }
         },
         "/v1/calls/{call_id}": {"get": {
@@ -193,20 +191,17 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
             "description": "The call's state, and its record (a summary while it is in flight, or when its process stopped mid-call).",
             "parameters": [call_id],
             "responses": with_ok(errors(&[
-                ("404", "CALL_NOT_FOUND: no call with this id in the journal; or NO_JOURNAL"),
-                ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
-            ]), "The call", json_body(&journaled))
+                Refusal::CallNotFound, Refusal::NoJournal, Refusal::JournalUnavailable,
+            ], &[]), "The call", json_body(&journaled))
         }},
         "/v1/calls/{call_id}/reconcile": {"post": {
             "summary": "Settle an in-flight or unknown call",
             "description": "Settles the call through its recorded lookup, and answers it as `GET /v1/calls/{call_id}` does; never resends it. A call that already finished is answered as it is.",
             "parameters": [call_id],
             "responses": with_ok(errors(&[
-                ("403", "TARGET_NOT_ALLOWED: the recorded lookup is not an allowed target"),
-                ("404", "CALL_NOT_FOUND, or NO_JOURNAL"),
-                ("409", "CALL_IN_PROGRESS: another process holds the call's lease; ask again after Retry-After seconds"),
-                ("503", "JOURNAL_UNAVAILABLE: the journal does not answer"),
-            ]), "The call after settling (still unknown when the lookup could not tell)", json_body(&journaled))
+                Refusal::TargetNotAllowed, Refusal::CallNotFound, Refusal::NoJournal,
+                Refusal::CallInProgress, Refusal::JournalUnavailable,
+            ], &[]), "The call after settling (still unknown when the lookup could not tell)", json_body(&journaled))
         }},
         "/healthz": {"get": {
             "summary": "Liveness",
@@ -226,29 +221,58 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
         "/metrics": {"get": {
             "summary": "Prometheus metrics",
             "description": "The recourse_* series, in the text exposition format.",
-            "responses": with_ok(errors(&[]), "Text exposition format", json!({"text/plain": {"schema": {"type": "string"}}}))
+            "responses": with_ok(errors(&[], &[]), "Text exposition format", json!({"text/plain": {"schema": {"type": "string"}}}))
         }},
         "/openapi.json": {"get": {
             "summary": "This document",
             "description": "The gateway's API as OpenAPI 3.1, its schemas generated from the types that serialize its answers.",
-            "responses": with_ok(errors(&[]), "OpenAPI 3.1", json_body(json!({"type": "object"})))
+            "responses": with_ok(errors(&[], &[]), "OpenAPI 3.1", json_body(json!({"type": "object"})))
         }}
     })
 }
 
 /// The error responses: `own`, then the common ones a route does not name itself.
-fn responses(envelope: &schemars::Schema, own: &[(&str, &str)]) -> Map<String, Value> {
+fn responses(
+    envelope: &schemars::Schema,
+    refusals: &[Refusal],
+    other: &[(&str, &str)],
+) -> Map<String, Value> {
+    let mut by_status: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for refusal in refusals.iter().chain([&Refusal::Unauthorized]) {
+        by_status
+            .entry(refusal.status().to_string())
+            .or_default()
+            .push(format!("{}: {}", refusal.code(), refusal.meaning()));
+    }
+    for (status, description) in other.iter().chain(SERVER.iter()) {
+        by_status
+            .entry((*status).to_owned())
+            .or_default()
+            .push((*description).to_owned());
+    }
     let mut map = Map::new();
-    for (status, description) in own.iter().chain(COMMON.iter()) {
-        if map.contains_key(*status) {
-            continue;
-        }
+    for (status, descriptions) in by_status {
         map.insert(
-            (*status).to_owned(),
-            json!({"description": description, "content": {"application/json": {"schema": envelope}}}),
+            status,
+            json!({"description": descriptions.join("; or "), "content": {"application/json": {"schema": envelope}}}),
         );
     }
     map
+}
+
+/// The gateway's refusal codes, each with its status and meaning: what an
+/// envelope's `error.code` may be when the gateway itself refused.
+fn refusal_schema() -> Value {
+    let codes: Vec<&str> = Refusal::ALL.iter().map(|r| r.code()).collect();
+    let described: Vec<String> = Refusal::ALL
+        .iter()
+        .map(|r| format!("{} ({}): {}", r.code(), r.status(), r.meaning()))
+        .collect();
+    json!({
+        "type": "string",
+        "description": format!("The gateway's own refusals (a tool's failure is a record, answered 200): {}.", described.join("; ")),
+        "enum": codes,
+    })
 }
 
 /// `errors` with a 200 first, answering `content`.
@@ -270,6 +294,25 @@ fn json_body(schema: impl serde::Serialize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_document_lists_every_refusal_with_its_status() {
+        let doc = document();
+        let listed = &doc["components"]["schemas"]["GatewayRefusal"]["enum"];
+        let codes: Vec<&str> = Refusal::ALL.iter().map(|r| r.code()).collect();
+        assert_eq!(listed, &json!(codes));
+        let post = &doc["paths"]["/v1/calls"]["post"]["responses"];
+        for refusal in [
+            Refusal::IdempotencyKeyReused,
+            Refusal::CallInProgress,
+            Refusal::Unauthorized,
+        ] {
+            let text = post[refusal.status().to_string()]["description"]
+                .as_str()
+                .unwrap();
+            assert!(text.contains(refusal.code()), "{}: {text}", refusal.code());
+        }
+    }
 
     #[test]
     fn a_name_means_one_schema() {

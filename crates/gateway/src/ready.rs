@@ -17,7 +17,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use recourse::Journal;
-use recourse::shared::SharedState;
+use recourse::shared::{SharedMode, SharedState};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -34,7 +34,7 @@ pub(crate) struct Readiness {
     journal: Option<Arc<dyn Journal>>,
     shared: Option<Arc<dyn SharedState>>,
     check_within: Duration,
-    last_check: Mutex<Option<(Instant, &'static str)>>,
+    last_check: Mutex<Option<(Instant, JournalHealth)>>,
 }
 
 impl Readiness {
@@ -57,15 +57,19 @@ impl Readiness {
         self.draining.store(true, Ordering::SeqCst);
     }
 
-    /// `shared`, `fallback`, or `off` without shared state.
-    pub(crate) fn shared_state(&self) -> &'static str {
-        self.shared.as_ref().map_or("off", |s| s.mode().as_str())
+    /// The shared state's mode, or off without shared state.
+    pub(crate) fn shared_state(&self) -> SharedStateMode {
+        match self.shared.as_ref().map(|s| s.mode()) {
+            Some(SharedMode::Shared) => SharedStateMode::Shared,
+            Some(SharedMode::Fallback) => SharedStateMode::Fallback,
+            None => SharedStateMode::Off,
+        }
     }
 
-    /// `ok`, `unreachable`, or `none` without a journal.
-    async fn journal(&self) -> &'static str {
+    /// Whether the journal answers (`None` without a journal).
+    async fn journal(&self) -> JournalHealth {
         let Some(journal) = &self.journal else {
-            return "none";
+            return JournalHealth::None;
         };
         let now = Instant::now();
         if let Some((at, word)) = *self.lock()
@@ -75,14 +79,14 @@ impl Readiness {
         }
         // Any answer, found or not, means the journal is there.
         let word = match tokio::time::timeout(self.check_within, journal.get("readyz")).await {
-            Ok(Ok(_)) => "ok",
-            Ok(Err(_)) | Err(_) => "unreachable",
+            Ok(Ok(_)) => JournalHealth::Ok,
+            Ok(Err(_)) | Err(_) => JournalHealth::Unreachable,
         };
         *self.lock() = Some((Instant::now(), word));
         word
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, &'static str)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, JournalHealth)>> {
         self.last_check
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -101,15 +105,15 @@ impl Readiness {
     pub(crate) async fn readyz(&self) -> Response {
         let journal = self.journal().await;
         let status = if self.draining.load(Ordering::SeqCst) {
-            "draining"
-        } else if journal == "unreachable" {
-            "unavailable"
+            ReadyStatus::Draining
+        } else if journal == JournalHealth::Unreachable {
+            ReadyStatus::Unavailable
         } else {
-            "ready"
+            ReadyStatus::Ready
         };
         let code = match status {
-            "ready" => StatusCode::OK,
-            _ => StatusCode::SERVICE_UNAVAILABLE,
+            ReadyStatus::Ready => StatusCode::OK,
+            ReadyStatus::Draining | ReadyStatus::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         };
         let body = Ready {
             status,
@@ -129,8 +133,43 @@ pub(crate) struct Health {
     status: &'static str,
     /// `shared`: the fleet's budget and breakers decide; `fallback`: Redis does
     /// not answer and this gateway decides alone; `off`: no `--shared-state`.
-    #[schemars(extend("enum" = ["shared", "fallback", "off"]))]
-    shared_state: &'static str,
+    shared_state: SharedStateMode,
+}
+
+/// Who decides the retry budget and breakers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SharedStateMode {
+    /// The fleet's shared state.
+    Shared,
+    /// This gateway alone, while Redis does not answer.
+    Fallback,
+    /// This gateway alone: no `--shared-state`.
+    Off,
+}
+
+/// Whether the journal answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum JournalHealth {
+    /// It answered.
+    Ok,
+    /// It did not answer within a second.
+    Unreachable,
+    /// The gateway keeps no journal (`--journal none`).
+    None,
+}
+
+/// Whether to send this gateway traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ReadyStatus {
+    /// Send it traffic (200).
+    Ready,
+    /// It is stopping, after SIGTERM (503).
+    Draining,
+    /// Its journal does not answer (503).
+    Unavailable,
 }
 
 /// `GET /readyz`: whether to send this gateway traffic.
@@ -138,14 +177,11 @@ pub(crate) struct Health {
 #[schemars(rename = "Readiness")]
 pub(crate) struct Ready {
     /// `ready` (200); `draining` after SIGTERM or `unavailable` when the journal does not answer (503).
-    #[schemars(extend("enum" = ["ready", "draining", "unavailable"]))]
-    status: &'static str,
+    status: ReadyStatus,
     /// `ok`, `unreachable`, or `none` (`--journal none`).
-    #[schemars(extend("enum" = ["ok", "unreachable", "none"]))]
-    journal: &'static str,
+    journal: JournalHealth,
     /// As in `/healthz`.
-    #[schemars(extend("enum" = ["shared", "fallback", "off"]))]
-    shared_state: &'static str,
+    shared_state: SharedStateMode,
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use axum::response::{IntoResponse, Response};
 use recourse::journal::{CallState, JournalEntry, ListQuery, MAX_LIST, SettleOptions, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
+
+use crate::refusal::Refusal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,10 +33,7 @@ pub(crate) struct ListParams {
 }
 
 fn no_journal() -> Response {
-    fail(ToolError::not_found(
-        "NO_JOURNAL",
-        "this gateway keeps no journal (--journal none)",
-    ))
+    fail(Refusal::NoJournal.error("this gateway keeps no journal (--journal none)"))
 }
 
 fn fail(error: ToolError) -> Response {
@@ -42,12 +41,13 @@ fn fail(error: ToolError) -> Response {
 }
 
 fn unavailable(e: &recourse::journal::JournalError) -> Response {
-    fail(ToolError::service_error("JOURNAL_UNAVAILABLE", e.to_string()).retryable(true))
+    fail(Refusal::JournalUnavailable.error(e.to_string()))
 }
 
 fn unknown_call(call_id: &str) -> Response {
     fail(
-        ToolError::not_found("CALL_NOT_FOUND", "no call with this id in the journal")
+        Refusal::CallNotFound
+            .error("no call with this id in the journal")
             .detail("call_id", call_id),
     )
 }
@@ -115,13 +115,10 @@ pub(crate) async fn list(
     let params = match params {
         Ok(Query(params)) => params,
         Err(rejection) => {
-            return fail(ToolError::input_error(
-                "INVALID_QUERY",
-                format!(
-                    "{}; the query takes state, limit and before",
-                    rejection.body_text().chars().take(200).collect::<String>()
-                ),
-            ));
+            return fail(Refusal::InvalidQuery.error(format!(
+                "{}; the query takes state, limit and before",
+                rejection.body_text().chars().take(200).collect::<String>()
+            )));
         }
     };
     let state = match params.state.as_deref().map(|s| (s, CallState::parse(s))) {
@@ -129,18 +126,19 @@ pub(crate) async fn list(
         Some((_, Some(state))) => Some(state),
         Some((given, None)) => {
             return fail(
-                ToolError::input_error(
-                    "INVALID_QUERY",
-                    format!("state {given:?} is not one of in_flight, succeeded, failed, unknown"),
-                )
-                .detail("field", "state"),
+                Refusal::InvalidQuery
+                    .error(format!(
+                        "state {given:?} is not one of in_flight, succeeded, failed, unknown"
+                    ))
+                    .detail("field", "state"),
             );
         }
     };
     let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIST).contains(&limit) {
         return fail(
-            ToolError::input_error("INVALID_QUERY", format!("limit must be 1..={MAX_LIST}"))
+            Refusal::InvalidQuery
+                .error(format!("limit must be 1..={MAX_LIST}"))
                 .detail("field", "limit"),
         );
     }

@@ -6,6 +6,8 @@ use std::time::Duration;
 use recourse::target::TargetAllowlist;
 use recourse::{Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, VerifySpec};
 use recourse_tool::protocol::ToolError;
+
+use crate::refusal::Refusal;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -79,7 +81,7 @@ pub(crate) struct McpRequest {
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> ToolError {
-    ToolError::input_error("INVALID_CALL", message).detail("field", field)
+    Refusal::InvalidCall.error(message).detail("field", field)
 }
 
 impl CallRequest {

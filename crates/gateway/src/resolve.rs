@@ -8,6 +8,8 @@ use recourse::{CallBuilder, Executor, HttpTransport, Target, Transport};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 
+use crate::refusal::Refusal;
+
 use crate::gateway::Gateway;
 use crate::request::CallRequest;
 
@@ -37,17 +39,15 @@ pub(crate) async fn resolve(
             let call = req.call(target, payload, &g.targets.allowlist(), g.executor.config())?;
             Ok((Arc::clone(&g.executor), call))
         }
-        (None, None) => Err(
-            ToolError::input_error("MISSING_REQUIRED_FIELD", "give url (or mcp)")
-                .retryable(true)
-                .detail("field", "url")
-                .into(),
-        ),
+        (None, None) => Err(Refusal::MissingRequiredField
+            .error("give url (or mcp)")
+            .detail("field", "url")
+            .into()),
     }
 }
 
 fn invalid_target(message: &str) -> ToolError {
-    ToolError::input_error("INVALID_TARGET", message).detail("field", "mcp")
+    Refusal::InvalidTarget.error(message).detail("field", "mcp")
 }
 
 /// `mcp: {command | url, tool}`: a session with the MCP server, its tool aimed at.
@@ -71,9 +71,8 @@ async fn mcp_call(
             if let recourse_mcp::McpTarget::Command { program, args, .. } = &target
                 && !g.mcp_commands.iter().any(|p| p.matches(program, args))
             {
-                return Err(ToolError::permission_denied(
-                    "COMMAND_NOT_ALLOWED",
-                    format!(
+                return Err(Refusal::CommandNotAllowed
+                    .error(format!(
                         "this gateway starts no MCP server {target}; start it with an --allow-mcp-command \
                          pattern matching the whole command line (e.g. --allow-mcp-command '{program} **')"
                     ),
@@ -101,15 +100,11 @@ async fn mcp_call(
     let (transport, mut call) =
         recourse_mcp::connect_call(target, tool, call, config.request_timeout, deadline, None)
             .await
-            .map_err(|e| {
-                ToolFailure::from(
-                    ToolError::service_error("MCP_UNAVAILABLE", e.to_string()).retryable(true),
-                )
-            })?;
+            .map_err(|e| ToolFailure::from(Refusal::McpUnavailable.error(e.to_string())))?;
     if req.verify.as_ref().is_some_and(|v| v.url.is_some()) {
         let http = HttpTransport::builder()
             .build()
-            .map_err(|e| ToolError::service_error("HTTP_CLIENT", e.to_string()))?;
+            .map_err(|e| Refusal::HttpClient.error(e.to_string()))?;
         call = call.verify_transport(Arc::new(http));
     }
     Ok((transport, call))

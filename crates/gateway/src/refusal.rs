@@ -1,0 +1,253 @@
+//! Why the gateway refused a request, or could not run it: one enum, whose
+//! codes, statuses and categories the handlers, the envelopes and the
+//! OpenAPI document all take from here.
+
+use axum::http::StatusCode;
+use recourse::target::{TargetError, TargetErrorKind};
+use recourse_tool::protocol::ToolError;
+
+/// A refusal of the gateway's own: the `error.code` of the envelope it
+/// answers, with its HTTP status and category. (A tool's failure is not a
+/// refusal: it is a record, answered 200.)
+///
+/// ```
+/// use recourse_gateway::Refusal;
+///
+/// let e = Refusal::IdempotencyKeyReused.error("use a new key for a new request");
+/// assert_eq!(e.code, "IDEMPOTENCY_KEY_REUSED");
+/// assert_eq!(Refusal::IdempotencyKeyReused.status(), 422);
+/// assert!(Refusal::ALL.iter().any(|r| r.code() == "CALL_IN_PROGRESS"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The gateway's token is required and the request has none that matches.
+    Unauthorized,
+    /// A field of the request cannot be used (`details.field` names it).
+    InvalidCall,
+    /// The target (or an MCP server's URL or command line) cannot be read.
+    InvalidTarget,
+    /// A required field is missing (`details.field` names it).
+    MissingRequiredField,
+    /// The target is not allowed (loopback only unless `--allow-target`).
+    TargetNotAllowed,
+    /// No `--allow-mcp-command` pattern matches the MCP server's command line.
+    CommandNotAllowed,
+    /// The request has an idempotency key, and the gateway keeps no journal.
+    JournalRequired,
+    /// The journal's routes, and the gateway keeps no journal.
+    NoJournal,
+    /// The journal could not be read or written; nothing was sent.
+    JournalUnavailable,
+    /// No call with this id in the journal.
+    CallNotFound,
+    /// A query parameter of the journal's list cannot be used.
+    InvalidQuery,
+    /// The idempotency key belongs to a different request.
+    IdempotencyKeyReused,
+    /// The call with this idempotency key is still running (`Retry-After`).
+    CallInProgress,
+    /// The call stopped unexpectedly inside the gateway: its outcome is unknown.
+    CallAborted,
+    /// The MCP server could not be started or reached; nothing was sent.
+    McpUnavailable,
+    /// The gateway could not build its HTTP client for a read.
+    HttpClient,
+}
+
+impl Refusal {
+    /// Every refusal, in declaration order (what the OpenAPI document lists).
+    pub const ALL: [Refusal; 16] = [
+        Self::Unauthorized,
+        Self::InvalidCall,
+        Self::InvalidTarget,
+        Self::MissingRequiredField,
+        Self::TargetNotAllowed,
+        Self::CommandNotAllowed,
+        Self::JournalRequired,
+        Self::NoJournal,
+        Self::JournalUnavailable,
+        Self::CallNotFound,
+        Self::InvalidQuery,
+        Self::IdempotencyKeyReused,
+        Self::CallInProgress,
+        Self::CallAborted,
+        Self::McpUnavailable,
+        Self::HttpClient,
+    ];
+
+    /// The envelope's `error.code`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "UNAUTHORIZED",
+            Self::InvalidCall => "INVALID_CALL",
+            Self::InvalidTarget => "INVALID_TARGET",
+            Self::MissingRequiredField => "MISSING_REQUIRED_FIELD",
+            Self::TargetNotAllowed => "TARGET_NOT_ALLOWED",
+            Self::CommandNotAllowed => "COMMAND_NOT_ALLOWED",
+            Self::JournalRequired => "JOURNAL_REQUIRED",
+            Self::NoJournal => "NO_JOURNAL",
+            Self::JournalUnavailable => "JOURNAL_UNAVAILABLE",
+            Self::CallNotFound => "CALL_NOT_FOUND",
+            Self::InvalidQuery => "INVALID_QUERY",
+            Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            Self::CallInProgress => "CALL_IN_PROGRESS",
+            Self::CallAborted => "CALL_ABORTED",
+            Self::McpUnavailable => "MCP_UNAVAILABLE",
+            Self::HttpClient => "HTTP_CLIENT",
+        }
+    }
+
+    /// The HTTP status it is answered with.
+    pub fn status(self) -> u16 {
+        let status = match self {
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::InvalidCall
+            | Self::InvalidTarget
+            | Self::MissingRequiredField
+            | Self::JournalRequired
+            | Self::InvalidQuery => StatusCode::BAD_REQUEST,
+            Self::TargetNotAllowed | Self::CommandNotAllowed => StatusCode::FORBIDDEN,
+            Self::NoJournal | Self::CallNotFound => StatusCode::NOT_FOUND,
+            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::CallInProgress => StatusCode::CONFLICT,
+            Self::CallAborted => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+        };
+        status.as_u16()
+    }
+
+    /// What it means, for the OpenAPI document.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::Unauthorized => {
+                "RECOURSE_GATEWAY_TOKEN is set and the request has no matching `Authorization: Bearer` token"
+            }
+            Self::InvalidCall => "a field of the request cannot be used (`details.field`)",
+            Self::InvalidTarget => "the target cannot be read as a URL or tool name",
+            Self::MissingRequiredField => "a required field is missing (`details.field`)",
+            Self::TargetNotAllowed => {
+                "the target is not allowed (loopback only unless --allow-target)"
+            }
+            Self::CommandNotAllowed => {
+                "no --allow-mcp-command pattern matches the MCP server's command line"
+            }
+            Self::JournalRequired => {
+                "an idempotency key, and the gateway keeps no journal (--journal none)"
+            }
+            Self::NoJournal => "the gateway runs with --journal none",
+            Self::JournalUnavailable => "the journal does not answer; nothing was sent",
+            Self::CallNotFound => "no call with this id in the journal",
+            Self::InvalidQuery => "an unknown parameter, state or limit",
+            Self::IdempotencyKeyReused => {
+                "the key belongs to a different request; use a new key for a new request"
+            }
+            Self::CallInProgress => {
+                "the call with this idempotency key is still running; ask again after Retry-After seconds"
+            }
+            Self::CallAborted => {
+                "the call stopped unexpectedly inside the gateway (UNKNOWN_OUTCOME); check before writing again"
+            }
+            Self::McpUnavailable => {
+                "the MCP server could not be started or reached; nothing was sent"
+            }
+            Self::HttpClient => "the gateway could not build its HTTP client; nothing was sent",
+        }
+    }
+
+    /// The envelope's error: this refusal's code and category, `message`,
+    /// and whether sending the request again may help.
+    pub fn error(self, message: impl Into<String>) -> ToolError {
+        let message = message.into();
+        let code = self.code();
+        match self {
+            Self::Unauthorized => ToolError::auth_error(code, message),
+            Self::TargetNotAllowed | Self::CommandNotAllowed => {
+                ToolError::permission_denied(code, message)
+            }
+            Self::NoJournal | Self::CallNotFound => ToolError::not_found(code, message),
+            Self::CallAborted => ToolError::unknown_outcome(code, message),
+            Self::JournalUnavailable | Self::McpUnavailable | Self::CallInProgress => {
+                ToolError::service_error(code, message).retryable(true)
+            }
+            Self::HttpClient => ToolError::service_error(code, message),
+            Self::IdempotencyKeyReused => ToolError::input_error(code, message).retryable(false),
+            // A field the model can add: correctable, as its envelope says.
+            Self::MissingRequiredField => ToolError::input_error(code, message).retryable(true),
+            Self::InvalidCall
+            | Self::InvalidTarget
+            | Self::JournalRequired
+            | Self::InvalidQuery => ToolError::input_error(code, message),
+        }
+    }
+
+    /// The refusal a target check gives.
+    pub fn of_target(error: &TargetError) -> Self {
+        match error.kind() {
+            TargetErrorKind::NotAllowed => Self::TargetNotAllowed,
+            _ => Self::InvalidTarget,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn every_refusal_is_listed_once_with_a_code_of_its_own() {
+        let codes: HashSet<&str> = Refusal::ALL.iter().map(|r| r.code()).collect();
+        assert_eq!(codes.len(), Refusal::ALL.len());
+        // A new refusal does not compile until it has a place in `ALL`.
+        for r in Refusal::ALL {
+            let listed = match r {
+                Refusal::Unauthorized
+                | Refusal::InvalidCall
+                | Refusal::InvalidTarget
+                | Refusal::MissingRequiredField
+                | Refusal::TargetNotAllowed
+                | Refusal::CommandNotAllowed
+                | Refusal::JournalRequired
+                | Refusal::NoJournal
+                | Refusal::JournalUnavailable
+                | Refusal::CallNotFound
+                | Refusal::InvalidQuery
+                | Refusal::IdempotencyKeyReused
+                | Refusal::CallInProgress
+                | Refusal::CallAborted
+                | Refusal::McpUnavailable
+                | Refusal::HttpClient => true,
+            };
+            assert!(listed);
+        }
+    }
+
+    #[test]
+    fn an_envelopes_status_agrees_with_its_category_for_the_client() {
+        for r in Refusal::ALL {
+            let e = r.error("m");
+            assert_eq!(e.code, r.code());
+            let retryable = matches!(
+                r,
+                Refusal::JournalUnavailable
+                    | Refusal::McpUnavailable
+                    | Refusal::CallInProgress
+                    | Refusal::MissingRequiredField
+            );
+            assert_eq!(e.retryable, retryable, "{}", r.code());
+        }
+    }
+
+    #[test]
+    fn a_target_errors_code_is_its_refusals() {
+        let not_allowed = recourse::target::TargetAllowlist::default()
+            .check_url(&recourse::target::TargetUrl::parse("http://192.0.2.1/x").unwrap())
+            .unwrap_err();
+        assert_eq!(Refusal::of_target(&not_allowed).code(), not_allowed.code());
+        let invalid = recourse::target::TargetUrl::parse("http://exa mple/").unwrap_err();
+        assert_eq!(Refusal::of_target(&invalid).code(), invalid.code());
+    }
+}
