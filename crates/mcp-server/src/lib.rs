@@ -56,8 +56,7 @@
 //! tools through the executor is `recourse-mcp`'s job.
 
 mod backend;
-mod error;
 mod server;
 
-pub use error::McpServeError;
+pub use recourse_protocol::mcp::{McpError, McpErrorKind};
 pub use server::{McpToolServer, serve_stdio, streamable_http_service};

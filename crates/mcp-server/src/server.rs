@@ -31,8 +31,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use crate::McpServeError;
 use crate::backend::{Answer, Backend, FORWARD_TIMEOUT, Unanswered};
+use recourse_protocol::mcp::McpError;
 
 /// One capability from the tool server's manifest.
 #[derive(Debug, Clone)]
@@ -59,12 +59,12 @@ impl McpToolServer {
     ///
     /// # Errors
     /// The manifest could not be fetched or is not a recourse manifest.
-    pub async fn from_manifest(base_url: &str) -> Result<Self, McpServeError> {
+    pub async fn from_manifest(base_url: &str) -> Result<Self, McpError> {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let client = reqwest::Client::builder()
             .timeout(FORWARD_TIMEOUT)
             .build()
-            .map_err(|e| McpServeError::config(format!("HTTP client: {e}")))?;
+            .map_err(|e| McpError::config("HTTP client").caused_by(e))?;
         Self::read_manifest(Backend::Http { base_url, client }).await
     }
 
@@ -75,36 +75,34 @@ impl McpToolServer {
     ///
     /// # Errors
     /// The router has no recourse manifest at `/api/capabilities`.
-    pub async fn from_router(router: axum::Router) -> Result<Self, McpServeError> {
+    pub async fn from_router(router: axum::Router) -> Result<Self, McpError> {
         Self::read_manifest(Backend::InProcess(router)).await
     }
 
-    async fn read_manifest(backend: Backend) -> Result<Self, McpServeError> {
+    async fn read_manifest(backend: Backend) -> Result<Self, McpError> {
         const PATH: &str = "/api/capabilities";
         let answer = backend
             .send("GET", PATH, None, None)
             .await
-            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: {}", e.message)))?;
+            .map_err(|e| McpError::unreachable(format!("GET {PATH}: {}", e.message)))?;
         let body = answer
             .body
-            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: {e}")))?;
+            .map_err(|e| McpError::unreachable(format!("GET {PATH}: {e}")))?;
         if !(200..300).contains(&answer.status) {
-            return Err(McpServeError::unreachable(format!(
+            return Err(McpError::unreachable(format!(
                 "GET {PATH}: HTTP {}",
                 answer.status
             )));
         }
         let manifest: Value = serde_json::from_slice(&body)
-            .map_err(|e| McpServeError::unreachable(format!("GET {PATH}: not JSON: {e}")))?;
+            .map_err(|e| McpError::unreachable(format!("GET {PATH}: not JSON")).caused_by(e))?;
         let capabilities = manifest["data"]["capabilities"]
             .as_array()
-            .ok_or_else(|| McpServeError::config(format!("{PATH} is not a recourse manifest")))?
+            .ok_or_else(|| McpError::config(format!("{PATH} is not a recourse manifest")))?
             .iter()
             .map(capability)
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                McpServeError::config(format!("{PATH} lists an incomplete capability"))
-            })?;
+            .ok_or_else(|| McpError::config(format!("{PATH} lists an incomplete capability")))?;
         Ok(Self {
             backend,
             capabilities: Arc::new(capabilities),
@@ -316,15 +314,15 @@ impl rmcp::ServerHandler for McpToolServer {
 ///
 /// # Errors
 /// The MCP handshake failed, or the session ended abnormally.
-pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpServeError> {
+pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpError> {
     let running = server
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| McpServeError::unreachable(format!("MCP handshake on stdio failed: {e}")))?;
+        .map_err(|e| McpError::unreachable("MCP handshake on stdio failed").caused_by(e))?;
     running
         .waiting()
         .await
-        .map_err(|e| McpServeError::unreachable(format!("the MCP session failed: {e}")))?;
+        .map_err(|e| McpError::unreachable("the MCP session failed").caused_by(e))?;
     Ok(())
 }
 

@@ -49,7 +49,6 @@
 //! version, process management, the protocol model). Only rmcp's client side
 //! is compiled here.
 
-mod error;
 mod failure;
 mod reply;
 mod target;
@@ -61,8 +60,8 @@ use std::time::{Duration, Instant};
 
 use recourse::{CallBuilder, Transport};
 
-pub use error::McpSetupError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
+pub use recourse_protocol::mcp::{McpError, McpErrorKind};
 pub use target::{BASE_ENV, McpTarget};
 pub use tool::McpTool;
 pub use transport::McpTransport;
@@ -77,7 +76,7 @@ pub async fn connect_tool(
     target: McpTarget,
     tool: &str,
     timeout: Duration,
-) -> Result<(McpTransport, Option<McpTool>), McpSetupError> {
+) -> Result<(McpTransport, Option<McpTool>), McpError> {
     let transport = McpTransport::connect(target, timeout).await?;
     let tool = transport.tool(tool).await?;
     Ok((transport, tool))
@@ -105,11 +104,11 @@ pub async fn connect_call(
     timeout: Duration,
     deadline: Option<Duration>,
     verifies: Option<&str>,
-) -> Result<(Arc<dyn Transport>, CallBuilder), McpSetupError> {
+) -> Result<(Arc<dyn Transport>, CallBuilder), McpError> {
     let shown = target.to_string();
     let started = Instant::now();
     let setup = deadline.map_or(timeout, |d| d.min(timeout));
-    let in_context = |e: McpSetupError| e.context(&format!("MCP server {shown}"));
+    let in_context = |e: McpError| e.context(&format!("MCP server {shown}"));
     let (transport, tool) = connect_tool(target, tool, setup)
         .await
         .map_err(in_context)?;
@@ -123,7 +122,7 @@ pub async fn connect_call(
             .into_iter()
             .map(|t| t.name)
             .collect();
-        return Err(McpSetupError::config(format!(
+        return Err(McpError::config(format!(
             "the verification reads {read:?}, which MCP server {shown} does not have (it has: {})",
             names.join(", ")
         )));

@@ -14,7 +14,7 @@
 use std::ffi::OsString;
 use std::fmt;
 
-use crate::McpSetupError;
+use recourse_protocol::mcp::McpError;
 
 /// The variables every MCP child process inherits (when set), besides those
 /// named with [`McpTarget::with_pass_env`]; every `LC_*` variable too.
@@ -80,11 +80,11 @@ impl McpTarget {
     ///
     /// # Errors
     /// An empty command line or an unclosed quote.
-    pub fn command_line(line: &str) -> Result<Self, McpSetupError> {
+    pub fn command_line(line: &str) -> Result<Self, McpError> {
         let mut words = split_words(line)?.into_iter();
         let program = words
             .next()
-            .ok_or_else(|| McpSetupError::config("the MCP command is empty"))?;
+            .ok_or_else(|| McpError::config("the MCP command is empty"))?;
         Ok(Self::Command {
             program,
             args: words.collect(),
@@ -98,11 +98,11 @@ impl McpTarget {
     /// # Errors
     /// A URL that does not parse, carries user info, or is not `http://`
     /// (TLS endpoints are not supported yet).
-    pub fn url(url: &str) -> Result<Self, McpSetupError> {
+    pub fn url(url: &str) -> Result<Self, McpError> {
         let parsed = recourse::target::TargetUrl::parse(url)
-            .map_err(|e| McpSetupError::config(format!("the MCP URL: {e}")))?;
+            .map_err(|e| McpError::config("the MCP URL").caused_by(e))?;
         if parsed.url().scheme() == "https" {
-            return Err(McpSetupError::config(format!(
+            return Err(McpError::config(format!(
                 "{url:?}: https MCP endpoints are not supported yet; use http:// (e.g. through a local TLS proxy) or --mcp-command"
             )));
         }
@@ -114,7 +114,7 @@ impl McpTarget {
     ///
     /// # Errors
     /// A name that is empty or holds `=` or NUL.
-    pub fn with_pass_env<I>(mut self, names: I) -> Result<Self, McpSetupError>
+    pub fn with_pass_env<I>(mut self, names: I) -> Result<Self, McpError>
     where
         I: IntoIterator,
         I::Item: Into<String>,
@@ -124,7 +124,7 @@ impl McpTarget {
             .iter()
             .find(|n| n.is_empty() || n.contains(['=', '\0']))
         {
-            return Err(McpSetupError::config(format!(
+            return Err(McpError::config(format!(
                 "{bad:?} is not an environment variable name"
             )));
         }
@@ -175,7 +175,7 @@ impl fmt::Display for McpTarget {
 }
 
 /// Splits `line` into words the way a POSIX shell would, without expanding anything.
-fn split_words(line: &str) -> Result<Vec<String>, McpSetupError> {
+fn split_words(line: &str) -> Result<Vec<String>, McpError> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();
@@ -215,7 +215,7 @@ fn split_words(line: &str) -> Result<Vec<String>, McpSetupError> {
                 match chars.next() {
                     Some(c) => w.push(c),
                     None => {
-                        return Err(McpSetupError::config(
+                        return Err(McpError::config(
                             "the MCP command ends with a lone backslash",
                         ));
                     }
@@ -228,8 +228,8 @@ fn split_words(line: &str) -> Result<Vec<String>, McpSetupError> {
     Ok(words)
 }
 
-fn unclosed(kind: &str) -> McpSetupError {
-    McpSetupError::config(format!("the MCP command has an unclosed {kind} quote"))
+fn unclosed(kind: &str) -> McpError {
+    McpError::config(format!("the MCP command has an unclosed {kind} quote"))
 }
 
 #[cfg(test)]

@@ -49,7 +49,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::{McpSetupError, McpTarget, McpTool, failure, reply, target};
+use recourse_protocol::mcp::McpError;
+
+use crate::{McpTarget, McpTool, failure, reply, target};
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -118,7 +120,7 @@ impl McpTransport {
     /// # Errors
     /// The process could not be started, or the handshake or `tools/list`
     /// failed or took longer than `timeout`.
-    pub async fn connect(target: McpTarget, timeout: Duration) -> Result<Self, McpSetupError> {
+    pub async fn connect(target: McpTarget, timeout: Duration) -> Result<Self, McpError> {
         let transport = Self::new(target);
         transport.live_session(timeout).await?;
         Ok(transport)
@@ -138,7 +140,7 @@ impl McpTransport {
     ///
     /// # Errors
     /// As [`connect`](Self::connect), when no session is live yet.
-    pub async fn tools(&self) -> Result<Vec<McpTool>, McpSetupError> {
+    pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
         let session = self.live_session(DEFAULT_SETUP_TIMEOUT).await?;
         Ok(session.tools.iter().map(McpTool::from_rmcp).collect())
     }
@@ -147,14 +149,14 @@ impl McpTransport {
     ///
     /// # Errors
     /// As [`tools`](Self::tools).
-    pub async fn tool(&self, name: &str) -> Result<Option<McpTool>, McpSetupError> {
+    pub async fn tool(&self, name: &str) -> Result<Option<McpTool>, McpError> {
         Ok(self.tools().await?.into_iter().find(|t| t.name == name))
     }
 
     /// The live session, starting one if there is none or it died: waiting
     /// for the lock (another caller's handshake) and the handshake together
     /// take at most `timeout`.
-    async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpSetupError> {
+    async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpError> {
         let session = async {
             let mut slot = self.session.lock().await;
             if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
@@ -166,17 +168,17 @@ impl McpTransport {
             Ok(session)
         };
         tokio::time::timeout(timeout, session).await.map_err(|_| {
-            McpSetupError::unreachable(format!(
+            McpError::unreachable(format!(
                 "{} did not finish the MCP handshake within {timeout:?}",
                 self.target
             ))
         })?
     }
 
-    async fn start(&self) -> Result<Session, McpSetupError> {
+    async fn start(&self) -> Result<Session, McpError> {
         self.sessions_started.fetch_add(1, Ordering::SeqCst);
         let handshake = |e: &dyn fmt::Display| {
-            McpSetupError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
+            McpError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
         };
         let service = match &self.target {
             McpTarget::Command {
@@ -196,7 +198,7 @@ impl McpTransport {
                     .stderr(Stdio::inherit())
                     .spawn()
                     .map_err(|e| {
-                        McpSetupError::unreachable(format!("could not start {program:?}: {e}"))
+                        McpError::unreachable(format!("could not start {program:?}")).caused_by(e)
                     })?;
                 ().serve(child).await.map_err(|e| handshake(&e))?
             }
@@ -208,7 +210,7 @@ impl McpTransport {
             }
         };
         let tools = service.list_all_tools().await.map_err(|e| {
-            McpSetupError::unreachable(format!("{}: tools/list failed: {e}", self.target))
+            McpError::unreachable(format!("{}: tools/list failed: {e}", self.target))
         })?;
         Ok(Session { service, tools })
     }

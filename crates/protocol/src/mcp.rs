@@ -7,6 +7,10 @@
 //! an MCP client that knows no envelope still reads the failure's class,
 //! code, retry permission and wait.
 
+mod error;
+
+pub use error::{McpError, McpErrorKind};
+
 use std::time::SystemTime;
 
 use serde_json::{Map, Value};
