@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::config::ConfigError;
+use crate::config::{CallField, ConfigError};
 
 /// An HTTP method recourse sends calls with.
 ///
@@ -83,7 +83,7 @@ impl FromStr for Method {
             "POST" => Self::Post,
             _ => {
                 return Err(ConfigError::new(
-                    "method",
+                    CallField::Method,
                     format!("{s:?} is not one of GET, HEAD, OPTIONS, PUT, DELETE, PATCH, POST"),
                 ));
             }

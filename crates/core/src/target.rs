@@ -12,7 +12,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::allow::TargetUrl;
-use crate::config::ConfigError;
+use crate::config::{CallField, ConfigError};
 
 /// The longest tool name accepted.
 const MAX_NAME_CHARS: usize = 512;
@@ -60,16 +60,16 @@ impl Target {
         let trimmed = text.trim();
         let lower = trimmed.get(..8).unwrap_or(trimmed).to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
-            let url =
-                TargetUrl::parse(trimmed).map_err(|e| ConfigError::new("target", e.to_string()))?;
+            let url = TargetUrl::parse(trimmed)
+                .map_err(|e| ConfigError::new(CallField::Target, e.to_string()))?;
             return Ok(Self::from(url));
         }
         if trimmed.is_empty() {
-            return Err(ConfigError::new("target", "empty"));
+            return Err(ConfigError::new(CallField::Target, "empty"));
         }
         if trimmed.chars().any(char::is_control) || trimmed.chars().count() > MAX_NAME_CHARS {
             return Err(ConfigError::new(
-                "target",
+                CallField::Target,
                 format!(
                     "a tool name has at most {MAX_NAME_CHARS} characters and no control characters"
                 ),

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse::config::CallField;
 use recourse::target::TargetAllowlist;
 use recourse::{Call, CallBuilder, ExecutorConfig, HttpReconciler, Target, VerifySpec};
 use recourse_tool::protocol::ToolError;
@@ -165,11 +166,16 @@ impl CallRequest {
 /// Checks a call, naming the field at fault.
 pub(crate) fn build(call: CallBuilder) -> Result<Call, ToolError> {
     call.build().map_err(|e| {
-        let field = match e.setting() {
-            "protect" | "headers" | "schema" | "idempotency_key" | "method" | "verify" => {
-                e.setting()
-            }
-            "deadline" => "deadline_secs",
+        let field = match e.field() {
+            Some(
+                field @ (CallField::Protect
+                | CallField::Headers
+                | CallField::Schema
+                | CallField::IdempotencyKey
+                | CallField::Method
+                | CallField::Verify),
+            ) => field.as_str(),
+            Some(CallField::Deadline) => "deadline_secs",
             _ => "url",
         };
         invalid(field, e.to_string())

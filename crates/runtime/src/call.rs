@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::schema::Schema;
 use crate::verify::Verifier;
 use crate::verify::VerifySpec;
-use recourse_core::config::ConfigError;
+use recourse_core::config::{CallField, ConfigError};
 use recourse_core::idempotency::{Evidence, Idempotency};
 use recourse_core::method::Method;
 use recourse_core::policy::Traits;
@@ -473,18 +473,22 @@ impl CallBuilder {
             Aim::Parsed(target) => target,
         };
         for pointer in &c.protected {
-            validate_pointer(pointer).map_err(|e| ConfigError::new("protect", e.to_string()))?;
+            validate_pointer(pointer)
+                .map_err(|e| ConfigError::new(CallField::Protect, e.to_string()))?;
         }
         for (name, value) in &c.headers {
             check_header(name, value)?;
         }
         let caller_key = caller_key(&mut c)?;
         if c.limits.deadline.is_some_and(|d| d.is_zero()) {
-            return Err(ConfigError::new("deadline", "must be greater than zero"));
+            return Err(ConfigError::new(
+                CallField::Deadline,
+                "must be greater than zero",
+            ));
         }
         if target.url().is_none() && c.method != Method::Post {
             return Err(ConfigError::new(
-                "method",
+                CallField::Method,
                 "only HTTP targets are sent with a method",
             ));
         }
@@ -542,13 +546,13 @@ fn verifier(
         match (verifier.reads_tool(), target.url().is_some()) {
             (true, true) => {
                 return Err(ConfigError::new(
-                    "verify",
+                    CallField::Verify,
                     "tool names an MCP tool on the write's server, and this call is HTTP; use url",
                 ));
             }
             (false, false) => {
                 return Err(ConfigError::new(
-                    "verify",
+                    CallField::Verify,
                     "url reads over HTTP, and this call goes to a tool: use tool, or give the reads an HTTP transport",
                 ));
             }
@@ -572,7 +576,7 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
         if name.eq_ignore_ascii_case(&header) || name.eq_ignore_ascii_case(DEFAULT_KEY_HEADER) {
             if from_header.as_ref().is_some_and(|k| *k != value) {
                 return Err(ConfigError::new(
-                    "idempotency_key",
+                    CallField::IdempotencyKey,
                     format!("two different {name} headers"),
                 ));
             }
@@ -585,7 +589,7 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
     let key = match (c.caller_key.take(), from_header) {
         (Some(given), Some(header_key)) if given != header_key => {
             return Err(ConfigError::new(
-                "idempotency_key",
+                CallField::IdempotencyKey,
                 format!("the {header} header disagrees with the idempotency key given"),
             ));
         }
@@ -596,7 +600,7 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
         && (key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|b| b.is_ascii_graphic()))
     {
         return Err(ConfigError::new(
-            "idempotency_key",
+            CallField::IdempotencyKey,
             format!("a key is 1–{MAX_KEY_LEN} visible ASCII characters (no spaces)"),
         ));
     }
@@ -609,7 +613,7 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
 /// # Errors
 /// For the setting `headers`, naming the header.
 pub fn check_header(name: &str, value: &str) -> Result<(), ConfigError> {
-    let invalid = |why: String| ConfigError::new("headers", why);
+    let invalid = |why: String| ConfigError::new(CallField::Headers, why);
     if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Err(invalid(format!("{name:?} is not a valid header name")));
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use recourse_core::config::ConfigError;
+use recourse_core::config::{CallField, ConfigError};
 
 /// How many `$ref` hops are followed before giving up (guards against cycles).
 const MAX_REF_HOPS: usize = 8;
@@ -73,12 +73,13 @@ impl Schema {
     pub fn compile(schema: &Value) -> Result<Self, ConfigError> {
         if !(schema.is_object() || schema.is_boolean()) {
             return Err(ConfigError::new(
-                "schema",
+                CallField::Schema,
                 "a JSON Schema must be an object or a boolean",
             ));
         }
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| ConfigError::new("schema", format!("not a usable JSON Schema: {e}")))?;
+        let validator = jsonschema::validator_for(schema).map_err(|e| {
+            ConfigError::new(CallField::Schema, format!("not a usable JSON Schema: {e}"))
+        })?;
         Ok(Self {
             raw: Arc::new(schema.clone()),
             validator: Arc::new(validator),
