@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::expect::Expectation;
 use crate::template::{self, Reference};
-use recourse_core::config::ConfigError;
+use recourse_core::config::{CallField, ConfigError};
 use recourse_core::method::Method;
 use recourse_core::target::Target;
 
@@ -153,7 +153,7 @@ impl Verifier {
     /// no expectation, or a malformed one; a template that is malformed,
     /// reads anything but `{{payload.…}}`, or names a field the payload lacks.
     pub(crate) fn new(spec: VerifySpec, payload: &Value) -> Result<Self, ConfigError> {
-        let bad = |why: String| ConfigError::new("verify", why);
+        let bad = |why: String| ConfigError::new(CallField::Verify, why);
         let target = match (&spec.url, &spec.tool) {
             (Some(url), None) => {
                 if url.contains('{') {
@@ -224,11 +224,11 @@ impl Verifier {
     fn check_templates(&self) -> Result<(), ConfigError> {
         let values = self.expectations.iter().filter_map(|e| e.value.as_ref());
         for value in std::iter::once(&self.spec.args).chain(values) {
-            let found =
-                template::references_in(value).map_err(|e| ConfigError::new("verify", e))?;
+            let found = template::references_in(value)
+                .map_err(|e| ConfigError::new(CallField::Verify, e))?;
             if let Some(r) = found.iter().find(|r| r.root != "payload") {
                 return Err(ConfigError::new(
-                    "verify",
+                    CallField::Verify,
                     format!("{}: a verification reads only {{{{payload.…}}}}", r.raw),
                 ));
             }
