@@ -26,6 +26,7 @@ from recourse_client import (
     TokenUsage,
     ToolError,
 )
+from recourse_client.client import DEFAULT_TIMEOUT, GATEWAY_DEADLINE_SECS
 from recourse_client.models import json_name
 
 #: Each model, and the schemas it reads (the first is checked field by field).
@@ -148,3 +149,9 @@ def test_every_route_the_client_uses_is_documented(document):
     assert post["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/CallAnswer")
     for status in ("400", "401", "403", "409", "413", "415", "422", "431", "503"):
         assert post[status]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorEnvelope"), status
+
+
+def test_the_clients_timeout_outlasts_the_gateways_default_deadline(document):
+    deadline = document["components"]["schemas"]["CallRequest"]["properties"]["deadline_secs"]
+    assert deadline["default"] == GATEWAY_DEADLINE_SECS
+    assert DEFAULT_TIMEOUT > GATEWAY_DEADLINE_SECS

@@ -9,8 +9,8 @@ use clap::Args;
 use recourse::correction::Schema;
 use recourse::idempotency::Evidence;
 use recourse::{
-    Action, Call, CallBuilder, CallReport, Executor, ExecutorConfig, HttpTransport, Method,
-    Outcome, Target, Transport, VerifySpec,
+    Action, Call, CallBuilder, CallReport, CallSpec, Executor, ExecutorConfig, HttpTransport,
+    Method, Outcome, Target, Transport, VerifySpec,
 };
 use serde_json::Value;
 
@@ -197,45 +197,35 @@ impl CallArgs {
         }
     }
 
-    /// The call as the flags describe it, not yet checked (an MCP server's
-    /// tool description is added before it is built).
-    fn call(&self, config: &ExecutorConfig) -> Result<CallBuilder> {
-        let target = self.target()?;
+    /// The call the flags describe, as every door describes one.
+    fn spec(&self) -> Result<CallSpec> {
         let payload = input::json_or_file("--payload", &self.payload)?;
         if !payload.is_object() {
             bail!("--payload must be a JSON object");
         }
-        let mut call =
-            Call::builder(target, payload).idempotency_header(config.idempotency_header.clone());
-        if self.idempotent || self.non_idempotent {
-            call = call.idempotent(self.idempotent);
-        }
-        if let Some(method) = &self.method {
-            call = call.method(method.parse()?);
-        }
-        if let Some(key) = &self.idempotency_key {
-            call = call.idempotency_key(key.clone());
-        }
-        for (name, value) in input::headers(&self.headers)? {
-            call = call.header(name, value);
-        }
-        for pointer in &self.protect {
-            call = call.protect(pointer.clone());
-        }
-        if self.delegated {
-            call = call.delegated();
-        }
+        Ok(CallSpec {
+            idempotent: (self.idempotent || self.non_idempotent).then_some(self.idempotent),
+            method: self.method.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            headers: input::headers(&self.headers)?,
+            protect: self.protect.clone(),
+            delegated: self.delegated,
+            intent: self.intent.clone(),
+            reconcile: self.reconcile.clone(),
+            verify: self.verify.spec()?,
+            ..CallSpec::new(payload)
+        })
+    }
+
+    /// The call as the flags describe it, not yet checked (an MCP server's
+    /// tool description is added before it is built). Its limits are the
+    /// executor's (`config`, which the flags set); its schema is compiled
+    /// from `--schema FILE` here, to name the file in an error.
+    fn call(&self, config: &ExecutorConfig) -> Result<CallBuilder> {
+        let target = Target::parse(&self.target()?)?;
+        let mut call = self.spec()?.into_builder(target, config, None)?;
         if let Some(path) = &self.schema {
             call = call.compiled_schema(read_schema(path)?);
-        }
-        if let Some(intent) = &self.intent {
-            call = call.intent(intent.clone());
-        }
-        if let Some(template) = &self.reconcile {
-            call = call.reconcile_url(template.clone())?;
-        }
-        if let Some(spec) = self.verify.spec()? {
-            call = call.verify(spec);
         }
         Ok(call)
     }

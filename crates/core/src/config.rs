@@ -39,6 +39,8 @@ pub enum Setting {
 pub enum CallField {
     /// Where the call goes: a URL or a tool's name.
     Target,
+    /// The tool's input.
+    Payload,
     /// The HTTP method.
     Method,
     /// Extra headers.
@@ -62,6 +64,7 @@ impl CallField {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Target => "target",
+            Self::Payload => "payload",
             Self::Method => "method",
             Self::Headers => "headers",
             Self::Protect => "protect",
@@ -113,6 +116,11 @@ impl ConfigError {
             Setting::Call(field) => field.as_str(),
             Setting::Named(name) => name,
         }
+    }
+
+    /// Why the value cannot be used (the message without the setting's name).
+    pub fn problem(&self) -> &str {
+        &self.problem
     }
 
     /// The call's field at fault, when it is one.

@@ -48,12 +48,11 @@ const NOT_HASHED: [&str; 4] = [
 pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
     let read = read(g, &headers, &body);
     drop((headers, body));
-    let (mut req, hash) = match read {
+    let (req, hash) = match read {
         Ok(read) => read,
         Err(refused) => return refused,
     };
-    let payload = std::mem::take(&mut req.payload);
-    let (executor, call) = match resolve(g, &req, payload).await {
+    let (executor, call) = match resolve(g, req).await {
         Ok(resolved) => resolved,
         Err(refused) => return refused.into_response(),
     };

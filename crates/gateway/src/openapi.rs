@@ -70,6 +70,14 @@ fn document_and_conflicts() -> (Value, Vec<String>) {
         }
     }
     schemas.insert("GatewayRefusal".to_owned(), refusal_schema());
+    // The deadline a call gets when it asks for none: where clients (the
+    // Python client's timeout) read it.
+    if let (Some(Value::Object(request)), Some(deadline)) = (
+        schemas.get_mut("CallRequest"),
+        recourse::ExecutorConfig::default().deadline,
+    ) {
+        request["properties"]["deadline_secs"]["default"] = json!(deadline.as_secs_f64());
+    }
     let mut schemas = Value::Object(schemas);
     plain_descriptions(&mut schemas);
     plain_descriptions(&mut paths);

@@ -11,14 +11,13 @@ use recourse_tool::protocol::ToolError;
 use crate::refusal::Refusal;
 
 use crate::gateway::Gateway;
-use crate::request::CallRequest;
+use crate::request::{self, CallRequest};
 
-/// The executor and the (unchecked) call a request asks for; `payload` is
-/// the request's, taken out of it so that it is moved, not copied.
+/// The executor and the (unchecked) call a request asks for (its payload
+/// moved into the call, not copied).
 pub(crate) async fn resolve(
     g: &Gateway,
-    req: &CallRequest,
-    payload: serde_json::Value,
+    mut req: CallRequest,
 ) -> Result<(Arc<Executor>, CallBuilder), ToolFailure> {
     if let Some(template) = &req.reconcile {
         g.targets.check_template(template)?;
@@ -26,17 +25,17 @@ pub(crate) async fn resolve(
     if let Some(url) = req.verify.as_ref().and_then(|v| v.url.as_deref()) {
         g.targets.check("verify.url", url)?;
     }
-    match (&req.mcp, req.url.as_deref()) {
+    match (req.mcp.take(), req.url.take()) {
         (Some(_), Some(_)) => Err(invalid_target("give url or mcp, not both").into()),
         (Some(mcp), None) => {
             // Boxed: starting an MCP session is a large future, and every
             // call's state would otherwise be sized for it.
-            let (transport, call) = Box::pin(mcp_call(g, req, mcp, payload)).await?;
+            let (transport, call) = Box::pin(mcp_call(g, req, &mcp)).await?;
             Ok((Arc::new(g.executor.with_transport(transport)), call))
         }
         (None, Some(url)) => {
-            let target = g.targets.call_target("url", url)?;
-            let call = req.call(target, payload, &g.targets.allowlist(), g.executor.config())?;
+            let target = g.targets.call_target("url", &url)?;
+            let call = request::call(req, target, &g.targets.allowlist(), g.executor.config())?;
             Ok((Arc::clone(&g.executor), call))
         }
         (None, None) => Err(Refusal::MissingRequiredField
@@ -56,9 +55,8 @@ fn invalid_target(message: &str) -> ToolError {
 /// start with a cleared environment plus `--mcp-env` names.
 async fn mcp_call(
     g: &Gateway,
-    req: &CallRequest,
+    req: CallRequest,
     mcp: &serde_json::Value,
-    payload: serde_json::Value,
 ) -> Result<(Arc<dyn Transport>, CallBuilder), ToolFailure> {
     let tool = mcp["tool"].as_str().filter(|t| !t.trim().is_empty());
     let Some(tool) = tool else {
@@ -91,17 +89,18 @@ async fn mcp_call(
         _ => return Err(invalid_target("mcp needs exactly one of command or url").into()),
     };
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
-    let call = req.call(name, payload, &g.targets.allowlist(), g.executor.config())?;
     let config = g.executor.config();
     let deadline = req
         .deadline_secs
         .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
         .or(config.deadline);
+    let reads_url = req.verify.as_ref().is_some_and(|v| v.url.is_some());
+    let call = request::call(req, name, &g.targets.allowlist(), config)?;
     let (transport, mut call) =
         recourse_mcp::connect_call(target, tool, call, config.request_timeout, deadline, None)
             .await
             .map_err(|e| ToolFailure::from(Refusal::McpUnavailable.error(e.to_string())))?;
-    if req.verify.as_ref().is_some_and(|v| v.url.is_some()) {
+    if reads_url {
         let http = HttpTransport::builder()
             .build()
             .map_err(|e| Refusal::HttpClient.error(e.to_string()))?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use recourse::correction::Schema;
 use recourse::idempotency::Evidence;
-use recourse::{Call, CallReport, ConfigError, Executor, HttpReconciler, Method, Target};
+use recourse::{Call, CallReport, CallSpec, ConfigError, Executor, HttpReconciler, Method, Target};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolErrorKind, ToolExecutionError, ToolOutput};
 use serde_json::{Value, json};
@@ -216,7 +216,12 @@ impl RecourseTool {
         tool_answer(&report)
     }
 
+    /// The model's `arguments` as a call to this tool: a [`CallSpec`] of
+    /// them, aimed at the tool's route, with what its manifest (or MCP
+    /// server) says of it.
     fn build_call(&self, arguments: Value) -> Result<Call, ConfigError> {
+        let spec = CallSpec::new(arguments);
+        let config = self.executor.config();
         match &self.route {
             Route::Http {
                 target,
@@ -225,7 +230,8 @@ impl RecourseTool {
                 schema,
                 reconciler,
             } => {
-                let mut call = Call::to(target.clone(), arguments)
+                let mut call = spec
+                    .into_builder(target.clone(), config, None)?
                     .method(*method)
                     .capability(self.name());
                 if let Some(idempotent) = idempotent {
@@ -240,7 +246,10 @@ impl RecourseTool {
                 call.build()
             }
             #[cfg(feature = "mcp")]
-            Route::Mcp(tool) => tool.prepare(Call::builder(self.name(), arguments)).build(),
+            Route::Mcp(tool) => {
+                let name = Target::parse(self.name())?;
+                tool.prepare(spec.into_builder(name, config, None)?).build()
+            }
         }
     }
 

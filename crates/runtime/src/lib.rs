@@ -89,7 +89,7 @@ pub mod workflow;
 
 pub use recourse_core::{backoff, idempotency, machine, method, policy, protect, record};
 
-pub use call::{Call, CallBuilder};
+pub use call::{Call, CallBuilder, CallSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig};
 pub use correction::{CorrectionChain, Corrector};

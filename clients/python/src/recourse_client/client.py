@@ -37,6 +37,14 @@ import httpx
 
 from .models import CallPage, CallRecord, JournaledCall, ToolError, from_json
 
+#: The deadline the gateway gives a call that asks for none: ``deadline_secs``'s
+#: ``default`` in its OpenAPI document (``tests/test_openapi.py`` checks they agree).
+GATEWAY_DEADLINE_SECS = 120.0
+
+#: How long a client waits for an answer: the gateway's deadline, and a margin
+#: for the record to come back.
+DEFAULT_TIMEOUT = GATEWAY_DEADLINE_SECS + 10.0
+
 #: Methods that only read: no key is generated for them.
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -181,7 +189,7 @@ class Gateway:
         url: str,
         token: Optional[str] = None,
         *,
-        timeout: float = 130.0,
+        timeout: float = DEFAULT_TIMEOUT,
         resends: Resends = Resends(),
         auto_key: bool = True,
         http: Optional[httpx.Client] = None,
@@ -257,7 +265,7 @@ class AsyncGateway:
         url: str,
         token: Optional[str] = None,
         *,
-        timeout: float = 130.0,
+        timeout: float = DEFAULT_TIMEOUT,
         resends: Resends = Resends(),
         auto_key: bool = True,
         http: Optional[httpx.AsyncClient] = None,
@@ -314,4 +322,6 @@ def _segment(call_id: str) -> str:
     return quote(call_id, safe="")
 
 
-__all__: Sequence[str] = ["Gateway", "AsyncGateway", "GatewayError", "Resends", "call_body"]
+__all__: Sequence[str] = [
+    "Gateway", "AsyncGateway", "GatewayError", "Resends", "call_body", "DEFAULT_TIMEOUT", "GATEWAY_DEADLINE_SECS",
+]

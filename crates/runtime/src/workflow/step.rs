@@ -10,13 +10,14 @@ use tokio_util::sync::CancellationToken;
 use super::approver::leaf_pointers;
 use super::reference::resolve;
 use super::{Approval, ApprovalRequest, Approver, StepOutcome, StepReport, Workflow};
-use crate::call::Call;
+use crate::call::CallSpec;
 use crate::correction::{Correction, CorrectionRequest, Corrector};
 use crate::correction::{CorrectionChain, FailedAttempt, Trajectory};
 use crate::executor::Executor;
 use crate::transport::BoxFuture;
 use recourse_core::idempotency::Evidence;
 use recourse_core::record::{CallReport, Outcome};
+use recourse_core::target::Target;
 
 /// What every step of one run shares.
 pub(crate) struct StepContext {
@@ -73,30 +74,26 @@ pub(crate) async fn run_step(
     }
     protected.sort();
     protected.dedup();
-    let mut call = Call::builder(target.url.clone(), payload).method(target.method);
-    if let Some(idempotent) = target.idempotent {
-        call = call.idempotent(idempotent);
-    } else if let Some(declared) = target.declared {
+    let spec = CallSpec {
+        idempotent: target.idempotent,
+        protect: protected,
+        schema: target.schema.clone(),
+        intent: Some(plan.original_request.clone()),
+        reconcile: target.reconcile.clone(),
+        verify: target.verify.clone(),
+        ..CallSpec::new(payload)
+    };
+    let aimed = Target::parse(&target.url)
+        .and_then(|url| spec.into_builder(url, ctx.executor.config(), None));
+    let mut call = match aimed {
+        Ok(call) => call.method(target.method),
+        Err(e) => return fail(e.to_string()),
+    };
+    if let (None, Some(declared)) = (target.idempotent, target.declared) {
         call = call.declared_by_tool(declared, Evidence::Manifest);
-    }
-    for pointer in protected {
-        call = call.protect(pointer);
-    }
-    if let Some(schema) = &target.schema {
-        call = call.schema(schema.clone());
     }
     if let Some(capability) = &target.capability {
         call = call.capability(capability.clone());
-    }
-    call = call.intent(plan.original_request.clone());
-    if let Some(template) = &target.reconcile {
-        call = match call.reconcile_url(template.clone()) {
-            Ok(call) => call,
-            Err(e) => return fail(format!("reconcile: {e}")),
-        };
-    }
-    if let Some(spec) = &target.verify {
-        call = call.verify(spec.clone());
     }
     let call = match call.build() {
         Ok(call) => call,

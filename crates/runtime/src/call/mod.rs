@@ -1,5 +1,10 @@
 //! A logical call: where, what, and what must not change — checked once, when built.
 
+mod spec;
+
+#[cfg(feature = "schema")]
+pub use spec::McpSpec;
+pub use spec::{CallSpec, MAX_DEADLINE_SECS};
 use std::sync::Arc;
 use std::time::Duration;
 
