@@ -10,8 +10,10 @@
 //! marked `in_flight` are exactly the ones whose outcome is unknown, and
 //! `recourse journal reconcile` can settle them through their reconciler.
 //!
-//! Two implementations share one trait and one test suite: [`SqliteJournal`]
-//! (embedded, the default) and [`PostgresJournal`] (for replicas sharing one record).
+//! This module holds what a journal keeps and the [`Journal`] trait; the
+//! stores are in the `recourse-journal` crate (`SqliteJournal`, embedded,
+//! the default; `PostgresJournal`, for replicas sharing one record), one
+//! trait test suite for both.
 
 mod timestamp;
 
@@ -40,8 +42,8 @@ pub struct JournalEntry {
     pub operation_id: Option<String>,
     /// The reconcile URL template, when one was configured.
     pub reconcile: Option<String>,
-    /// The declared verification ([`VerifySpec`](crate::VerifySpec) as
-    /// JSON, redacted; never headers), when one was declared.
+    /// The declared verification (the runtime's `VerifySpec` as JSON,
+    /// redacted; never headers), when one was declared.
     pub verification: Option<Value>,
     /// The caller's payload (redacted).
     pub payload: Value,
@@ -164,7 +166,7 @@ pub struct KeyClaim {
     pub call_id: String,
     /// The caller's key.
     pub caller_key: String,
-    /// A digest of the request (see [`request_hash`](crate::request_hash)).
+    /// A digest of the request (the runtime's `recourse::keyed::request_hash`).
     pub request_hash: String,
     /// The target, for people reading the journal.
     pub target: String,

@@ -3,7 +3,7 @@
 //! The stores behind recourse's journal — a write-ahead record of every
 //! logical call and attempt, kept so that a process that dies mid-write
 //! leaves its calls marked in flight instead of lost. Two stores share the
-//! [`Journal`](recourse_core::journal::Journal) trait of `recourse-core`
+//! `Journal` trait of `recourse-core`
 //! and one test suite: [`SqliteJournal`] (embedded, one file, the default;
 //! feature `sqlite`) and [`PostgresJournal`] (one record shared by several
 //! replicas; feature `postgres`). [`open`] picks one from a location.
