@@ -14,8 +14,8 @@ use recourse::target::TargetAllowlist;
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
 
-/// A gateway, built by [`GatewayConfig::build`](crate::GatewayConfig::build);
-/// serve it with [`router`](crate::router).
+/// A gateway, built by [`GatewayConfig::build`](crate::config::GatewayConfig::build);
+/// serve it with [`router`](crate::routes::router).
 pub struct Gateway {
     /// The standard executor over HTTP: one retry budget, one set of
     /// breakers and one corrector for every request (MCP calls share them

@@ -271,7 +271,7 @@ mod tests {
 
     /// A gateway of the defaults (no journal).
     async fn checked_gateway() -> Gateway {
-        crate::GatewayConfig::new(recourse::ExecutorConfig::default())
+        crate::config::GatewayConfig::new(recourse::ExecutorConfig::default())
             .build()
             .unwrap()
     }

@@ -1,4 +1,4 @@
-//! Where [`McpToolServer`](crate::McpToolServer) sends a forwarded call: a
+//! Where [`McpToolServer`](crate::server::McpToolServer) sends a forwarded call: a
 //! tool server over loopback HTTP, or its router in this process.
 
 use std::time::Duration;

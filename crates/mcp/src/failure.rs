@@ -17,7 +17,8 @@ use recourse::transport::{Delivery, TransportFailure, TransportFailureKind};
 use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use crate::{McpTarget, reply};
+use crate::reply;
+use crate::target::McpTarget;
 
 /// The error type of rmcp's Streamable HTTP transport over its reqwest client.
 type HttpError = StreamableHttpError<reqwest::Error>;

@@ -51,7 +51,9 @@ use tokio::sync::Mutex;
 
 use recourse_protocol::mcp::McpError;
 
-use crate::{McpTarget, McpTool, failure, reply, target};
+use crate::target::McpTarget;
+use crate::tool::McpTool;
+use crate::{failure, reply, target};
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);

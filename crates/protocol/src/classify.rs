@@ -5,7 +5,7 @@
 //! (`"request failed: status code 429"`), so the status is extracted from text
 //! too — carefully: `4000ms`, `ORD-4042` or `v1.404` hold digits but no status.
 
-use crate::ErrorCategory;
+use crate::category::ErrorCategory;
 
 /// How a tool should report an upstream failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,7 @@ const TRANSIENT_PHRASES: [&str; 10] = [
 ///
 /// This is the agent side's reading of a failure that came with prose only
 /// (an MCP `isError` result without an envelope): a guess, which the parser
-/// marks as such ([`CategoryBasis::FreeText`](crate::CategoryBasis::FreeText)).
+/// marks as such ([`CategoryBasis::FreeText`](crate::parse::CategoryBasis::FreeText)).
 pub(crate) fn recognise_transient(text: &str) -> Option<ErrorCategory> {
     if let Some(status) = extract_status(text) {
         return match status {

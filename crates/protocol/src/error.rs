@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ErrorCategory;
+use crate::category::ErrorCategory;
 
 /// A structured tool failure: `{code, message, category, retryable, details?}`.
 ///
@@ -37,7 +37,7 @@ use crate::ErrorCategory;
 pub struct ToolError {
     /// A stable UPPER_SNAKE code naming the condition, e.g. `SYMBOL_NOT_FOUND`.
     pub code: String,
-    /// A human-readable explanation. Model-visible: keep secrets out (see [`crate::redact`]).
+    /// A human-readable explanation. Model-visible: keep secrets out (see [`crate::redact::redact`]).
     pub message: String,
     /// What kind of failure this is.
     pub category: ErrorCategory,
@@ -156,15 +156,15 @@ impl ToolError {
         self.category.http_status()
     }
 
-    /// A copy whose message and details have passed the [redactor](crate::redact):
+    /// A copy whose message and details have passed the [redactor](crate::redact::redact):
     /// what may be shown to a model or written to a user-facing report.
     pub fn redacted(&self) -> Self {
         Self {
             code: self.code.clone(),
-            message: crate::redact(&self.message),
+            message: crate::redact::redact(&self.message),
             category: self.category.clone(),
             retryable: self.retryable,
-            details: crate::redact_value(&self.details),
+            details: crate::redact::redact_value(&self.details),
         }
     }
 }
@@ -176,6 +176,30 @@ impl fmt::Display for ToolError {
 }
 
 impl std::error::Error for ToolError {}
+
+/// Renders a tool error as model-visible text: redacted, and cut to at most
+/// `max_chars` characters (on a character boundary, marked with `…`).
+///
+/// ```
+/// use recourse_protocol::{model_visible_error, ToolError};
+///
+/// let e = ToolError::auth_error("BAD_KEY", "rejected key sk-abcdefghijklmnopqrstuv");
+/// let text = model_visible_error(&e, 200);
+/// assert!(text.starts_with("[BAD_KEY] rejected key [REDACTED]"));
+/// assert!(text.contains("AUTH_ERROR"));
+/// ```
+pub fn model_visible_error(error: &ToolError, max_chars: usize) -> String {
+    let safe = error.redacted();
+    let mut text = format!(
+        "{safe}\ncategory: {}\nretryable: {}",
+        safe.category, safe.retryable
+    );
+    if !safe.details.is_null() {
+        text.push_str("\ndetails: ");
+        text.push_str(&safe.details.to_string());
+    }
+    crate::redact::truncate_chars(&text, max_chars)
+}
 
 #[cfg(test)]
 mod tests {

@@ -60,13 +60,11 @@ mod wait;
 pub use category::{ErrorCategory, http_status_for_category};
 pub use classify::{UpstreamClassification, classify_upstream_error, extract_status};
 pub use data::ToolData;
-pub use error::ToolError;
+pub use error::{ToolError, model_visible_error};
 pub use parse::{
     BodyFormat, CategoryBasis, Need, ParsedResponse, parse_response, parse_response_at,
 };
 pub use permission::RetryPermission;
-pub use redact::{
-    REDACTED, is_secret_key, model_visible_error, redact, redact_cow, redact_value, truncate_chars,
-};
+pub use redact::{REDACTED, is_secret_key, redact, redact_cow, redact_value, truncate_chars};
 pub use response::ToolResponse;
 pub use wait::{parse_retry_after, parse_retry_after_detail};

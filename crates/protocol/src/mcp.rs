@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
-use crate::ErrorCategory;
+use crate::category::ErrorCategory;
 
 /// The `_meta` key of a `tools/call` that carries the executor's
 /// `Idempotency-Key`; recourse's MCP tool server forwards it as that header.

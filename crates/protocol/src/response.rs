@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::error::ToolError;
 
 /// The envelope: `{"success": bool, "data"?: any, "error"?: ToolError}`.
 ///

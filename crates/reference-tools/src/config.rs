@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use recourse_tool::ServerLimits;
 
-use crate::Fault;
+use crate::fault::Fault;
 
 /// How the reference tools run: seed, faults and timings.
 ///

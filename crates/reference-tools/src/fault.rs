@@ -53,7 +53,7 @@ pub enum FaultKind {
     Unavailable,
     /// 429 `RATE_LIMIT` with `Retry-After` and `details.retry_after`.
     RateLimit,
-    /// Adds [`ToolsConfig::slow_latency`](crate::ToolsConfig::slow_latency) before answering (composes with the others).
+    /// Adds [`ToolsConfig::slow_latency`](crate::config::ToolsConfig::slow_latency) before answering (composes with the others).
     Slow,
     /// 401 `AUTH_ERROR`, as if the tool's upstream API key were wrong.
     Auth,

@@ -23,10 +23,11 @@ use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, upstream_failure};
 use serde_json::Value;
 
+use crate::Shared;
 use crate::connection::ConnectionHandle;
 use crate::exports::WriteLatency;
+use crate::fault::{Fault, FaultKind, ToolName};
 use crate::seeded::unit;
-use crate::{Fault, FaultKind, Shared, ToolName};
 
 /// The configured faults and the per-tool call counters that seed their rolls.
 #[derive(Debug)]

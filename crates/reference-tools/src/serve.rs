@@ -15,15 +15,17 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::config::ToolsConfig;
 use crate::connection::killable;
 use crate::currency::ConvertInput;
 use crate::export_store::ExportStore;
 use crate::exports::{ExportInput, ExportLookupInput};
+use crate::fault::Fault;
 use crate::faults::{FaultPlan, inject_faults};
 use crate::orders::{OrderInput, RefundLedger};
 use crate::stock::QuoteInput;
 use crate::weather::WeatherInput;
-use crate::{Fault, ToolsConfig, currency, exports, orders, stock, weather};
+use crate::{currency, exports, orders, stock, weather};
 
 /// State shared by the handlers and the fault middleware.
 #[derive(Debug)]

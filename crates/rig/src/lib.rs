@@ -73,6 +73,7 @@
 //! application's choice.
 
 mod answer;
+mod endpoint;
 mod error;
 mod http;
 mod in_doubt;
@@ -81,8 +82,9 @@ mod mcp;
 mod tool;
 
 pub use answer::{DO_NOT_REPEAT_LINE, tool_answer};
+pub use endpoint::HttpEndpoint;
 pub use error::SetupError;
-pub use http::{HttpEndpoint, MANIFEST_PATH, http_tools};
+pub use http::{MANIFEST_PATH, http_tools};
 pub use in_doubt::MAX_REMEMBERED;
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_tools;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use recourse::Executor;
 use recourse_mcp::McpTransport;
 
-use crate::{RecourseTool, SetupError};
+use crate::error::SetupError;
+use crate::tool::RecourseTool;
 
 /// Every tool the MCP server behind `transport` lists, as rig tools calling
 /// through `executor` (its budget, breakers, corrector and journal, on

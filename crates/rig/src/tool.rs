@@ -11,8 +11,9 @@ use rig_core::tool::{DynamicTool, ToolErrorKind, ToolExecutionError, ToolOutput}
 use serde_json::{Value, json};
 
 use crate::answer::{DO_NOT_REPEAT_LINE, tool_answer};
+use crate::endpoint::HttpEndpoint;
+use crate::error::SetupError;
 use crate::in_doubt::InDoubt;
-use crate::{HttpEndpoint, SetupError};
 
 /// Called with the tool's name and the record of each call it ran.
 type ReportHook = Arc<dyn Fn(&str, &CallReport) + Send + Sync>;
@@ -29,8 +30,8 @@ type ReportHook = Arc<dyn Fn(&str, &CallReport) + Send + Sync>;
 /// to repeat it is remembered, and the same call with the same arguments is
 /// answered the same way without being sent (see the crate docs).
 ///
-/// Build one with [`http_tools`](crate::http_tools) or
-/// [`mcp_tools`](crate::mcp_tools) (every tool of a server), or
+/// Build one with [`http_tools`](crate::http::http_tools) or
+/// [`mcp_tools`](crate::mcp::mcp_tools) (every tool of a server), or
 /// [`RecourseTool::http`] / [`RecourseTool::mcp`] (one), and hand it to rig
 /// with [`into_dynamic`](Self::into_dynamic).
 #[derive(Clone)]

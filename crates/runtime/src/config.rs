@@ -154,7 +154,7 @@ const NOT_FOR_KEYS: [&str; 8] = [
 /// `RECOURSE_IDEMPOTENCY_HEADER`: a valid header name that is not reserved.
 fn idempotency_header(value: &str) -> Result<String, ConfigError> {
     let name = parse_header_name("RECOURSE_IDEMPOTENCY_HEADER", value)?;
-    let framing = crate::call::check_header(&name, "x").is_err();
+    let framing = crate::header::check_header(&name, "x").is_err();
     if framing || NOT_FOR_KEYS.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
         return Err(ConfigError::new(
             "RECOURSE_IDEMPOTENCY_HEADER",

@@ -68,6 +68,7 @@ pub mod clock;
 pub mod config;
 pub mod correction;
 mod executor;
+mod header;
 mod hex;
 pub mod journal;
 mod json_order;

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 
 use std::time::Duration;
 
-use crate::ToolFailure;
+use crate::result::ToolFailure;
 use crate::serve::{BodyLimitError, overloaded, overloaded_response, timed_out};
 
 /// Extracts a JSON request body as `T`, rejecting with an envelope.
@@ -28,15 +28,15 @@ use crate::serve::{BodyLimitError, overloaded, overloaded_response, timed_out};
 /// | a field has the wrong type or an unknown value | 400 | `INVALID_FORMAT` (`details.field`) | true |
 /// | `Content-Type` is not JSON | 415 | `UNSUPPORTED_MEDIA_TYPE` | false |
 /// | body over the limit | 413 | `PAYLOAD_TOO_LARGE` | false |
-/// | body not all there within the body timeout of [`serve`](crate::serve) | 408 | `REQUEST_TIMEOUT` (`SERVICE_ERROR`) | true |
-/// | server holding its limit of body bytes ([`serve`](crate::serve)) | 503 | `OVERLOADED` (`SERVICE_ERROR`), `Retry-After` | true |
+/// | body not all there within the body timeout of [`serve`](crate::serve::serve) | 408 | `REQUEST_TIMEOUT` (`SERVICE_ERROR`) | true |
+/// | server holding its limit of body bytes ([`serve`](crate::serve::serve)) | 503 | `OVERLOADED` (`SERVICE_ERROR`), `Retry-After` | true |
 ///
 /// The first five are `INPUT_ERROR`s. A missing or mistyped field is opted into
 /// `retryable: true` because the tool knows exactly which field to fix; a body
 /// that is not JSON says nothing a corrector could work from.
 ///
 /// The body limit is axum's [`DefaultBodyLimit`](axum::extract::DefaultBodyLimit)
-/// (2 MiB unless [`ToolServer::with_body_limit`](crate::ToolServer::with_body_limit)
+/// (2 MiB unless [`ToolServer::with_body_limit`](crate::server::ToolServer::with_body_limit)
 /// changes it).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ToolJson<T>(pub T);

@@ -19,7 +19,7 @@ use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use recourse_protocol::ToolError;
 
-use crate::ToolFailure;
+use crate::result::ToolFailure;
 
 /// Catches a panic of the rest of the stack — while it is called or while
 /// its future is polled — and answers it as a 500 envelope. A layer of its

@@ -20,8 +20,9 @@ use serde_json::json;
 use tower_layer::{Identity, Layer};
 use tower_service::Service;
 
+use crate::capability::Capability;
 use crate::panic::CatchPanicLayer;
-use crate::{Capability, Success, ToolFailure};
+use crate::result::{Success, ToolFailure};
 
 /// The path of the capability manifest.
 pub const CAPABILITIES_PATH: &str = "/api/capabilities";
@@ -91,7 +92,7 @@ impl<S: Clone + Send + Sync + 'static> ToolServer<S> {
     }
 
     /// Sets the largest request body accepted, in bytes; larger ones are
-    /// answered 413 by [`ToolJson`](crate::ToolJson).
+    /// answered 413 by [`ToolJson`](crate::extract::ToolJson).
     #[must_use]
     pub fn with_body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;

@@ -11,7 +11,7 @@
 
 use recourse_protocol::{ErrorCategory, ToolError, classify_upstream_error, redact};
 
-use crate::ToolFailure;
+use crate::result::ToolFailure;
 
 /// A failure reporting an upstream API's failure, classified and redacted.
 ///

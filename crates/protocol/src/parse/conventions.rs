@@ -5,7 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::{BodyFormat, CategoryBasis, ParsedResponse, failure, foreign, str_field};
-use crate::{ErrorCategory, RetryPermission, ToolError};
+use crate::category::ErrorCategory;
+use crate::error::ToolError;
+use crate::permission::RetryPermission;
 
 pub(super) fn is_dict_convention(obj: &Map<String, Value>) -> bool {
     match obj.get("status").and_then(Value::as_str) {

@@ -16,7 +16,9 @@ use serde_json::{Map, Value};
 
 use super::mcp::{is_input_required, is_mcp_result, read_input_required, read_mcp};
 use super::{BodyFormat, CategoryBasis, Need, ParsedResponse, failure, foreign, str_field};
-use crate::{ErrorCategory, RetryPermission, ToolError};
+use crate::category::ErrorCategory;
+use crate::error::ToolError;
+use crate::permission::RetryPermission;
 
 /// What a JSON-RPC error code means for a tool call.
 struct Meaning {

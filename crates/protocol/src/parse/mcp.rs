@@ -20,10 +20,13 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use super::{BodyFormat, CategoryBasis, Need, ParsedResponse, failure, foreign, read_envelope};
+use crate::category::ErrorCategory;
 use crate::classify::recognise_transient;
+use crate::error::ToolError;
 use crate::mcp::TOOL_FAILURE_META_KEY;
+use crate::permission::RetryPermission;
 use crate::timestamp::parse_rfc3339;
-use crate::{ErrorCategory, RetryPermission, ToolError, parse_retry_after};
+use crate::wait::parse_retry_after;
 
 pub(super) fn is_mcp_result(obj: &Map<String, Value>) -> bool {
     let content_ok = match obj.get("content") {

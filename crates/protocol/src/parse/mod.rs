@@ -40,10 +40,11 @@ use conventions::{is_dict_convention, read_dict, read_problem};
 use jsonrpc::read_jsonrpc;
 use mcp::{is_input_required, is_mcp_result, read_input_required, read_mcp};
 
-use crate::{
-    ErrorCategory, RetryPermission, ToolData, ToolError, parse_retry_after,
-    parse_retry_after_detail,
-};
+use crate::category::ErrorCategory;
+use crate::data::ToolData;
+use crate::error::ToolError;
+use crate::permission::RetryPermission;
+use crate::wait::{parse_retry_after, parse_retry_after_detail};
 
 /// How the body was understood.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,7 +115,7 @@ pub struct ParsedResponse {
     /// The error code the body named.
     pub code: Option<String>,
     /// A human-readable message: the body's own, or an excerpt of a foreign body.
-    /// Raw: pass it through [`crate::redact`] before showing it to a model.
+    /// Raw: pass it through [`crate::redact::redact`] before showing it to a model.
     pub message: Option<String>,
     /// The error's details as sent (`Value::Null` when none).
     pub details: Value,
@@ -370,7 +371,10 @@ const REDACT_WINDOW_CHARS: usize = EXCERPT_CHARS + 1024;
 /// The first [`EXCERPT_CHARS`] characters of `text`, redacted before the cut.
 fn excerpt(text: &str) -> String {
     let window: String = text.chars().take(REDACT_WINDOW_CHARS).collect();
-    crate::redact(&window).chars().take(EXCERPT_CHARS).collect()
+    crate::redact::redact(&window)
+        .chars()
+        .take(EXCERPT_CHARS)
+        .collect()
 }
 
 fn text_excerpt(body: &[u8]) -> Option<String> {

@@ -112,30 +112,6 @@ fn redact_pass(text: &str) -> Option<String> {
     }
 }
 
-/// Renders a tool error as model-visible text: redacted, and cut to at most
-/// `max_chars` characters (on a character boundary, marked with `…`).
-///
-/// ```
-/// use recourse_protocol::{model_visible_error, ToolError};
-///
-/// let e = ToolError::auth_error("BAD_KEY", "rejected key sk-abcdefghijklmnopqrstuv");
-/// let text = model_visible_error(&e, 200);
-/// assert!(text.starts_with("[BAD_KEY] rejected key [REDACTED]"));
-/// assert!(text.contains("AUTH_ERROR"));
-/// ```
-pub fn model_visible_error(error: &crate::ToolError, max_chars: usize) -> String {
-    let safe = error.redacted();
-    let mut text = format!(
-        "{safe}\ncategory: {}\nretryable: {}",
-        safe.category, safe.retryable
-    );
-    if !safe.details.is_null() {
-        text.push_str("\ndetails: ");
-        text.push_str(&safe.details.to_string());
-    }
-    truncate_chars(&text, max_chars)
-}
-
 /// Cuts `text` to at most `max_chars` characters, ending with `…` when cut.
 pub fn truncate_chars(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {

@@ -2,6 +2,7 @@
 
 mod spec;
 
+pub use crate::header::check_header;
 #[cfg(feature = "schema")]
 pub use spec::McpSpec;
 pub use spec::{CallSpec, MAX_DEADLINE_SECS};
@@ -26,19 +27,6 @@ use recourse_core::transport::Transport;
 const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
 /// The longest idempotency key accepted.
 const MAX_KEY_LEN: usize = 255;
-
-/// Headers a caller may not set: they frame the request or belong to one hop.
-const RESERVED_HEADERS: [&str; 9] = [
-    "host",
-    "content-length",
-    "transfer-encoding",
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "upgrade",
-];
 
 /// One logical call to a tool, however many attempts it takes.
 ///
@@ -610,32 +598,6 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
         ));
     }
     Ok(key)
-}
-
-/// Checks a caller's header: a valid name, a value without control
-/// characters, and not one that frames the request or belongs to one hop.
-///
-/// # Errors
-/// For the setting `headers`, naming the header.
-pub fn check_header(name: &str, value: &str) -> Result<(), ConfigError> {
-    let invalid = |why: String| ConfigError::new(CallField::Headers, why);
-    if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Err(invalid(format!("{name:?} is not a valid header name")));
-    }
-    if RESERVED_HEADERS
-        .iter()
-        .any(|r| r.eq_ignore_ascii_case(name))
-    {
-        return Err(invalid(format!(
-            "{name} frames the request or belongs to one hop; recourse sets it itself"
-        )));
-    }
-    if reqwest::header::HeaderValue::from_str(value).is_err() {
-        return Err(invalid(format!(
-            "header {name} has a control or non-ASCII character in its value"
-        )));
-    }
-    Ok(())
 }
 
 /// A fresh id (a call's, an idempotency key): a UUIDv7, hyphenated, written

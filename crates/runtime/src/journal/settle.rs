@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{CallState, Journal, JournalEntry, JournalResult, process_owner};
-use crate::call::check_header;
 use crate::clock::SystemClock;
 use crate::config::ExecutorConfig;
+use crate::header::check_header;
 use crate::reconcile::HttpReconciler;
 use crate::transport::HttpTransport;
 use crate::verify::VerifySpec;

@@ -12,7 +12,7 @@
 //! resets on every frame, so a client sending a byte a second is never cut).
 //! Every body byte delivered to the handler is charged to a server-wide
 //! budget until the request is done; a body that would go over it fails, and
-//! [`ToolJson`](crate::ToolJson) answers 503 `OVERLOADED`. So many stalled
+//! [`ToolJson`](crate::extract::ToolJson) answers 503 `OVERLOADED`. So many stalled
 //! uploads hold at most the budget, not their sum.
 
 use std::convert::Infallible;
@@ -33,7 +33,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::refusal::overloaded_response;
 use super::registry::ConnState;
-use crate::ServerLimits;
+use crate::serve::ServerLimits;
 
 /// The server-wide admission state, shared by all connections.
 #[derive(Debug)]

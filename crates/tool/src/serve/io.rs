@@ -30,7 +30,7 @@ use tokio::time::{Instant, Sleep};
 use super::head::{HeadScanner, Scan};
 use super::refusal::{headers_too_large, raw_response, timed_out};
 use super::registry::ConnState;
-use crate::ServerLimits;
+use crate::serve::ServerLimits;
 
 /// After writing a refusal, how long to read and discard what the client
 /// still sends, so closing does not reset the connection before the client

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The limits a server started with [`serve`](crate::serve) enforces.
+/// The limits a server started with [`serve`](crate::serve::serve) enforces.
 ///
 /// The defaults suit a service on a trusted network that still has to
 /// survive a misbehaving or hostile client:
@@ -11,13 +11,13 @@ use std::time::Duration;
 /// | limit | default | past it |
 /// |---|---|---|
 /// | header timeout | 10 s from a request's first byte | 408 `REQUEST_TIMEOUT` envelope, connection closed |
-/// | body timeout | 30 s for the whole body, from the end of its headers | 408 `REQUEST_TIMEOUT` envelope from [`ToolJson`](crate::ToolJson) |
+/// | body timeout | 30 s for the whole body, from the end of its headers | 408 `REQUEST_TIMEOUT` envelope from [`ToolJson`](crate::extract::ToolJson) |
 /// | idle timeout | 60 s without a request on a kept-alive connection, or without the client reading any of a response | connection closed |
 /// | max connections | 4,096 | the longest-idle connection is closed; with none idle, the new one gets a 503 `OVERLOADED` envelope and is closed |
 /// | max in flight | 1,024 requests, until each response is written | 503 `OVERLOADED` envelope with `Retry-After` |
 /// | shutdown grace | 10 s after the shutdown signal | connections still open are closed |
 /// | header size | 16 KiB and 100 header lines | 431 `HEADERS_TOO_LARGE` envelope, connection closed |
-/// | body memory | 64 MiB of request bodies held at once, server-wide | 503 `OVERLOADED` envelope from [`ToolJson`](crate::ToolJson) |
+/// | body memory | 64 MiB of request bodies held at once, server-wide | 503 `OVERLOADED` envelope from [`ToolJson`](crate::extract::ToolJson) |
 ///
 /// ```
 /// use std::time::Duration;

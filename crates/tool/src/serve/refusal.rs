@@ -11,7 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use recourse_protocol::{ToolError, ToolResponse};
 
-use crate::ToolFailure;
+use crate::result::ToolFailure;
 
 /// How long a client is asked to wait after an `OVERLOADED` refusal.
 pub(crate) const RETRY_AFTER_SECS: u64 = 1;
