@@ -9,8 +9,8 @@
 //! for **unnecessary stopping** — giving up where a permitted recovery
 //! existed. An honest stop on a permanent failure is a success.
 
-use recourse::policy::{Traits, VerifyResult};
-use recourse::record::{AttemptRecord, Event, LookupResult, VerifyPhase};
+use recourse::policy::{ActionKind, StopReason, Traits, VerifyResult};
+use recourse::record::{AttemptRecord, Event, LookupResult, OutcomeKind, VerifyPhase};
 use recourse_protocol::redact;
 use serde_json::Value;
 
@@ -38,10 +38,11 @@ pub(crate) fn judge(scenario: &Scenario, run: &RunRecord) -> Verdict {
         ..Verdict::default()
     };
     if !accept.allows(run.final_state) {
-        if run.final_state == "succeeded" {
+        if run.final_state == OutcomeKind::Succeeded {
+            let states: Vec<&str> = accept.states.iter().map(|s| s.as_str()).collect();
             verdict.problems.push(format!(
                 "succeeded, but only {} is acceptable",
-                accept.states.join("/")
+                states.join("/")
             ));
         } else {
             verdict.unnecessary_stop = true;
@@ -96,8 +97,7 @@ fn false_recoveries(scenario: &Scenario, run: &RunRecord) -> Vec<String> {
         if scenario
             .accept
             .forbidden_actions
-            .iter()
-            .any(|a| a == attempt.action.name())
+            .contains(&attempt.action.kind())
         {
             found.push(format!(
                 "attempt {} took the forbidden action {}",
@@ -155,25 +155,36 @@ fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<St
 fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(want) = &accept.category
-        && run.category.as_deref() != Some(want.as_str())
+        && run.category.as_ref() != Some(want)
     {
+        let got = run.category.as_ref().map(ToString::to_string);
         problems.push(format!(
             "first failure read as {}, expected {want}",
-            run.category.as_deref().unwrap_or("no failure")
+            got.as_deref().unwrap_or("no failure")
         ));
     }
-    if let Some(want) = &accept.next_action
-        && run.next_action != want
-    {
-        problems.push(format!("next action {}, expected {want}", run.next_action));
-    }
-    if let Some(want) = &accept.stop_reason
-        && run.final_state != "succeeded"
-        && run.stop_reason != Some(want.as_str())
+    if let Some(want) = accept.next_action
+        && run.next_action != Some(want)
     {
         problems.push(format!(
-            "stopped for {}, expected {want}",
-            run.stop_reason.unwrap_or("no reason")
+            "next action {}, expected {}",
+            run.next_action.map_or("none", ActionKind::as_str),
+            want.as_str()
+        ));
+    }
+    if let Some(want) = &accept.stop_reason
+        && run.final_state != OutcomeKind::Succeeded
+        && !run
+            .stop_reason
+            .as_ref()
+            .is_some_and(|got| got.is_same_reason(want))
+    {
+        problems.push(format!(
+            "stopped for {}, expected {}",
+            run.stop_reason
+                .as_ref()
+                .map_or("no reason", StopReason::code),
+            want.code()
         ));
     }
     match (accept.question, &run.question) {
@@ -211,14 +222,15 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
             )));
         }
     }
-    if let Some(want) = &accept.verification {
+    if let Some(want) = accept.verification
+        && run.report.verification != Some(want)
+    {
         let got = run.report.verification.map(|v| v.as_str());
-        if got != Some(want.as_str()) {
-            problems.push(format!(
-                "verification {}, expected {want}",
-                got.unwrap_or("none")
-            ));
-        }
+        problems.push(format!(
+            "verification {}, expected {}",
+            got.unwrap_or("none"),
+            want.as_str()
+        ));
     }
     if let Some(want) = &accept.waits_ms {
         let got: Vec<u64> = run
@@ -237,6 +249,7 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::failure::FirstFailure;
     use crate::eval::runner::{CallShape, RunRecord};
     use crate::eval::script::SentRequest;
     use recourse::policy::{AnswerFacts, Observation};
@@ -315,10 +328,10 @@ mod tests {
         let target = "script://w".to_owned();
         RunRecord {
             run: 0,
-            final_state: outcome.name(),
-            stop_reason: outcome.reason().map(StopReason::code),
-            category: Some("UNKNOWN_OUTCOME".to_owned()),
-            next_action: attempts[0].action.name(),
+            final_state: outcome.kind(),
+            stop_reason: outcome.reason().cloned(),
+            category: Some(FirstFailure::Category(ErrorCategory::UnknownOutcome)),
+            next_action: Some(attempts[0].action.kind()),
             attempts: u32::try_from(attempts.len()).unwrap(),
             writes: Some(sent.len()),
             question: None,
@@ -524,6 +537,45 @@ mod tests {
             let v = judge(&read, &resent_write(first));
             assert!(!resent_after(&v), "{v:?}");
         }
+    }
+
+    #[test]
+    fn expectations_compare_the_records_types() {
+        let s = scenario(json!({
+            "states": ["failed"], "category": "UNKNOWN_OUTCOME", "next_action": "stop",
+            "stop_reason": "rate_limited", "verification": "not_applied",
+        }));
+        // The scenario names the reason by its code; the run's carries its wait.
+        let limited = StopReason::RateLimited {
+            retry_after: std::time::Duration::from_secs(60),
+        };
+        let stop = Outcome::Failed {
+            error: None,
+            reason: limited.clone(),
+        };
+        let mut r = run(
+            vec![attempt(1, Some("RATE_LIMIT"), Action::stop(limited))],
+            vec![json!({"amount": 5})],
+            stop,
+        );
+        assert_eq!(
+            judge(&s, &r).problems,
+            ["verification none, expected not_applied"]
+        );
+        r.report.verification = Some(recourse::policy::Verification::NotApplied);
+        let v = judge(&s, &r);
+        assert!(v.passed, "{v:?}");
+        r.next_action = None;
+        r.category = Some(FirstFailure::Status(502));
+        r.stop_reason = Some(StopReason::RetriesExhausted);
+        assert_eq!(
+            judge(&s, &r).problems,
+            [
+                "first failure read as HTTP_502, expected UNKNOWN_OUTCOME",
+                "next action none, expected stop",
+                "stopped for retries_exhausted, expected rate_limited",
+            ]
+        );
     }
 
     /// Every human-readable text in the record, reworded: only types may decide.
