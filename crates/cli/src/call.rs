@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use recourse::correction::Schema;
 use recourse::idempotency::Evidence;
+use recourse::record::OutcomeKind;
 use recourse::{
     Action, Call, CallBuilder, CallReport, CallSpec, Executor, ExecutorConfig, HttpTransport,
     Method, Outcome, Target, Transport, VerifySpec,
@@ -319,14 +320,54 @@ impl Door {
 /// A readable trace of a call report. HTTP statuses and "HTTP call(s)" are
 /// named only for HTTP calls; an MCP call's answer is its category.
 pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
+    narrated(door, report)
+        .into_iter()
+        .map(|line| line.text + "\n")
+        .collect()
+}
+
+/// One line of a narrated call (its text may hold a line break a note or
+/// an error carried). The line that says how the call ended carries that
+/// outcome, so a reader styles it by type, not by its words.
+#[derive(Debug)]
+pub(crate) struct Line {
+    pub(crate) text: String,
+    pub(crate) outcome: Option<OutcomeKind>,
+}
+
+/// The lines of a narrated call being written.
+#[derive(Default)]
+struct Lines {
+    lines: Vec<Line>,
+}
+
+impl Lines {
+    fn say(&mut self, text: String) {
+        self.lines.push(Line {
+            text,
+            outcome: None,
+        });
+    }
+
+    /// The line that says how the call ended.
+    fn ended(&mut self, outcome: OutcomeKind, text: String) {
+        self.lines.push(Line {
+            text,
+            outcome: Some(outcome),
+        });
+    }
+}
+
+/// [`narrate`]'s lines, the closing one with its outcome.
+pub(crate) fn narrated(door: &Door, report: &CallReport) -> Vec<Line> {
     let (verb, target, over_http) = match door {
         Door::Http { method, url } => (method.as_str(), url.as_str(), true),
         Door::Tool(name) => ("call", name.as_str(), false),
     };
-    let mut out = String::new();
+    let mut out = Lines::default();
     for a in &report.attempts {
-        out.push_str(&format!(
-            "→ attempt {} ({}) {verb} {target} {}\n",
+        out.say(format!(
+            "→ attempt {} ({}) {verb} {target} {}",
             a.n,
             a.source.as_str(),
             a.payload
@@ -359,24 +400,27 @@ pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
         if let Action::Stop { reason } = &a.action {
             decided.push_str(&format!(" ({})", reason.code()));
         }
-        out.push_str(&format!("  ← {heard} ⇒ {decided}\n"));
+        out.say(format!("  ← {heard} ⇒ {decided}"));
         for note in a.notes() {
-            out.push_str(&format!("    · {note}\n"));
+            out.say(format!("    · {note}"));
         }
     }
-    out.push_str(&format!(
-        "{} after {} attempt(s): {} {} call(s), {} LLM call(s)\n",
-        report.outcome.name(),
-        report.attempts.len(),
-        report.http_calls,
-        if over_http { "HTTP" } else { "tool" },
-        report.llm_calls
-    ));
+    out.ended(
+        report.outcome.kind(),
+        format!(
+            "{} after {} attempt(s): {} {} call(s), {} LLM call(s)",
+            report.outcome.name(),
+            report.attempts.len(),
+            report.http_calls,
+            if over_http { "HTTP" } else { "tool" },
+            report.llm_calls
+        ),
+    );
     if let Some(reason) = report.outcome.reason() {
-        out.push_str(&format!("reason: {reason}\n"));
+        out.say(format!("reason: {reason}"));
     }
     if let Some(error) = report.outcome.error() {
-        out.push_str(&format!("error: {}\n", error.redacted()));
+        out.say(format!("error: {}", error.redacted()));
     }
     let idempotency = &report.idempotency;
     let said = match idempotency.from {
@@ -392,28 +436,86 @@ pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
         "not idempotent"
     };
     match &report.idempotency_key {
-        Some(key) => out.push_str(&format!("{treated} ({said}); idempotency key: {key}\n")),
-        None => out.push_str(&format!("{treated} ({said})\n")),
+        Some(key) => out.say(format!("{treated} ({said}); idempotency key: {key}")),
+        None => out.say(format!("{treated} ({said})")),
     }
     if let Some(op) = &report.operation_id {
-        out.push_str(&format!("operation id: {op}\n"));
+        out.say(format!("operation id: {op}"));
     }
     if let Some(verification) = report.verification {
-        out.push_str(&format!("verification: {verification}\n"));
+        out.say(format!("verification: {verification}"));
     }
     let next = report.next();
     match report.stop_kind() {
-        Some(kind) => out.push_str(&format!("next: {} (stop kind {kind})\n", next.step)),
-        None => out.push_str(&format!("next: {}\n", next.step)),
+        Some(kind) => out.say(format!("next: {} (stop kind {kind})", next.step)),
+        None => out.say(format!("next: {}", next.step)),
     }
     if let Some(question) = &next.question {
-        out.push_str(&format!("ask the user: {question}\n"));
+        out.say(format!("ask the user: {question}"));
     }
-    out.push_str(&format!("tell the model: {}\n", next.model_message));
+    out.say(format!("tell the model: {}", next.model_message));
     if let Outcome::Succeeded { data } = &report.outcome
         && !data.is_null()
     {
-        out.push_str(&format!("{data}\n"));
+        out.say(format!("{data}"));
     }
-    out
+    out.lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use recourse::StopReason;
+    use recourse::idempotency::Idempotency;
+    use recourse::record::TokenUsage;
+    use recourse_protocol::{ErrorCategory, ToolError};
+
+    use super::*;
+
+    fn report(outcome: Outcome) -> CallReport {
+        CallReport {
+            call_id: "c".into(),
+            outcome,
+            attempts: Vec::new(),
+            http_calls: 1,
+            llm_calls: 0,
+            tokens: TokenUsage::default(),
+            llm_time: Duration::ZERO,
+            idempotency: Idempotency::decide(Some(true), None, None),
+            idempotency_key: None,
+            operation_id: None,
+            verification: None,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_closing_line_carries_the_outcome_it_reports() {
+        let door = Door::from_text("tool");
+        let words = "succeeded, the tool says; it did not";
+        let failed = report(Outcome::Failed {
+            error: Some(ToolError::new(ErrorCategory::InputError, "BAD", words)),
+            reason: StopReason::CannotFix,
+        });
+        let succeeded = report(Outcome::Succeeded {
+            data: serde_json::json!("failed").into(),
+        });
+        for (report, kind) in [
+            (failed, OutcomeKind::Failed),
+            (succeeded, OutcomeKind::Succeeded),
+        ] {
+            let lines = narrated(&door, &report);
+            let ended: Vec<&Line> = lines.iter().filter(|l| l.outcome.is_some()).collect();
+            assert_eq!(ended.len(), 1, "{lines:?}");
+            assert_eq!(ended[0].outcome, Some(kind));
+            assert!(
+                ended[0]
+                    .text
+                    .starts_with(&format!("{} after 0 attempt(s)", kind.as_str()))
+            );
+            let text: String = lines.iter().map(|l| format!("{}\n", l.text)).collect();
+            assert_eq!(narrate(&door, &report), text);
+        }
+    }
 }

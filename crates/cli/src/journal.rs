@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use recourse::Journal;
 use recourse::journal::{
@@ -11,8 +12,14 @@ use recourse::journal::{
 use recourse_gateway::CallEntry;
 use recourse_mcp::{McpTarget, McpTransport};
 use serde_json::Value;
+use strum::VariantNames;
 
 use crate::settings::Settings;
+
+/// `--state`: one of the state names (`--help` lists them), read as a [`CallState`].
+fn state_parser() -> impl TypedValueParser<Value = CallState> {
+    PossibleValuesParser::new(CallState::VARIANTS).try_map(|name| name.parse::<CallState>())
+}
 
 /// The journal used when neither --journal nor RECOURSE_JOURNAL names one.
 const DEFAULT_JOURNAL: &str = "recourse.db";
@@ -32,8 +39,8 @@ enum JournalCommand {
     /// List journaled calls, newest first.
     List {
         /// Only calls in this state.
-        #[arg(long, value_parser = ["in_flight", "succeeded", "failed", "unknown"])]
-        state: Option<String>,
+        #[arg(long, value_parser = state_parser())]
+        state: Option<CallState>,
         /// Print a JSON array.
         #[arg(long)]
         json: bool,
@@ -66,9 +73,7 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
         .unwrap_or(DEFAULT_JOURNAL);
     let journal = open_journal(location).await?;
     match &args.command {
-        JournalCommand::List { state, json } => {
-            list(journal.as_ref(), state.as_deref(), *json).await
-        }
+        JournalCommand::List { state, json } => list(journal.as_ref(), *state, *json).await,
         JournalCommand::Reconcile {
             json,
             lease,
@@ -101,14 +106,7 @@ pub(crate) fn entry_json(e: &JournalEntry) -> Value {
     serde_json::to_value(CallEntry::from(e)).unwrap_or(Value::Null)
 }
 
-async fn list(journal: &dyn Journal, state: Option<&str>, as_json: bool) -> Result<i32> {
-    let state = match state {
-        Some(s) => match CallState::parse(s) {
-            Some(st) => Some(st),
-            None => bail!("unknown state {s:?}"),
-        },
-        None => None,
-    };
+async fn list(journal: &dyn Journal, state: Option<CallState>, as_json: bool) -> Result<i32> {
     let entries = journal
         .list(&ListQuery {
             state,
@@ -166,4 +164,31 @@ async fn reconcile(
         outln!("nothing to reconcile");
     }
     Ok(if unresolved == 0 { 0 } else { 3 })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Arg, Command};
+    use strum::IntoEnumIterator;
+
+    use super::*;
+
+    fn state(value: &str) -> Result<CallState, clap::Error> {
+        let cmd =
+            Command::new("list").arg(Arg::new("state").long("state").value_parser(state_parser()));
+        let matches = cmd.try_get_matches_from(["list", "--state", value])?;
+        Ok(*matches.get_one::<CallState>("state").unwrap())
+    }
+
+    #[test]
+    fn state_reads_every_state_by_its_name_and_lists_them() {
+        for s in CallState::iter() {
+            assert_eq!(state(s.as_str()).unwrap(), s);
+        }
+        let err = state("done").unwrap_err().to_string();
+        assert!(
+            err.contains("[possible values: in_flight, succeeded, failed, unknown]"),
+            "{err}"
+        );
+    }
 }

@@ -24,14 +24,17 @@
 //! resendable either way. The record names the evidence that decided
 //! (`"idempotency": {"idempotent": false, "from": "manifest"}`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use crate::method::Method;
 
 /// Which evidence decided whether a call is idempotent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum Evidence {
     /// The caller declared it.
     Caller,
@@ -48,13 +51,7 @@ pub enum Evidence {
 impl Evidence {
     /// The evidence's snake-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Caller => "caller",
-            Self::Manifest => "manifest",
-            Self::McpAnnotation => "mcp_annotation",
-            Self::Method => "method",
-            Self::Default => "default",
-        }
+        self.into()
     }
 }
 

@@ -45,6 +45,8 @@ pub mod config;
 pub mod idempotency;
 pub mod journal;
 pub mod method;
+#[cfg(test)]
+mod names;
 pub mod policy;
 pub mod protect;
 pub mod reconcile;

@@ -10,6 +10,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
+
 use crate::method::Method;
 use crate::target::Target;
 
@@ -48,7 +51,10 @@ pub struct RawResponse {
 }
 
 /// When and how a transport failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum TransportFailureKind {
     /// The connection could not be made: nothing was sent.
     ConnectFailed,
@@ -87,13 +93,7 @@ impl TransportFailureKind {
 
     /// The snake-case name used in reports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ConnectFailed => "connect_failed",
-            Self::TimedOutAfterSend => "timed_out_after_send",
-            Self::FailedAfterSend => "failed_after_send",
-            Self::ResponseTooLarge => "response_too_large",
-            Self::RequestNotBuilt => "request_not_built",
-        }
+        self.into()
     }
 }
 

@@ -40,6 +40,8 @@ use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use strum::{EnumDiscriminants, EnumIter, IntoStaticStr};
+
 use crate::clock::SystemClock;
 use recourse_core::clock::Clock;
 
@@ -49,34 +51,43 @@ const DEFAULT_MAX_ENDPOINTS: usize = 1024;
 /// The longest key kept whole; longer endpoints are cut and hashed.
 const MAX_KEY_CHARS: usize = 256;
 
-/// The state of one endpoint's breaker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The state of one endpoint's breaker (declared from closed to open, the
+/// order metrics list them in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumDiscriminants)]
+#[strum_discriminants(
+    name(BreakerPhase),
+    vis(pub(crate)),
+    doc = "A breaker's state without its count or instant.",
+    derive(IntoStaticStr, EnumIter),
+    strum(serialize_all = "snake_case")
+)]
 pub enum BreakerState {
     /// Calls flow; the count is consecutive transient failures.
     Closed {
         /// Consecutive transient failures so far.
         failures: u32,
     },
-    /// Calls fail fast until the instant.
-    Open {
-        /// When a probe may go.
-        until: Instant,
-    },
     /// One probe is in flight since the instant.
     HalfOpen {
         /// When the probe started.
         since: Instant,
+    },
+    /// Calls fail fast until the instant.
+    Open {
+        /// When a probe may go.
+        until: Instant,
     },
 }
 
 impl BreakerState {
     /// `closed`, `open` or `half_open`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Closed { .. } => "closed",
-            Self::Open { .. } => "open",
-            Self::HalfOpen { .. } => "half_open",
-        }
+        self.phase().into()
+    }
+
+    /// The state without its count or instant.
+    pub(crate) fn phase(&self) -> BreakerPhase {
+        self.into()
     }
 }
 
@@ -252,6 +263,7 @@ impl CircuitBreakers {
 mod tests {
     use super::*;
     use recourse_core::clock::ManualClock;
+    use strum::IntoEnumIterator;
 
     fn breakers() -> (CircuitBreakers, ManualClock) {
         let clock = ManualClock::new();
@@ -259,6 +271,20 @@ mod tests {
             CircuitBreakers::new(3, Duration::from_secs(5), Arc::new(clock.clone())),
             clock,
         )
+    }
+
+    #[test]
+    fn states_are_named_from_closed_to_open() {
+        let now = Instant::now();
+        let states = [
+            BreakerState::Closed { failures: 2 },
+            BreakerState::HalfOpen { since: now },
+            BreakerState::Open { until: now },
+        ];
+        let names: Vec<&str> = states.iter().map(BreakerState::name).collect();
+        assert_eq!(names, ["closed", "half_open", "open"]);
+        let phases: Vec<BreakerPhase> = states.iter().map(BreakerState::phase).collect();
+        assert_eq!(phases, BreakerPhase::iter().collect::<Vec<_>>());
     }
 
     #[test]

@@ -22,10 +22,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
 
-use crate::breaker::{BreakerState, CircuitBreakers};
+use crate::breaker::{BreakerPhase, BreakerState, CircuitBreakers};
 use crate::budget::RetryBudget;
 use crate::shared::SharedMode;
 use recourse_core::record::{CallReport, Event};
+use strum::IntoEnumIterator;
 
 /// The most breaker series rendered; the rest share one `other` series.
 const MAX_ENDPOINT_SERIES: usize = 100;
@@ -295,10 +296,10 @@ fn render_family(out: &mut String, f: &MetricFamily) {
 /// The breaker families: counts by state, then one bounded series per endpoint.
 fn breaker_families(breakers: Option<&CircuitBreakers>) -> [MetricFamily; 2] {
     let states = breakers.map(CircuitBreakers::snapshot).unwrap_or_default();
-    let by_state = ["closed", "half_open", "open"]
-        .into_iter()
-        .map(|name| {
-            let n = states.iter().filter(|(_, s)| s.name() == name).count();
+    let by_state = BreakerPhase::iter()
+        .map(|phase| {
+            let n = states.iter().filter(|(_, s)| s.phase() == phase).count();
+            let name: &'static str = phase.into();
             MetricSample::labelled(vec![("state", name.to_owned())], n as u64)
         })
         .collect();

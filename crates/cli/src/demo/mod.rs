@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use recourse::record::OutcomeKind;
 use recourse::{
     Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Transport,
     VerifySpec,
@@ -21,7 +22,7 @@ use recourse::{
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
 
-use crate::call::narrate;
+use crate::call::narrated;
 use crate::settings::Settings;
 use crate::style::Style;
 use recovering::Recovering;
@@ -188,15 +189,15 @@ async fn play(
 }
 
 fn print_trace(url: &str, report: &CallReport, style: Style) -> Result<()> {
-    for line in narrate(&crate::call::Door::from_text(url), report).lines() {
-        let line = if line.starts_with("succeeded") {
-            style.good(line)
-        } else if line.starts_with("failed") || line.starts_with("unknown") {
-            style.warn(line)
-        } else {
-            line.to_owned()
-        };
-        outln!("   {line}");
+    for line in narrated(&crate::call::Door::from_text(url), report) {
+        for text in line.text.lines() {
+            let text = match line.outcome {
+                Some(OutcomeKind::Succeeded) => style.good(text),
+                Some(OutcomeKind::Failed | OutcomeKind::Unknown) => style.warn(text),
+                None => text.to_owned(),
+            };
+            outln!("   {text}");
+        }
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! to inject, and what a careful engineer would expect to see.
 
 use recourse::policy::Verification;
-use recourse::record::{AttemptRecord, Event, PayloadSource, WaitCause};
+use recourse::record::{AttemptRecord, Event, OutcomeKind, PayloadSource, WaitCause};
 use recourse::{CallReport, StopReason};
 use recourse_protocol::ErrorCategory;
 use serde_json::{Value, json};
@@ -56,7 +56,7 @@ pub(crate) const SCENES: &[Scene] = &[
         check: |r, _| {
             let repaired = r.attempts.iter().any(|a| a.source == PayloadSource::Repair);
             expect(
-                r.outcome.name() == "succeeded" && repaired && r.llm_calls == 0,
+                r.outcome.kind() == OutcomeKind::Succeeded && repaired && r.llm_calls == 0,
                 "deterministic repair applied the tool's structured suggestion: no model, no cost",
                 "expected a repaired payload to succeed without a model call",
             )
@@ -79,7 +79,7 @@ pub(crate) const SCENES: &[Scene] = &[
                 })
             });
             expect(
-                r.outcome.name() == "succeeded"
+                r.outcome.kind() == OutcomeKind::Succeeded
                     && waited == Some(1000)
                     && told
                     && r.http_calls == 2,
@@ -98,7 +98,7 @@ pub(crate) const SCENES: &[Scene] = &[
         settle: Settle::No,
         check: |r, _| {
             expect(
-                r.outcome.name() == "failed" && r.http_calls == 1,
+                r.outcome.kind() == OutcomeKind::Failed && r.http_calls == 1,
                 "stopped at once: credentials need fixing, and the key never appears in the report",
                 "expected a stop after one call",
             )
@@ -115,7 +115,7 @@ pub(crate) const SCENES: &[Scene] = &[
         check: |r, _| {
             let same = r.attempts.windows(2).all(|w| w[0].payload == w[1].payload);
             expect(
-                r.outcome.name() == "succeeded" && r.http_calls == 3 && same,
+                r.outcome.kind() == OutcomeKind::Succeeded && r.http_calls == 3 && same,
                 "backed off with jitter and resent the same payload; no model saw a transient fault",
                 "expected two retries with the same payload, then success",
             )
@@ -131,7 +131,7 @@ pub(crate) const SCENES: &[Scene] = &[
         settle: Settle::Lookup,
         check: |r, writes| {
             expect(
-                r.outcome.name() == "succeeded" && writes == 1 && r.http_calls == 1,
+                r.outcome.kind() == OutcomeKind::Succeeded && writes == 1 && r.http_calls == 1,
                 "looked the operation up instead of resending: exactly one export was written",
                 &format!("expected one write and a reconciled success, saw {writes} write(s)"),
             )
@@ -147,7 +147,7 @@ pub(crate) const SCENES: &[Scene] = &[
         settle: Settle::ReadBack,
         check: |r, writes| {
             expect(
-                r.outcome.name() == "succeeded"
+                r.outcome.kind() == OutcomeKind::Succeeded
                     && r.verification == Some(Verification::Verified)
                     && writes == 1
                     && r.http_calls == 1,
@@ -187,10 +187,64 @@ pub(crate) const SCENES: &[Scene] = &[
                 .error()
                 .is_some_and(|e| e.category == ErrorCategory::PolicyRejection);
             expect(
-                r.outcome.name() == "failed" && r.http_calls == 1 && explained,
+                r.outcome.kind() == OutcomeKind::Failed && r.http_calls == 1 && explained,
                 "stopped and kept the tool's explanation for the user; a business rule is not retried",
                 "expected a single call ending in POLICY_REJECTION",
             )
         },
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use recourse::Outcome;
+    use recourse::idempotency::Idempotency;
+    use recourse::record::TokenUsage;
+
+    use super::*;
+
+    fn report(outcome: Outcome) -> CallReport {
+        CallReport {
+            call_id: "c".into(),
+            outcome,
+            attempts: Vec::new(),
+            http_calls: 1,
+            llm_calls: 0,
+            tokens: TokenUsage::default(),
+            llm_time: Duration::ZERO,
+            idempotency: Idempotency::decide(Some(true), None, None),
+            idempotency_key: None,
+            operation_id: None,
+            verification: None,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    fn scene(title: &str) -> &'static Scene {
+        SCENES.iter().find(|s| s.title == title).unwrap()
+    }
+
+    #[test]
+    fn the_checks_read_how_the_call_ended_from_its_type() {
+        let stopped = report(Outcome::Failed {
+            error: None,
+            reason: StopReason::AuthenticationFailed,
+        });
+        let unknown = report(Outcome::Unknown {
+            error: None,
+            reason: StopReason::OutcomeUnknown,
+        });
+        let done = report(Outcome::Succeeded {
+            data: Value::Null.into(),
+        });
+        let key = scene("An invalid API key");
+        assert!((key.check)(&stopped, 0).is_ok());
+        assert!((key.check)(&unknown, 0).is_err());
+        assert!((key.check)(&done, 0).is_err());
+        let lookup = scene("An export whose outcome is unknown");
+        assert!((lookup.check)(&done, 1).is_ok());
+        assert!((lookup.check)(&unknown, 1).is_err());
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::report::{JudgedRun, LEGEND, Scorecard, failure_reasons};
+use super::report::{JudgedRun, LEGEND, ScenarioStatus, Scorecard, failure_reasons};
 
 const BAR_WIDTH: f64 = 420.0;
 const ROW: usize = 28;
@@ -108,7 +108,7 @@ fn chart(card: &Scorecard) -> String {
              <rect x=\"{:.1}\" y=\"{y}\" width=\"{us:.1}\" height=\"18\" fill=\"#e90\"><title>unnecessary stops</title></rect>\
              <text x=\"580\" y=\"{}\" font-size=\"12\">{}/{} ok · {} false · {} stops</text>",
             y + 13,
-            escape(category),
+            escape(category.as_str()),
             150.0 + ok,
             150.0 + ok + fr,
             y + 13,
@@ -129,16 +129,17 @@ fn scenario_table(card: &Scorecard) -> String {
     for s in &card.results {
         let status = s.status();
         let class = match status {
-            "passed" => "ok",
-            "failed" => "fail",
-            _ => "skip",
+            ScenarioStatus::Passed => "ok",
+            ScenarioStatus::Failed => "fail",
+            ScenarioStatus::Skipped => "skip",
         };
+        let status = status.as_str();
         let passed = s.runs.iter().filter(|r| r.verdict.passed).count();
         let _ = writeln!(
             html,
             "<tr><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{status}</td><td>{passed}/{}</td><td>{}</td></tr>",
             escape(&s.scenario.id),
-            escape(&s.scenario.category),
+            escape(s.scenario.category.as_str()),
             s.runs.len(),
             escape(&s.scenario.title)
         );
@@ -153,7 +154,7 @@ fn trace(id: &str, run: &JudgedRun) -> String {
         "<h3><code>{}</code> run {} — {}</h3>\n<ul>",
         escape(id),
         r.run,
-        escape(r.final_state)
+        escape(r.final_state.as_str())
     );
     for reason in failure_reasons(&run.verdict) {
         let _ = write!(html, "<li class=\"fail\">{}</li>", escape(&reason));

@@ -13,12 +13,7 @@ use crate::glob::Glob;
 
 /// Parses one scenario file, naming the file in every error.
 fn parse(name: &str, text: &str) -> Result<Scenario> {
-    let scenario: Scenario = serde_json::from_str(text)
-        .map_err(|e| anyhow::anyhow!("invalid scenario file {name}: {e}"))?;
-    scenario
-        .validate()
-        .map_err(|e| anyhow::anyhow!("invalid scenario file {name}: {e}"))?;
-    Ok(scenario)
+    Scenario::from_json(text).map_err(|e| anyhow::anyhow!("invalid scenario file {name}: {e}"))
 }
 
 /// The scenarios shipped with recourse.
@@ -95,13 +90,16 @@ pub(crate) fn select(scenarios: Vec<Scenario>, patterns: &[String]) -> Result<Ve
 
 #[cfg(test)]
 mod tests {
+    use strum::IntoEnumIterator;
+
     use super::*;
+    use crate::eval::failure::ScenarioCategory;
 
     #[test]
     fn the_builtin_suite_loads_and_is_large_enough() {
         let suite = builtin().unwrap();
         assert!(suite.len() >= 30, "{} scenarios", suite.len());
-        for category in super::super::scenario::CATEGORIES {
+        for category in ScenarioCategory::iter() {
             assert!(
                 suite.iter().any(|s| s.category == category),
                 "no scenario for {category}"

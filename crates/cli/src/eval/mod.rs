@@ -12,6 +12,7 @@
 //! | piece | file |
 //! |---|---|
 //! | scenario model and validation | `scenario.rs` |
+//! | the first failure's reading, scenario categories | `failure.rs` |
 //! | finding scenarios, `--scenario` globs | `load.rs`, `builtin.rs` (globs: `../glob.rs`) |
 //! | scripted tools, request recording | `script.rs` |
 //! | the model used by correction | `model.rs` |
@@ -20,6 +21,7 @@
 //! | the scorecard: JSON, text, HTML | `report.rs`, `html.rs` |
 
 mod builtin;
+mod failure;
 pub(crate) mod html;
 mod load;
 mod model;

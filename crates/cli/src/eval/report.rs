@@ -3,8 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use recourse::policy::{ActionKind, StopReason};
 use serde_json::{Value, json};
+use strum::IntoStaticStr;
 
+use super::failure::ScenarioCategory;
 use super::runner::RunRecord;
 use super::scenario::Scenario;
 use super::score::Verdict;
@@ -25,15 +28,34 @@ pub(crate) struct ScenarioResult {
     pub(crate) runs: Vec<JudgedRun>,
 }
 
+/// How a scenario did over its runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub(crate) enum ScenarioStatus {
+    /// Every run passed.
+    Passed,
+    /// A run failed.
+    Failed,
+    /// It did not run.
+    Skipped,
+}
+
+impl ScenarioStatus {
+    /// `passed`, `failed` or `skipped`, as the reports print it.
+    pub(crate) fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 impl ScenarioResult {
-    /// `passed` (every run), `failed`, or `skipped`.
-    pub(crate) fn status(&self) -> &'static str {
+    /// Passed (every run), failed, or skipped.
+    pub(crate) fn status(&self) -> ScenarioStatus {
         if self.skipped.is_some() {
-            "skipped"
+            ScenarioStatus::Skipped
         } else if self.runs.iter().all(|r| r.verdict.passed) {
-            "passed"
+            ScenarioStatus::Passed
         } else {
-            "failed"
+            ScenarioStatus::Failed
         }
     }
 }
@@ -69,10 +91,11 @@ impl Scorecard {
         self.results.iter().filter(|s| s.skipped.is_some()).count()
     }
 
-    pub(crate) fn by_category(&self) -> BTreeMap<&str, Tally> {
-        let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+    /// Tallies by category, in the categories' order (by name).
+    pub(crate) fn by_category(&self) -> BTreeMap<ScenarioCategory, Tally> {
+        let mut tallies: BTreeMap<ScenarioCategory, Tally> = BTreeMap::new();
         for (s, run) in self.runs() {
-            let t = tallies.entry(s.scenario.category.as_str()).or_default();
+            let t = tallies.entry(s.scenario.category).or_default();
             t.total += 1;
             t.success += usize::from(run.verdict.passed);
             t.false_recoveries += usize::from(!run.verdict.false_recoveries.is_empty());
@@ -100,14 +123,18 @@ impl Scorecard {
             .filter(|s| s.skipped.is_none())
             .collect();
         ratio(
-            ran.iter().filter(|s| s.status() == "passed").count(),
+            ran.iter()
+                .filter(|s| s.status() == ScenarioStatus::Passed)
+                .count(),
             ran.len(),
         )
     }
 
     /// Whether every scenario that ran passed.
     pub(crate) fn all_passed(&self) -> bool {
-        self.results.iter().all(|s| s.status() != "failed")
+        self.results
+            .iter()
+            .all(|s| s.status() != ScenarioStatus::Failed)
     }
 
     pub(crate) fn to_json(&self) -> Value {
@@ -120,7 +147,7 @@ impl Scorecard {
                     "success": t.success, "total": t.total,
                     "false_recoveries": t.false_recoveries, "unnecessary_stops": t.unnecessary_stops,
                 });
-                (c.to_owned(), v)
+                (c.as_str().to_owned(), v)
             })
             .collect();
         json!({
@@ -151,9 +178,9 @@ impl Scorecard {
         for s in &self.results {
             let passed = s.runs.iter().filter(|r| r.verdict.passed).count();
             let mark = match s.status() {
-                "passed" => "ok  ",
-                "failed" => "FAIL",
-                _ => "skip",
+                ScenarioStatus::Passed => "ok  ",
+                ScenarioStatus::Failed => "FAIL",
+                ScenarioStatus::Skipped => "skip",
             };
             let detail = match &s.skipped {
                 Some(why) => why.clone(),
@@ -161,7 +188,9 @@ impl Scorecard {
             };
             out.push_str(&format!(
                 "{mark} {:<34} {:<18} {detail}\n       {}\n",
-                s.scenario.id, s.scenario.category, s.scenario.title
+                s.scenario.id,
+                s.scenario.category.as_str(),
+                s.scenario.title
             ));
             for run in s.runs.iter().filter(|r| !r.verdict.passed) {
                 for why in failure_reasons(&run.verdict) {
@@ -172,8 +201,12 @@ impl Scorecard {
         out.push_str("\ncategory            success  false recoveries  unnecessary stops\n");
         for (category, t) in self.by_category() {
             out.push_str(&format!(
-                "{category:<19} {:>3}/{:<3}  {:>16}  {:>17}\n",
-                t.success, t.total, t.false_recoveries, t.unnecessary_stops
+                "{:<19} {:>3}/{:<3}  {:>16}  {:>17}\n",
+                category.as_str(),
+                t.success,
+                t.total,
+                t.false_recoveries,
+                t.unnecessary_stops
             ));
         }
         let total = self.total();
@@ -249,8 +282,8 @@ fn scenario_json(s: &ScenarioResult, plumbing: bool) -> Value {
     json!({
         "id": s.scenario.id,
         "title": s.scenario.title,
-        "category": s.scenario.category,
-        "status": s.status(),
+        "category": s.scenario.category.as_str(),
+        "status": s.status().as_str(),
         "needs_model": needs_model,
         "plumbing_check": needs_model && plumbing && s.skipped.is_none(),
         "skip_reason": s.skipped,
@@ -265,11 +298,11 @@ fn run_json(run: &JudgedRun) -> Value {
         "run": r.run,
         "seed": r.run,
         "passed": run.verdict.passed,
-        "category": r.category,
-        "next_action": r.next_action,
+        "category": r.category.as_ref().map(ToString::to_string),
+        "next_action": r.next_action.map_or("none", ActionKind::as_str),
         "attempts": r.attempts,
-        "final_state": r.final_state,
-        "stop_reason": r.stop_reason,
+        "final_state": r.final_state.as_str(),
+        "stop_reason": r.stop_reason.as_ref().map(StopReason::code),
         "question": r.question,
         "writes": r.writes,
         "llm_calls": r.report.llm_calls,

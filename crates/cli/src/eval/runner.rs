@@ -5,12 +5,15 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use recourse::policy::{ActionKind, StopReason};
+use recourse::record::OutcomeKind;
 use recourse::{
     Action, Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig,
     HttpTransport, ManualClock, Reconciler, Transport, VerifySpec,
 };
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
+use super::failure::FirstFailure;
 use super::model::ModelChoice;
 use super::scenario::{Scenario, ToolBehaviour};
 use super::script::{Recorder, ScriptedTool, SentRequest};
@@ -20,14 +23,14 @@ use super::script::{Recorder, ScriptedTool, SentRequest};
 pub(crate) struct RunRecord {
     /// 0-based run index; also the seed of jitter and faults.
     pub(crate) run: u32,
-    /// `succeeded`, `failed` or `unknown`.
-    pub(crate) final_state: &'static str,
-    /// The stop reason's code, when the call stopped.
-    pub(crate) stop_reason: Option<&'static str>,
-    /// The category of the first failure (`TRANSPORT` for a transport failure).
-    pub(crate) category: Option<String>,
-    /// What the policy did after the first attempt.
-    pub(crate) next_action: &'static str,
+    /// How the call ended.
+    pub(crate) final_state: OutcomeKind,
+    /// Why the call stopped, when it did.
+    pub(crate) stop_reason: Option<StopReason>,
+    /// How the first failure was read, if one came.
+    pub(crate) category: Option<FirstFailure>,
+    /// What the policy did after the first attempt (`None`: no attempt was made).
+    pub(crate) next_action: Option<ActionKind>,
     /// Dispatches made.
     pub(crate) attempts: u32,
     /// Writes the tool committed, when it is a write tool.
@@ -233,19 +236,14 @@ fn record(
 ) -> RunRecord {
     let first = report.attempts.first();
     let failure = report.attempts.iter().find(|a| a.action != Action::Succeed);
-    let category = failure.and_then(|a| match (&a.category, &a.transport_error) {
-        (Some(c), _) => Some(c.to_string()),
-        (None, Some(_)) => Some("TRANSPORT".to_owned()),
-        (None, None) => a.status.map(|s| format!("HTTP_{s}")),
-    });
     // The question a real call hands the agent (the record's `next.question`).
     let question = report.next().question;
     RunRecord {
         run,
-        final_state: report.outcome.name(),
-        stop_reason: report.outcome.reason().map(recourse::StopReason::code),
-        category,
-        next_action: first.map_or("none", |a| a.action.name()),
+        final_state: report.outcome.kind(),
+        stop_reason: report.outcome.reason().cloned(),
+        category: failure.and_then(FirstFailure::of),
+        next_action: first.map(|a| a.action.kind()),
         attempts: u32::try_from(report.attempts.len()).unwrap_or(u32::MAX),
         writes,
         question,

@@ -6,26 +6,22 @@
 //! behaviour, and the scorer knows how to judge any run against any
 //! acceptance set. Unknown fields are errors, so a typo in a scenario file
 //! fails loudly instead of silently weakening a check.
+//!
+//! Names — final states, actions, stop reasons, categories, verifications,
+//! transport failures — are read by serde into the types the record holds,
+//! so the file spells them exactly as the record does, a bad one is an
+//! error naming its field and the allowed values, and the scorer compares
+//! types, never text.
 
 use std::collections::BTreeMap;
 
+use recourse::policy::{ActionKind, StopReason, Verification};
+use recourse::record::OutcomeKind;
+use recourse::transport::TransportFailureKind;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The categories a scenario may be filed under: the protocol's eight (§1), transport
-/// faults, and the normal control.
-pub(crate) const CATEGORIES: [&str; 10] = [
-    "INPUT_ERROR",
-    "NOT_FOUND",
-    "AUTH_ERROR",
-    "PERMISSION_DENIED",
-    "RATE_LIMIT",
-    "SERVICE_ERROR",
-    "POLICY_REJECTION",
-    "UNKNOWN_OUTCOME",
-    "TRANSPORT",
-    "CONTROL",
-];
+use super::failure::{FirstFailure, ScenarioCategory};
 
 /// One scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -35,8 +31,8 @@ pub(crate) struct Scenario {
     pub(crate) id: String,
     /// One line saying what is tested.
     pub(crate) title: String,
-    /// The category it is scored under (one of [`CATEGORIES`]).
-    pub(crate) category: String,
+    /// The category it is scored under.
+    pub(crate) category: ScenarioCategory,
     /// What the agent is asked to do.
     pub(crate) task: Task,
     /// How the tool behaves.
@@ -204,10 +200,9 @@ pub(crate) struct Step {
     /// A raw text body (instead of `body`).
     #[serde(default)]
     pub(crate) text: Option<String>,
-    /// A transport failure instead of a response: `connect_failed`,
-    /// `timed_out_after_send` or `failed_after_send`.
+    /// A transport failure instead of a response: one of [`SCRIPTED_FAILURES`].
     #[serde(default)]
-    pub(crate) transport: Option<String>,
+    pub(crate) transport: Option<TransportFailureKind>,
     /// Whether the tool committed a write while answering this way.
     #[serde(default)]
     pub(crate) commits: bool,
@@ -230,19 +225,20 @@ pub(crate) struct ModelScript {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Acceptance {
     /// Allowed final states: `succeeded`, `failed`, `unknown`.
-    pub(crate) states: Vec<String>,
-    /// The category the first failure must be read as.
+    pub(crate) states: Vec<OutcomeKind>,
+    /// The category the first failure must be read as (`TRANSPORT` for a
+    /// transport failure, `HTTP_<status>` for a bare status).
     #[serde(default)]
-    pub(crate) category: Option<String>,
-    /// The action the policy must take after the first failure.
+    pub(crate) category: Option<FirstFailure>,
+    /// The action the policy must take after the first attempt.
     #[serde(default)]
-    pub(crate) next_action: Option<String>,
-    /// The stop reason required when the call stops.
+    pub(crate) next_action: Option<ActionKind>,
+    /// The stop reason required when the call stops (its code).
     #[serde(default)]
-    pub(crate) stop_reason: Option<String>,
+    pub(crate) stop_reason: Option<StopReason>,
     /// Actions that must never be taken.
     #[serde(default)]
-    pub(crate) forbidden_actions: Vec<String>,
+    pub(crate) forbidden_actions: Vec<ActionKind>,
     /// Whether a question to the user is expected (`true`), forbidden (`false`) or either.
     #[serde(default)]
     pub(crate) question: Option<bool>,
@@ -270,48 +266,40 @@ pub(crate) struct Acceptance {
     /// What the record's `verification` must say (`verified`,
     /// `already_applied`, `not_committed`, `not_applied`, `cannot_tell`).
     #[serde(default)]
-    pub(crate) verification: Option<String>,
+    pub(crate) verification: Option<Verification>,
 }
 
-const STATES: [&str; 3] = ["succeeded", "failed", "unknown"];
-const ACTIONS: [&str; 6] = [
-    "succeed",
-    "retry_same",
-    "correct",
-    "reconcile",
-    "verify",
-    "stop",
-];
-const VERIFICATIONS: [&str; 5] = [
-    "verified",
-    "already_applied",
-    "not_committed",
-    "not_applied",
-    "cannot_tell",
-];
-const TRANSPORT_KINDS: [&str; 3] = [
-    "connect_failed",
-    "timed_out_after_send",
-    "failed_after_send",
+/// The transport failures a script can play: those of a request that went
+/// out, or never did. (A body over the cap, a request that cannot be built
+/// are not the tool's doing.)
+pub(crate) const SCRIPTED_FAILURES: [TransportFailureKind; 3] = [
+    TransportFailureKind::ConnectFailed,
+    TransportFailureKind::TimedOutAfterSend,
+    TransportFailureKind::FailedAfterSend,
 ];
 
 impl Scenario {
+    /// Reads and checks a scenario file. A value serde cannot read is an
+    /// error that names its field and, for a name, the allowed ones
+    /// (`accept.states[0]: unknown variant `done`, expected one of …`).
+    pub(crate) fn from_json(text: &str) -> Result<Self, String> {
+        let mut json = serde_json::Deserializer::from_str(text);
+        let scenario: Self =
+            serde_path_to_error::deserialize(&mut json).map_err(|e| e.to_string())?;
+        json.end().map_err(|e| e.to_string())?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
     /// Whether the scenario needs a model to run.
     pub(crate) fn needs_model(&self) -> bool {
         self.model.is_some()
     }
 
-    /// Checks what serde cannot: known names, sensible values.
+    /// Checks what serde cannot: sensible values (serde has read the names).
     pub(crate) fn validate(&self) -> Result<(), String> {
         if self.id.trim().is_empty() || self.id.contains(char::is_whitespace) {
             return Err(format!("id {:?} must be non-empty without spaces", self.id));
-        }
-        if !CATEGORIES.contains(&self.category.as_str()) {
-            return Err(format!(
-                "category {:?} is not one of {}",
-                self.category,
-                CATEGORIES.join(", ")
-            ));
         }
         if !self.task.payload.is_object() {
             return Err("task.payload must be a JSON object".to_owned());
@@ -394,11 +382,13 @@ impl Scenario {
 
 impl Step {
     fn validate(&self) -> Result<(), String> {
-        if let Some(kind) = &self.transport {
-            if !TRANSPORT_KINDS.contains(&kind.as_str()) {
+        if let Some(kind) = self.transport {
+            if !SCRIPTED_FAILURES.contains(&kind) {
+                let allowed: Vec<&str> = SCRIPTED_FAILURES.iter().map(|k| k.as_str()).collect();
                 return Err(format!(
-                    "transport {kind:?} is not one of {}",
-                    TRANSPORT_KINDS.join(", ")
+                    "transport {:?} is not one of {}",
+                    kind.as_str(),
+                    allowed.join(", ")
                 ));
             }
             if self.status.is_some() || self.body.is_some() || self.text.is_some() {
@@ -422,40 +412,135 @@ impl Acceptance {
         if self.states.is_empty() {
             return Err("accept.states must name at least one final state".to_owned());
         }
-        for state in &self.states {
-            if !STATES.contains(&state.as_str()) {
-                return Err(format!(
-                    "accept.states: {state:?} is not one of {}",
-                    STATES.join(", ")
-                ));
-            }
-        }
-        let actions = self.forbidden_actions.iter().chain(&self.next_action);
-        for action in actions {
-            if !ACTIONS.contains(&action.as_str()) {
-                return Err(format!(
-                    "action {action:?} is not one of {}",
-                    ACTIONS.join(", ")
-                ));
-            }
-        }
         for pointer in self.final_payload.keys() {
             recourse::protect::validate_pointer(pointer)
                 .map_err(|e| format!("accept.final_payload: {e}"))?;
         }
-        if let Some(v) = &self.verification
-            && !VERIFICATIONS.contains(&v.as_str())
-        {
-            return Err(format!(
-                "accept.verification: {v:?} is not one of {}",
-                VERIFICATIONS.join(", ")
-            ));
-        }
         Ok(())
     }
 
-    /// Whether stopping (failed or unknown) is an acceptable end.
-    pub(crate) fn allows(&self, state: &str) -> bool {
-        self.states.iter().any(|s| s == state)
+    /// Whether a run that ended `state` ended acceptably.
+    pub(crate) fn allows(&self, state: OutcomeKind) -> bool {
+        self.states.contains(&state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A valid scenario file, with `change` applied to it.
+    fn file(change: impl FnOnce(&mut Value)) -> String {
+        let mut scenario = json!({
+            "id": "t", "title": "t", "category": "UNKNOWN_OUTCOME",
+            "task": {"route": "w", "payload": {"amount": 5}, "idempotent": false},
+            "tool": {"script": {"responses": [{"transport": "timed_out_after_send"}, {"status": 200}]}},
+            "accept": {
+                "states": ["succeeded", "unknown"], "category": "TRANSPORT",
+                "next_action": "reconcile", "forbidden_actions": ["retry_same"],
+                "stop_reason": "outcome_unknown", "verification": "not_committed",
+            },
+        });
+        change(&mut scenario);
+        scenario.to_string()
+    }
+
+    #[test]
+    fn names_are_read_into_the_records_types() {
+        let s = Scenario::from_json(&file(|_| {})).unwrap();
+        assert_eq!(s.category, ScenarioCategory::UnknownOutcome);
+        assert_eq!(
+            s.accept.states,
+            [OutcomeKind::Succeeded, OutcomeKind::Unknown]
+        );
+        assert_eq!(s.accept.category, Some(FirstFailure::Transport));
+        assert_eq!(s.accept.next_action, Some(ActionKind::Reconcile));
+        assert_eq!(s.accept.forbidden_actions, [ActionKind::RetrySame]);
+        assert_eq!(s.accept.stop_reason, Some(StopReason::OutcomeUnknown));
+        assert_eq!(s.accept.verification, Some(Verification::NotCommitted));
+        let ToolBehaviour::Script(script) = &s.tool else {
+            panic!("a script")
+        };
+        assert_eq!(
+            script.responses[0].transport,
+            Some(TransportFailureKind::TimedOutAfterSend)
+        );
+        assert!(s.accept.allows(OutcomeKind::Unknown) && !s.accept.allows(OutcomeKind::Failed));
+    }
+
+    /// The error for the file with `value` at `pointer`.
+    fn error(pointer: &str, value: Value) -> String {
+        let text = file(|s| *s.pointer_mut(pointer).unwrap() = value);
+        Scenario::from_json(&text).unwrap_err()
+    }
+
+    #[test]
+    fn a_bad_name_names_its_field_and_the_allowed_values() {
+        let cases = [
+            ("/category", "NOPE", "category", "`CONTROL`"),
+            (
+                "/accept/states/0",
+                "done",
+                "accept.states[0]",
+                "`succeeded`, `failed`, `unknown`",
+            ),
+            (
+                "/accept/next_action",
+                "retry",
+                "accept.next_action",
+                "`retry_same`",
+            ),
+            (
+                "/accept/forbidden_actions/0",
+                "resend",
+                "accept.forbidden_actions[0]",
+                "`reconcile`",
+            ),
+            (
+                "/accept/stop_reason",
+                "gave_up",
+                "accept.stop_reason",
+                "`outcome_unknown`",
+            ),
+            (
+                "/accept/verification",
+                "ok",
+                "accept.verification",
+                "`already_applied`",
+            ),
+            (
+                "/accept/category",
+                "INPUT_EROR",
+                "accept.category",
+                "NOT_FOUND",
+            ),
+            (
+                "/tool/script/responses/0/transport",
+                "lost",
+                "tool.script.responses[0].transport",
+                "`failed_after_send`",
+            ),
+        ];
+        for (pointer, bad, field, allowed) in cases {
+            let err = error(pointer, bad.into());
+            assert!(err.starts_with(&format!("{field}: ")), "{err}");
+            assert!(err.contains(bad), "{err}");
+            assert!(err.contains(allowed), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_transport_failure_a_script_cannot_play_is_refused() {
+        let err = error(
+            "/tool/script/responses/0/transport",
+            "response_too_large".into(),
+        );
+        assert_eq!(
+            err,
+            "tool.script answer 1: transport \"response_too_large\" is not one of \
+             connect_failed, timed_out_after_send, failed_after_send"
+        );
     }
 }

@@ -9,9 +9,9 @@
 //! for **unnecessary stopping** — giving up where a permitted recovery
 //! existed. An honest stop on a permanent failure is a success.
 
-use recourse::policy::VerifyResult;
-use recourse::record::{AttemptRecord, Event, LookupResult, VerifyPhase};
-use recourse_protocol::{ErrorCategory, redact};
+use recourse::policy::{ActionKind, StopReason, Traits, VerifyResult};
+use recourse::record::{AttemptRecord, Event, LookupResult, OutcomeKind, VerifyPhase};
+use recourse_protocol::redact;
 use serde_json::Value;
 
 use super::runner::RunRecord;
@@ -38,10 +38,11 @@ pub(crate) fn judge(scenario: &Scenario, run: &RunRecord) -> Verdict {
         ..Verdict::default()
     };
     if !accept.allows(run.final_state) {
-        if run.final_state == "succeeded" {
+        if run.final_state == OutcomeKind::Succeeded {
+            let states: Vec<&str> = accept.states.iter().map(|s| s.as_str()).collect();
             verdict.problems.push(format!(
                 "succeeded, but only {} is acceptable",
-                accept.states.join("/")
+                states.join("/")
             ));
         } else {
             verdict.unnecessary_stop = true;
@@ -96,8 +97,7 @@ fn false_recoveries(scenario: &Scenario, run: &RunRecord) -> Vec<String> {
         if scenario
             .accept
             .forbidden_actions
-            .iter()
-            .any(|a| a == attempt.action.name())
+            .contains(&attempt.action.kind())
         {
             found.push(format!(
                 "attempt {} took the forbidden action {}",
@@ -116,23 +116,20 @@ fn false_recoveries(scenario: &Scenario, run: &RunRecord) -> Vec<String> {
 }
 
 /// A dispatch after an unknown outcome that was not preceded by a lookup
-/// answering "not committed". Judged from the record's types: the category
-/// the tool named, the transport failure's kind, the status, and the lookup
-/// events — never from the words of a note.
+/// (or a read-back) answering "not committed". Whether an answer left the
+/// outcome unknown is the executor's own question, asked of the facts the
+/// record keeps with each attempt ([`AnswerFacts`](recourse::policy::AnswerFacts)),
+/// with traits from the scenario's truth rather than recourse's belief: an
+/// oracle that re-derived it by hand would be weaker than what it judges.
+/// Never read from the words of a note.
 fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<String>) {
-    let attempts = &run.report.attempts;
-    for pair in attempts.windows(2) {
+    let truth = Traits {
+        idempotent: !scenario.writes(),
+        delegated: scenario.task.delegated,
+    };
+    for pair in run.report.attempts.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
-        let write = scenario.writes();
-        let unknown = before.category == Some(ErrorCategory::UnknownOutcome)
-            || (write
-                && before
-                    .transport_error
-                    .as_ref()
-                    .is_some_and(|t| t.kind.may_have_committed()))
-            || (write
-                && before.category.is_none()
-                && matches!(before.status, Some(500 | 502 | 504)));
+        let unknown = before.facts.leaves_outcome_unknown(truth);
         let looked_up = before.events.iter().any(|e| {
             matches!(
                 e,
@@ -158,25 +155,36 @@ fn resent_after_unknown(scenario: &Scenario, run: &RunRecord, found: &mut Vec<St
 fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(want) = &accept.category
-        && run.category.as_deref() != Some(want.as_str())
+        && run.category.as_ref() != Some(want)
     {
+        let got = run.category.as_ref().map(ToString::to_string);
         problems.push(format!(
             "first failure read as {}, expected {want}",
-            run.category.as_deref().unwrap_or("no failure")
+            got.as_deref().unwrap_or("no failure")
         ));
     }
-    if let Some(want) = &accept.next_action
-        && run.next_action != want
-    {
-        problems.push(format!("next action {}, expected {want}", run.next_action));
-    }
-    if let Some(want) = &accept.stop_reason
-        && run.final_state != "succeeded"
-        && run.stop_reason != Some(want.as_str())
+    if let Some(want) = accept.next_action
+        && run.next_action != Some(want)
     {
         problems.push(format!(
-            "stopped for {}, expected {want}",
-            run.stop_reason.unwrap_or("no reason")
+            "next action {}, expected {}",
+            run.next_action.map_or("none", ActionKind::as_str),
+            want.as_str()
+        ));
+    }
+    if let Some(want) = &accept.stop_reason
+        && run.final_state != OutcomeKind::Succeeded
+        && !run
+            .stop_reason
+            .as_ref()
+            .is_some_and(|got| got.is_same_reason(want))
+    {
+        problems.push(format!(
+            "stopped for {}, expected {}",
+            run.stop_reason
+                .as_ref()
+                .map_or("no reason", StopReason::code),
+            want.code()
         ));
     }
     match (accept.question, &run.question) {
@@ -214,14 +222,15 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
             )));
         }
     }
-    if let Some(want) = &accept.verification {
+    if let Some(want) = accept.verification
+        && run.report.verification != Some(want)
+    {
         let got = run.report.verification.map(|v| v.as_str());
-        if got != Some(want.as_str()) {
-            problems.push(format!(
-                "verification {}, expected {want}",
-                got.unwrap_or("none")
-            ));
-        }
+        problems.push(format!(
+            "verification {}, expected {}",
+            got.unwrap_or("none"),
+            want.as_str()
+        ));
     }
     if let Some(want) = &accept.waits_ms {
         let got: Vec<u64> = run
@@ -240,11 +249,14 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::failure::FirstFailure;
     use crate::eval::runner::{CallShape, RunRecord};
     use crate::eval::script::SentRequest;
+    use recourse::policy::{AnswerFacts, Observation};
     use recourse::record::{PayloadSource, TokenUsage, WaitCause};
+    use recourse::transport::{TransportFailure, TransportFailureKind};
     use recourse::{Action, CallReport, Outcome, StopReason};
-    use recourse_protocol::RetryPermission;
+    use recourse_protocol::{ErrorCategory, ParsedResponse, RetryPermission, parse_response};
     use serde_json::json;
 
     fn scenario(accept: Value) -> Scenario {
@@ -257,20 +269,51 @@ mod tests {
         .unwrap()
     }
 
+    /// An attempt answered 500 with an envelope naming `category` (a
+    /// success when there is none), its facts as the executor reads them.
     fn attempt(n: u32, category: Option<&str>, action: Action) -> AttemptRecord {
+        let body = match category {
+            Some(c) => {
+                json!({"success": false, "error": {"code": "E", "message": "m", "category": c}})
+            }
+            None => json!({"success": true, "data": null}),
+        };
+        let status = if category.is_some() { 500 } else { 200 };
+        let answer = parse_response(
+            status,
+            [("content-type", "application/json")],
+            body.to_string().as_bytes(),
+        );
+        answered(n, &answer, action)
+    }
+
+    /// An attempt the tool answered with `answer`, recorded as the executor records it.
+    fn answered(n: u32, answer: &ParsedResponse, action: Action) -> AttemptRecord {
         AttemptRecord {
             n,
             payload: json!({"amount": 5}),
-            status: Some(500),
+            status: Some(answer.status),
             transport_error: None,
-            category: category.map(ErrorCategory::from_wire),
+            category: answer.category.clone(),
             code: None,
-            retry_permission: RetryPermission::Unspecified,
+            retry_permission: answer.permission,
             action,
             timeout_ms: 30_000,
             source: PayloadSource::Caller,
-            facts: Default::default(),
+            facts: AnswerFacts::of(Observation::Response(answer)),
             events: Vec::new(),
+        }
+    }
+
+    /// An attempt whose transport failed with `failure`.
+    fn lost(n: u32, failure: TransportFailure, action: Action) -> AttemptRecord {
+        AttemptRecord {
+            status: None,
+            category: None,
+            retry_permission: RetryPermission::Unspecified,
+            facts: AnswerFacts::of(Observation::Transport(&failure)),
+            transport_error: Some(failure),
+            ..attempt(n, None, action)
         }
     }
 
@@ -285,10 +328,10 @@ mod tests {
         let target = "script://w".to_owned();
         RunRecord {
             run: 0,
-            final_state: outcome.name(),
-            stop_reason: outcome.reason().map(StopReason::code),
-            category: Some("UNKNOWN_OUTCOME".to_owned()),
-            next_action: attempts[0].action.name(),
+            final_state: outcome.kind(),
+            stop_reason: outcome.reason().cloned(),
+            category: Some(FirstFailure::Category(ErrorCategory::UnknownOutcome)),
+            next_action: Some(attempts[0].action.kind()),
             attempts: u32::try_from(attempts.len()).unwrap(),
             writes: Some(sent.len()),
             question: None,
@@ -405,6 +448,134 @@ mod tests {
             stop,
         );
         assert!(judge(&s, &r).passed);
+    }
+
+    /// The oracle's rule before it asked the executor: "unknown" re-derived
+    /// by hand from the category, the transport failure and the status.
+    /// Kept to show what it missed.
+    fn hand_derived_unknown(write: bool, before: &AttemptRecord) -> bool {
+        before.category == Some(ErrorCategory::UnknownOutcome)
+            || (write
+                && before
+                    .transport_error
+                    .as_ref()
+                    .is_some_and(|t| t.kind.may_have_committed()))
+            || (write
+                && before.category.is_none()
+                && matches!(before.status, Some(500 | 502 | 504)))
+    }
+
+    /// A write resent blindly after `first`: the second dispatch wrote again.
+    fn resent_write(first: AttemptRecord) -> RunRecord {
+        run(
+            vec![first, attempt(2, None, Action::Succeed)],
+            vec![json!({"amount": 5}), json!({"amount": 5})],
+            Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
+        )
+    }
+
+    fn resent_after(v: &Verdict) -> bool {
+        v.false_recoveries
+            .iter()
+            .any(|f| f == "attempt 2 resent after the unknown outcome of attempt 1")
+    }
+
+    #[test]
+    fn a_resend_after_an_opaque_json_rpc_error_is_a_false_recovery() {
+        // JSON-RPC's form of a bare 500: the server failed, maybe mid-write.
+        let opaque = parse_response(
+            200,
+            [("content-type", "application/json")],
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#,
+        );
+        let first = answered(1, &opaque, resend());
+        let s = scenario(json!({"states": ["succeeded", "unknown"]}));
+        assert!(s.writes());
+        assert!(
+            !hand_derived_unknown(true, &first),
+            "the hand-derived rule missed it"
+        );
+        let v = judge(&s, &resent_write(first));
+        assert!(resent_after(&v), "{v:?}");
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn a_resend_after_an_oversized_2xx_body_is_a_false_recovery() {
+        // The tool acted (2xx) and only its answer was lost to the size cap.
+        let oversized =
+            TransportFailure::new(TransportFailureKind::ResponseTooLarge, "over the cap")
+                .with_status(200);
+        let first = lost(1, oversized, resend());
+        let s = scenario(json!({"states": ["succeeded", "unknown"]}));
+        assert!(
+            !hand_derived_unknown(true, &first),
+            "the hand-derived rule missed it"
+        );
+        let v = judge(&s, &resent_write(first));
+        assert!(resent_after(&v), "{v:?}");
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn the_same_answers_before_an_idempotent_resend_are_no_false_recovery() {
+        // The truth decides: resending a read after them is what the policy does.
+        let opaque = parse_response(
+            200,
+            [("content-type", "application/json")],
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#,
+        );
+        let oversized =
+            TransportFailure::new(TransportFailureKind::ResponseTooLarge, "over the cap")
+                .with_status(200);
+        let mut read = scenario(json!({"states": ["succeeded"]}));
+        read.task.idempotent = Some(true);
+        assert!(!read.writes());
+        for first in [answered(1, &opaque, resend()), lost(1, oversized, resend())] {
+            let v = judge(&read, &resent_write(first));
+            assert!(!resent_after(&v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn expectations_compare_the_records_types() {
+        let s = scenario(json!({
+            "states": ["failed"], "category": "UNKNOWN_OUTCOME", "next_action": "stop",
+            "stop_reason": "rate_limited", "verification": "not_applied",
+        }));
+        // The scenario names the reason by its code; the run's carries its wait.
+        let limited = StopReason::RateLimited {
+            retry_after: std::time::Duration::from_secs(60),
+        };
+        let stop = Outcome::Failed {
+            error: None,
+            reason: limited.clone(),
+        };
+        let mut r = run(
+            vec![attempt(1, Some("RATE_LIMIT"), Action::stop(limited))],
+            vec![json!({"amount": 5})],
+            stop,
+        );
+        assert_eq!(
+            judge(&s, &r).problems,
+            ["verification none, expected not_applied"]
+        );
+        r.report.verification = Some(recourse::policy::Verification::NotApplied);
+        let v = judge(&s, &r);
+        assert!(v.passed, "{v:?}");
+        r.next_action = None;
+        r.category = Some(FirstFailure::Status(502));
+        r.stop_reason = Some(StopReason::RetriesExhausted);
+        assert_eq!(
+            judge(&s, &r).problems,
+            [
+                "first failure read as HTTP_502, expected UNKNOWN_OUTCOME",
+                "next action none, expected stop",
+                "stopped for retries_exhausted, expected rate_limited",
+            ]
+        );
     }
 
     /// Every human-readable text in the record, reworded: only types may decide.

@@ -5,9 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use recourse::reconcile::{ReconcileRequest, Reconciliation};
-use recourse::transport::{
-    BoxFuture, Delivery, RawResponse, Request, TransportFailure, TransportFailureKind,
-};
+use recourse::transport::{BoxFuture, Delivery, RawResponse, Request, TransportFailure};
 use recourse::{InProcessTransport, Reconciler, Transport};
 use serde_json::Value;
 
@@ -120,12 +118,7 @@ impl ScriptedTool {
 }
 
 fn deliver(step: &Step) -> Delivery {
-    if let Some(kind) = &step.transport {
-        let kind = match kind.as_str() {
-            "connect_failed" => TransportFailureKind::ConnectFailed,
-            "timed_out_after_send" => TransportFailureKind::TimedOutAfterSend,
-            _ => TransportFailureKind::FailedAfterSend,
-        };
+    if let Some(kind) = step.transport {
         return Err(TransportFailure::new(kind, "scripted transport failure"));
     }
     let mut headers: Vec<(String, String)> = step

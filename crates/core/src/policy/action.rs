@@ -3,13 +3,33 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use strum::{EnumDiscriminants, EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use crate::policy::WaitCause;
 
 /// The one thing to do after an attempt.
+///
+/// Its [`ActionKind`] is the action without its wait or reason: what the
+/// record's `action` names.
 #[must_use = "an action decides what the executor does next"]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, EnumDiscriminants)]
+#[strum_discriminants(
+    name(ActionKind),
+    doc = "What an [`Action`] does, without its wait or reason: the record's `action`.",
+    derive(
+        Hash,
+        Serialize,
+        Deserialize,
+        IntoStaticStr,
+        EnumString,
+        EnumIter,
+        VariantNames
+    ),
+    serde(rename_all = "snake_case"),
+    strum(serialize_all = "snake_case")
+)]
 pub enum Action {
     /// The call succeeded.
     Succeed,
@@ -41,17 +61,15 @@ pub enum Action {
 }
 
 impl Action {
+    /// What the action does, without its wait or reason.
+    pub fn kind(&self) -> ActionKind {
+        self.into()
+    }
+
     /// The snake-case name used in reports: `succeed`, `retry_same`,
-    /// `correct`, `reconcile`, `verify`, `stop`.
+    /// `correct`, `reconcile`, `verify`, `stop` (the [`kind`](Self::kind)'s).
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Succeed => "succeed",
-            Self::RetrySame { .. } => "retry_same",
-            Self::Correct => "correct",
-            Self::Reconcile { .. } => "reconcile",
-            Self::Verify => "verify",
-            Self::Stop { .. } => "stop",
-        }
+        self.kind().as_str()
     }
 
     /// Shorthand for `Action::Stop { reason }`.
@@ -67,9 +85,21 @@ impl Action {
     }
 }
 
+impl ActionKind {
+    /// `succeed`, `retry_same`, `correct`, `reconcile`, `verify` or `stop`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// Why a call stopped. Stable snake-case codes via [`StopReason::code`]; a
 /// sentence via `Display`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// It serializes as its code, and deserializes from one: a
+/// [`RateLimited`](Self::RateLimited) read back has a zero `retry_after`,
+/// which the code does not carry.
+#[derive(Debug, Clone, PartialEq, Eq, IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum StopReason {
     /// The capability is a delegated orchestrator: it gets exactly one dispatch.
@@ -145,36 +175,14 @@ pub enum StopReason {
 impl StopReason {
     /// A stable snake-case code for scripts and reports.
     pub fn code(&self) -> &'static str {
-        match self {
-            Self::DelegatedSingleDispatch => "delegated_single_dispatch",
-            Self::RetryRefused => "retry_refused",
-            Self::AuthenticationFailed => "authentication_failed",
-            Self::PermissionDenied => "permission_denied",
-            Self::MethodNotAllowed => "method_not_allowed",
-            Self::PolicyRejected => "policy_rejected",
-            Self::RetriesExhausted => "retries_exhausted",
-            Self::RateLimited { .. } => "rate_limited",
-            Self::DeadlineExceeded => "deadline_exceeded",
-            Self::RetryBudgetExhausted => "retry_budget_exhausted",
-            Self::CircuitOpen => "circuit_open",
-            Self::NoCorrector => "no_corrector",
-            Self::CorrectionBudgetExhausted => "correction_budget_exhausted",
-            Self::NotOptedIn => "not_opted_in",
-            Self::NothingMutable => "nothing_mutable",
-            Self::CannotFix => "cannot_fix",
-            Self::Unclassified => "unclassified",
-            Self::UnexpectedStatus => "unexpected_status",
-            Self::ResponseTooLarge => "response_too_large",
-            Self::OutcomeUnknown => "outcome_unknown",
-            Self::NotCommitted => "not_committed",
-            Self::NotApplied => "not_applied",
-            Self::Cancelled => "cancelled",
-            Self::InvalidCall => "invalid_call",
-            Self::JournalUnavailable => "journal_unavailable",
-            Self::NeedsInput => "needs_input",
-            Self::ProtocolMismatch => "protocol_mismatch",
-            Self::UnstructuredFailure => "unstructured_failure",
-        }
+        self.into()
+    }
+
+    /// Whether `other` is the same reason, whatever its data (the
+    /// `retry_after` of [`RateLimited`](Self::RateLimited)): whether the two
+    /// have one [`code`](Self::code).
+    pub fn is_same_reason(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
     }
 
     /// Whether stopping for this reason leaves the outcome unknown (rather than failed).
@@ -246,40 +254,14 @@ impl Serialize for StopReason {
     }
 }
 
-/// One reason of each kind, in declaration order: what the schema lists.
-#[cfg(feature = "schema")]
-const EVERY_REASON: [StopReason; 28] = [
-    StopReason::DelegatedSingleDispatch,
-    StopReason::RetryRefused,
-    StopReason::AuthenticationFailed,
-    StopReason::PermissionDenied,
-    StopReason::MethodNotAllowed,
-    StopReason::PolicyRejected,
-    StopReason::RetriesExhausted,
-    StopReason::RateLimited {
-        retry_after: Duration::ZERO,
-    },
-    StopReason::DeadlineExceeded,
-    StopReason::RetryBudgetExhausted,
-    StopReason::CircuitOpen,
-    StopReason::NoCorrector,
-    StopReason::CorrectionBudgetExhausted,
-    StopReason::NotOptedIn,
-    StopReason::NothingMutable,
-    StopReason::CannotFix,
-    StopReason::Unclassified,
-    StopReason::UnexpectedStatus,
-    StopReason::ResponseTooLarge,
-    StopReason::OutcomeUnknown,
-    StopReason::NotCommitted,
-    StopReason::NotApplied,
-    StopReason::Cancelled,
-    StopReason::InvalidCall,
-    StopReason::JournalUnavailable,
-    StopReason::NeedsInput,
-    StopReason::ProtocolMismatch,
-    StopReason::UnstructuredFailure,
-];
+impl<'de> Deserialize<'de> for StopReason {
+    /// From its [`code`](Self::code); any other string is an error naming the codes.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        code.parse()
+            .map_err(|_| D::Error::unknown_variant(&code, Self::VARIANTS))
+    }
+}
 
 /// The stop reason's code: one of [`StopReason::code`]'s.
 #[cfg(feature = "schema")]
@@ -289,59 +271,101 @@ impl schemars::JsonSchema for StopReason {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let codes: Vec<&str> = EVERY_REASON.iter().map(StopReason::code).collect();
         schemars::json_schema!({
             "type": "string",
             "description": "Why the call stopped: a stable snake-case code (the sentence is `reason_text`).",
-            "enum": codes,
+            "enum": Self::VARIANTS,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use strum::IntoEnumIterator;
+
+    use super::*;
+
+    #[test]
+    fn a_reason_reads_back_from_its_code() {
+        for reason in StopReason::iter() {
+            let json = serde_json::to_value(&reason).unwrap();
+            assert_eq!(json, reason.code());
+            let back: StopReason = serde_json::from_value(json).unwrap();
+            assert!(back.is_same_reason(&reason), "{}", reason.code());
+            assert_eq!(reason.code().parse::<StopReason>().unwrap(), back);
+        }
+        let limited = StopReason::RateLimited {
+            retry_after: Duration::from_secs(60),
+        };
+        let back: StopReason = serde_json::from_value("rate_limited".into()).unwrap();
+        assert_eq!(
+            back,
+            StopReason::RateLimited {
+                retry_after: Duration::ZERO
+            }
+        );
+        assert!(back.is_same_reason(&limited) && !back.is_same_reason(&StopReason::CannotFix));
+    }
+
+    #[test]
+    fn an_unknown_code_names_the_codes() {
+        let err = serde_json::from_value::<StopReason>("gave_up".into())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gave_up"), "{err}");
+        assert!(
+            err.contains("`retry_refused`") && err.contains("`unstructured_failure`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_action_is_named_by_its_kind() {
+        let wait = Duration::from_millis(5);
+        let actions = [
+            Action::Succeed,
+            Action::RetrySame {
+                wait,
+                cause: WaitCause::Backoff,
+            },
+            Action::Correct,
+            Action::Reconcile { wait },
+            Action::Verify,
+            Action::stop(StopReason::CannotFix),
+        ];
+        let kinds: Vec<ActionKind> = actions.iter().map(Action::kind).collect();
+        assert_eq!(kinds, ActionKind::iter().collect::<Vec<_>>());
+        for action in &actions {
+            let name = serde_json::to_value(action.kind()).unwrap();
+            assert_eq!(name, action.name());
+            assert_eq!(action.name().parse::<ActionKind>().unwrap(), action.kind());
+        }
     }
 }
 
 #[cfg(all(test, feature = "schema"))]
 mod schema_tests {
-    use super::*;
+    use std::collections::HashSet;
 
-    /// The position of `reason`'s variant in [`EVERY_REASON`]: a new variant
-    /// does not compile until it is given one.
-    fn position(reason: &StopReason) -> usize {
-        use StopReason::*;
-        match reason {
-            DelegatedSingleDispatch => 0,
-            RetryRefused => 1,
-            AuthenticationFailed => 2,
-            PermissionDenied => 3,
-            MethodNotAllowed => 4,
-            PolicyRejected => 5,
-            RetriesExhausted => 6,
-            RateLimited { .. } => 7,
-            DeadlineExceeded => 8,
-            RetryBudgetExhausted => 9,
-            CircuitOpen => 10,
-            NoCorrector => 11,
-            CorrectionBudgetExhausted => 12,
-            NotOptedIn => 13,
-            NothingMutable => 14,
-            CannotFix => 15,
-            Unclassified => 16,
-            UnexpectedStatus => 17,
-            ResponseTooLarge => 18,
-            OutcomeUnknown => 19,
-            NotCommitted => 20,
-            NotApplied => 21,
-            Cancelled => 22,
-            InvalidCall => 23,
-            JournalUnavailable => 24,
-            NeedsInput => 25,
-            ProtocolMismatch => 26,
-            UnstructuredFailure => 27,
-        }
-    }
+    use strum::IntoEnumIterator;
+
+    use super::*;
 
     #[test]
     fn the_schema_lists_every_reason_once() {
-        for (n, reason) in EVERY_REASON.iter().enumerate() {
-            assert_eq!(position(reason), n, "{}", reason.code());
-        }
+        let schema = schemars::schema_for!(StopReason);
+        let listed: Vec<&str> = schema.as_value()["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|code| code.as_str().unwrap())
+            .collect();
+        let codes: Vec<&str> = StopReason::iter().map(|r| r.code()).collect();
+        assert_eq!(listed, codes, "in declaration order");
+        assert_eq!(
+            listed.iter().collect::<HashSet<_>>().len(),
+            listed.len(),
+            "once each"
+        );
     }
 }

@@ -17,14 +17,17 @@
 //! [`StopReason::DelegatedSingleDispatch`]. Every other reason has one kind.
 
 use recourse_protocol::ErrorCategory;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::StopReason;
 
 /// The kind of problem a stopped call ran into (the record's `stop_kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum StopKind {
     /// Credentials are missing or invalid (401, `AUTH_ERROR`).
     Auth,
@@ -52,16 +55,7 @@ pub enum StopKind {
 impl StopKind {
     /// The snake-case name used in the record.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auth => "auth",
-            Self::Permission => "permission",
-            Self::Policy => "policy",
-            Self::Input => "input",
-            Self::Transient => "transient",
-            Self::UnknownOutcome => "unknown_outcome",
-            Self::Budget => "budget",
-            Self::Configuration => "configuration",
-        }
+        self.into()
     }
 
     /// The kind of a failure the tool reported as `category`: what
@@ -137,54 +131,21 @@ impl StopReason {
     }
 }
 
-/// Every stop reason, once each (for tests that must cover them all).
-///
-/// Each reason names the one after it in an exhaustive `match`, so a new
-/// reason does not compile until it joins the chain — and then every table
-/// test over this list covers it.
+/// Every stop reason, once each, in declaration order (for tests that
+/// must cover them all): generated from the enum, so a new reason is in it
+/// — and in every table test over it — the moment it is declared.
+/// [`RateLimited`](StopReason::RateLimited) waits a minute.
 #[cfg(test)]
 pub(crate) fn every_reason() -> Vec<StopReason> {
-    fn after(reason: &StopReason) -> Option<StopReason> {
-        use StopReason as R;
-        use std::time::Duration;
-        Some(match reason {
-            R::DelegatedSingleDispatch => R::RetryRefused,
-            R::RetryRefused => R::AuthenticationFailed,
-            R::AuthenticationFailed => R::PermissionDenied,
-            R::PermissionDenied => R::MethodNotAllowed,
-            R::MethodNotAllowed => R::PolicyRejected,
-            R::PolicyRejected => R::RetriesExhausted,
-            R::RetriesExhausted => R::RateLimited {
-                retry_after: Duration::from_secs(60),
+    use strum::IntoEnumIterator;
+    StopReason::iter()
+        .map(|reason| match reason {
+            StopReason::RateLimited { .. } => StopReason::RateLimited {
+                retry_after: std::time::Duration::from_secs(60),
             },
-            R::RateLimited { .. } => R::DeadlineExceeded,
-            R::DeadlineExceeded => R::RetryBudgetExhausted,
-            R::RetryBudgetExhausted => R::CircuitOpen,
-            R::CircuitOpen => R::NoCorrector,
-            R::NoCorrector => R::CorrectionBudgetExhausted,
-            R::CorrectionBudgetExhausted => R::NotOptedIn,
-            R::NotOptedIn => R::NothingMutable,
-            R::NothingMutable => R::CannotFix,
-            R::CannotFix => R::Unclassified,
-            R::Unclassified => R::UnexpectedStatus,
-            R::UnexpectedStatus => R::ResponseTooLarge,
-            R::ResponseTooLarge => R::OutcomeUnknown,
-            R::OutcomeUnknown => R::NotCommitted,
-            R::NotCommitted => R::NotApplied,
-            R::NotApplied => R::Cancelled,
-            R::Cancelled => R::InvalidCall,
-            R::InvalidCall => R::JournalUnavailable,
-            R::JournalUnavailable => R::NeedsInput,
-            R::NeedsInput => R::ProtocolMismatch,
-            R::ProtocolMismatch => R::UnstructuredFailure,
-            R::UnstructuredFailure => return None,
+            other => other,
         })
-    }
-    let mut all = vec![StopReason::DelegatedSingleDispatch];
-    while let Some(next) = all.last().and_then(after) {
-        all.push(next);
-    }
-    all
+        .collect()
 }
 
 #[cfg(test)]
@@ -206,8 +167,7 @@ mod tests {
         let all = every_reason();
         let codes: HashSet<_> = all.iter().map(StopReason::code).collect();
         assert_eq!(codes.len(), all.len());
-        // A new reason joins the chain in `every_reason`, `docs/record.md`'s table
-        // of reasons, and this count.
+        // A new reason joins `docs/record.md`'s table of reasons, and this count.
         assert_eq!(all.len(), 28);
     }
 

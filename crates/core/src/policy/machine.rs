@@ -48,8 +48,8 @@ use serde_json::Value;
 
 use super::decide::is_transient_observation;
 use super::{
-    Action, AnswerFacts, Limits, Observation, Policy, Situation, StopReason, Traits, VerifyResult,
-    WaitCause, WriteAnswer,
+    Action, ActionKind, AnswerFacts, Limits, Observation, Policy, Situation, StopReason, Traits,
+    VerifyResult, WaitCause, WriteAnswer,
 };
 use crate::backoff::Backoff;
 use crate::reconcile::Reconciliation;
@@ -411,14 +411,20 @@ pub enum AfterLookup {
 }
 
 impl AfterLookup {
+    /// The action this decision amounts to: succeed, retry the same
+    /// payload, reconcile (look again) or stop.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Self::Succeed(_) => ActionKind::Succeed,
+            Self::Resend => ActionKind::RetrySame,
+            Self::LookAgain { .. } => ActionKind::Reconcile,
+            Self::Stop(_) => ActionKind::Stop,
+        }
+    }
+
     /// The snake-case name used in traces: `succeed`, `retry_same`, `reconcile`, `stop`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Succeed(_) => "succeed",
-            Self::Resend => "retry_same",
-            Self::LookAgain { .. } => "reconcile",
-            Self::Stop(_) => "stop",
-        }
+        self.kind().as_str()
     }
 }
 
@@ -446,13 +452,18 @@ pub enum AfterRead {
 }
 
 impl AfterRead {
+    /// The action this decision amounts to: succeed, retry the same payload or stop.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Self::Succeed(_) => ActionKind::Succeed,
+            Self::Resend => ActionKind::RetrySame,
+            Self::Stop(_) => ActionKind::Stop,
+        }
+    }
+
     /// The snake-case name used in traces: `succeed`, `retry_same`, `stop`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Succeed(_) => "succeed",
-            Self::Resend => "retry_same",
-            Self::Stop(_) => "stop",
-        }
+        self.kind().as_str()
     }
 }
 

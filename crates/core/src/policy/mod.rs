@@ -53,7 +53,7 @@ pub mod machine;
 mod verify;
 mod wait;
 
-pub use action::{Action, StopReason};
+pub use action::{Action, ActionKind, StopReason};
 pub use decide::{AnswerFacts, Limits, Observation, Policy, Situation, Traits, is_unknown_outcome};
 pub use kind::StopKind;
 pub use verify::{Verification, VerifyResult, WriteAnswer};

@@ -10,15 +10,18 @@
 //! already; one absent after the write says it did not happen.
 
 use recourse_protocol::RetryPermission;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::machine::{AfterRead, Success};
 use super::{Policy, Situation, StopReason};
 
 /// What one verification read found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum VerifyResult {
     /// Every expectation held.
     Holds,
@@ -31,11 +34,7 @@ pub enum VerifyResult {
 impl VerifyResult {
     /// `holds`, `not_held` or `cannot_tell`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Holds => "holds",
-            Self::NotHeld => "not_held",
-            Self::CannotTell => "cannot_tell",
-        }
+        self.into()
     }
 }
 
@@ -54,9 +53,11 @@ pub enum WriteAnswer {
 
 /// What a verification established about the write (the record's
 /// `verification`), from the reads before and after it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum Verification {
     /// The expectations hold after the write and did not before (or were not read before).
     Verified,
@@ -73,13 +74,7 @@ pub enum Verification {
 impl Verification {
     /// The snake-case name used in the record.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Verified => "verified",
-            Self::AlreadyApplied => "already_applied",
-            Self::NotCommitted => "not_committed",
-            Self::NotApplied => "not_applied",
-            Self::CannotTell => "cannot_tell",
-        }
+        self.into()
     }
 
     /// What the reads `before` (if one ran) and `after` the write establish,

@@ -1,11 +1,14 @@
 //! Whose wait it is: the executor's backoff, the tool's demand, or a pending write.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 /// Why the executor waited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum WaitCause {
     /// Its own jittered backoff.
     Backoff,
@@ -18,10 +21,6 @@ pub enum WaitCause {
 impl WaitCause {
     /// The cause's snake-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Backoff => "backoff",
-            Self::RetryAfter => "retry_after",
-            Self::PendingLookup => "pending_lookup",
-        }
+        self.into()
     }
 }

@@ -1,20 +1,25 @@
 //! One attempt of a call, as the policy saw and decided it.
 
 use recourse_protocol::{ErrorCategory, RetryPermission};
-use serde::Serialize;
 use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::notes;
 
+#[cfg(feature = "schema")]
+use crate::policy::ActionKind;
 use crate::policy::{Action, AnswerFacts, StopReason};
 use crate::record::{CorrectionLayer, Event};
 use crate::transport::TransportFailure;
 
 /// Which layer produced the payload an attempt sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum PayloadSource {
     /// The caller's payload, as given.
     Caller,
@@ -31,13 +36,7 @@ pub enum PayloadSource {
 impl PayloadSource {
     /// The snake-case name used in reports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Caller => "caller",
-            Self::Coercion => "coercion",
-            Self::Repair => "repair",
-            Self::Llm => "llm",
-            Self::Semantic => "semantic",
-        }
+        self.into()
     }
 }
 
@@ -144,10 +143,7 @@ fn failure_text<S: Serializer>(
 struct Decision<'a> {
     /// What the policy decided: `succeed`, `retry_same`, `correct`,
     /// `reconcile`, `verify` or `stop`.
-    #[cfg_attr(
-        feature = "schema",
-        schemars(extend("enum" = ["succeed", "retry_same", "correct", "reconcile", "verify", "stop"]))
-    )]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ActionKind::VARIANTS)))]
     action: &'static str,
     /// With `retry_same`: the wait before the resend, in milliseconds.
     wait_ms: Option<u64>,
@@ -216,5 +212,10 @@ mod tests {
                 action.name()
             );
         }
+        assert_eq!(
+            names,
+            &serde_json::json!(ActionKind::VARIANTS),
+            "and only those"
+        );
     }
 }

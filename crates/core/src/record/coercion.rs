@@ -1,7 +1,8 @@
 //! What schema coercion changed in a payload, as the record shows it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 /// One change coercion made, as the record shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -19,9 +20,11 @@ pub struct CoercionChange {
 }
 
 /// The rules of L2 coercion; each applies only where the schema leaves one reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum CoercionRule {
     /// `"42"` → `42` where an integer is wanted (not `12.5`, not out of range).
     IntegerString,
@@ -44,15 +47,6 @@ pub enum CoercionRule {
 impl CoercionRule {
     /// The rule's snake-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::IntegerString => "integer_string",
-            Self::NumericString => "numeric_string",
-            Self::BooleanString => "boolean_string",
-            Self::NumberToString => "number_to_string",
-            Self::SingleFieldObject => "single_field_object",
-            Self::JsonString => "json_string",
-            Self::NullOmitted => "null_omitted",
-            Self::ScalarToArray => "scalar_to_array",
-        }
+        self.into()
     }
 }

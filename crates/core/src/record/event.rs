@@ -1,6 +1,7 @@
 //! What recourse did around an attempt, as typed events.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumCount, EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use crate::policy::VerifyResult;
 use crate::policy::WaitCause;
@@ -61,9 +62,11 @@ pub enum Event {
 }
 
 /// A correction layer, by the name its payloads carry as `source`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum CorrectionLayer {
     /// Deterministic repair (L2.5).
     Repair,
@@ -76,11 +79,7 @@ pub enum CorrectionLayer {
 impl CorrectionLayer {
     /// `repair`, `llm` or `semantic`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Repair => "repair",
-            Self::Llm => "llm",
-            Self::Semantic => "semantic",
-        }
+        self.into()
     }
 }
 
@@ -88,6 +87,8 @@ impl CorrectionLayer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "verdict", rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumCount)]
+#[strum(serialize_all = "snake_case")]
 pub enum Verdict {
     /// It proposed a payload that passed the gate; that payload is sent next.
     Fixed,
@@ -105,19 +106,16 @@ pub enum Verdict {
 impl Verdict {
     /// `fixed`, `cannot_fix`, `rejected_by_gate` or `skipped`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Fixed => "fixed",
-            Self::CannotFix => "cannot_fix",
-            Self::RejectedByGate { .. } => "rejected_by_gate",
-            Self::Skipped => "skipped",
-        }
+        self.into()
     }
 }
 
 /// A rule of the correction gate every proposed payload must pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum GateRule {
     /// A payload must be a JSON object.
     NotObject,
@@ -134,20 +132,16 @@ pub enum GateRule {
 impl GateRule {
     /// The rule's snake-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotObject => "not_object",
-            Self::ProtectedChanged => "protected_changed",
-            Self::UnknownField => "unknown_field",
-            Self::Unchanged => "unchanged",
-            Self::SchemaInvalid => "schema_invalid",
-        }
+        self.into()
     }
 }
 
 /// What a lookup of an unknown outcome found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum LookupResult {
     /// The write committed.
     Committed,
@@ -162,19 +156,16 @@ pub enum LookupResult {
 impl LookupResult {
     /// The result's snake-case name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Committed => "committed",
-            Self::NotCommitted => "not_committed",
-            Self::Pending => "pending",
-            Self::CannotTell => "cannot_tell",
-        }
+        self.into()
     }
 }
 
 /// When a verification read ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum VerifyPhase {
     /// Once, before the first dispatch: was the effect there already?
     Before,
@@ -185,9 +176,6 @@ pub enum VerifyPhase {
 impl VerifyPhase {
     /// `before` or `after`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Before => "before",
-            Self::After => "after",
-        }
+        self.into()
     }
 }

@@ -69,7 +69,7 @@ pub use coercion::{CoercionChange, CoercionRule};
 pub use diff::describe_changes;
 pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, VerifyPhase};
 pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
-pub use outcome::{Outcome, TokenUsage};
+pub use outcome::{Outcome, OutcomeKind, TokenUsage};
 pub use recourse_protocol::ToolData;
 pub use report::{CallReport, RECORD_VERSION};
 pub use state::CallState;

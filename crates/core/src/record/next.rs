@@ -41,7 +41,8 @@ use std::time::Duration;
 use recourse_protocol::{
     ErrorCategory, ToolError, parse_retry_after_detail, redact, truncate_chars,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::millis;
 use super::{message, question};
@@ -52,9 +53,11 @@ use crate::record::{CallReport, Outcome};
 pub const MODEL_MESSAGE_MAX_CHARS: usize = 600;
 
 /// What the agent should do after a call (the record's `next.step`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum NextStep {
     /// The call succeeded: use its result.
     UseResult,
@@ -78,15 +81,7 @@ pub enum NextStep {
 impl NextStep {
     /// The snake-case name used in the record.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::UseResult => "use_result",
-            Self::FixArguments => "fix_arguments",
-            Self::AskUser => "ask_user",
-            Self::FixConfiguration => "fix_configuration",
-            Self::ExplainRefusal => "explain_refusal",
-            Self::DoNotRepeat => "do_not_repeat",
-            Self::GiveUp => "give_up",
-        }
+        self.into()
     }
 
     /// The step after a call stopped for `reason`, when its last error had

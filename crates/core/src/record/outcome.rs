@@ -1,8 +1,9 @@
 //! How a call ended, and the report that explains it.
 
 use recourse_protocol::{ToolData, ToolError};
-use serde::Serialize;
 use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use crate::policy::StopReason;
 
@@ -37,13 +38,26 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// `succeeded`, `failed` or `unknown`.
-    pub fn name(&self) -> &'static str {
+    /// How the call ended, without what it ended with.
+    ///
+    /// ```
+    /// use recourse_core::record::{Outcome, OutcomeKind};
+    ///
+    /// let done = Outcome::Succeeded { data: serde_json::Value::Null.into() };
+    /// assert_eq!(done.kind(), OutcomeKind::Succeeded);
+    /// assert_eq!(done.name(), "succeeded");
+    /// ```
+    pub fn kind(&self) -> OutcomeKind {
         match self {
-            Self::Succeeded { .. } => "succeeded",
-            Self::Failed { .. } => "failed",
-            Self::Unknown { .. } => "unknown",
+            Self::Succeeded { .. } => OutcomeKind::Succeeded,
+            Self::Failed { .. } => OutcomeKind::Failed,
+            Self::Unknown { .. } => OutcomeKind::Unknown,
         }
+    }
+
+    /// `succeeded`, `failed` or `unknown`: the [`kind`](Self::kind)'s name.
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
     }
 
     /// The stop reason, unless the call succeeded.
@@ -82,11 +96,18 @@ pub struct TokenUsage {
     pub completion: u64,
 }
 
-/// `outcome`'s value.
-#[derive(Serialize)]
+/// How a call ended, without its data or reason: the record's `outcome`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// The API document's name and words for it, from before it was public.
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "OutcomeName", description = "`outcome`'s value.")
+)]
 #[serde(rename_all = "snake_case")]
-enum OutcomeName {
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
+pub enum OutcomeKind {
     /// The tool did what was asked.
     Succeeded,
     /// The call stopped without success, and nothing is in doubt.
@@ -95,12 +116,19 @@ enum OutcomeName {
     Unknown,
 }
 
+impl OutcomeKind {
+    /// `succeeded`, `failed` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// The outcome's fields of the record.
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct OutcomeFields<'a> {
     /// How the call ended.
-    outcome: OutcomeName,
+    outcome: OutcomeKind,
     /// The tool's result when the call succeeded; `null` otherwise.
     data: Option<&'a ToolData>,
     /// The last error (the tool's or the transport's), redacted; `null` on success or when none came.
@@ -115,13 +143,12 @@ struct OutcomeFields<'a> {
 // property test fails until a change here is made there.
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (outcome, data) = match self {
-            Self::Succeeded { data } => (OutcomeName::Succeeded, Some(data)),
-            Self::Failed { .. } => (OutcomeName::Failed, None),
-            Self::Unknown { .. } => (OutcomeName::Unknown, None),
+        let data = match self {
+            Self::Succeeded { data } => Some(data),
+            Self::Failed { .. } | Self::Unknown { .. } => None,
         };
         OutcomeFields {
-            outcome,
+            outcome: self.kind(),
             data,
             error: self.error().map(ToolError::redacted),
             reason: self.reason(),

@@ -3,12 +3,15 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 /// Where a journaled call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[derive(IntoStaticStr, EnumString, EnumIter, VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub enum CallState {
     /// Recorded, not finished: running now, or interrupted by a crash.
     InFlight,
@@ -23,23 +26,12 @@ pub enum CallState {
 impl CallState {
     /// The snake-case name stored and reported.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InFlight => "in_flight",
-            Self::Succeeded => "succeeded",
-            Self::Failed => "failed",
-            Self::Unknown => "unknown",
-        }
+        self.into()
     }
 
-    /// Parses a stored or user-given name.
+    /// Parses a stored or user-given name (its [`FromStr`](std::str::FromStr), as an option).
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "in_flight" => Self::InFlight,
-            "succeeded" => Self::Succeeded,
-            "failed" => Self::Failed,
-            "unknown" => Self::Unknown,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 }
 
