@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use recourse::record::OutcomeKind;
 use recourse::{
-    Call, CallReport, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Transport,
-    VerifySpec,
+    CallReport, CallSpec, CorrectionChain, Executor, ExecutorConfig, HttpTransport, Target,
+    Transport, VerifySpec,
 };
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
 use serde_json::{Value, json};
@@ -156,23 +156,24 @@ async fn play(
     let writes_before = tools.exports_committed();
     let url = format!("{}{}", tools.base_url(), scene.route);
     // No idempotency flag: the reference tools' manifest says which calls are writes.
-    let mut call = Call::builder(url.clone(), (scene.payload)());
-    if let Some(schema) = schemas.get(scene.route) {
-        call = call.schema(schema.clone());
-    }
+    let mut spec = CallSpec {
+        schema: schemas.get(scene.route).cloned(),
+        ..CallSpec::new((scene.payload)())
+    };
     match scene.settle {
         Settle::No => {}
         Settle::Lookup => {
-            call =
-                call.reconcile_url(format!("{}/api/exports/{{operation_id}}", tools.base_url()))?;
+            spec.reconcile = Some(format!("{}/api/exports/{{operation_id}}", tools.base_url()));
         }
         Settle::ReadBack => {
-            let exported = VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
-                .args(json!({"source_id": "{{payload.source_id}}", "version": "{{payload.version}}", "format": "{{payload.format}}"}))
-                .expect("/latest exists");
-            call = call.verify(exported);
+            spec.verify = Some(
+                VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
+                    .args(json!({"source_id": "{{payload.source_id}}", "version": "{{payload.version}}", "format": "{{payload.format}}"}))
+                    .expect("/latest exists"),
+            );
         }
     }
+    let call = spec.into_builder(Target::parse(&url)?, config, None)?;
     let report = executor(tools, scene, config)?.execute(call.build()?).await;
     tools.set_faults(Vec::new());
     print_trace(&url, &report, style)?;

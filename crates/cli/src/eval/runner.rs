@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use recourse::policy::{ActionKind, StopReason};
 use recourse::record::OutcomeKind;
 use recourse::{
-    Action, Call, CallBuilder, CallReport, CorrectionChain, Executor, ExecutorConfig,
-    HttpTransport, ManualClock, Reconciler, Transport, VerifySpec,
+    Action, CallBuilder, CallReport, CallSpec, CorrectionChain, Executor, ExecutorConfig,
+    HttpTransport, ManualClock, Reconciler, Target, Transport, VerifySpec,
 };
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
@@ -82,6 +82,7 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
     let reads = Arc::clone(&transport);
     let (recorder, sent) = Recorder::new(transport);
     let config = config(scenario);
+    let call = call(scenario, target, &config)?;
     let mut chain = CorrectionChain::new(&config);
     if let Some(script) = &scenario.model
         && let Some(model) = model.model_for(&script.replies)?
@@ -95,7 +96,7 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
     if let Some(reconciler) = reconciler {
         builder = builder.with_reconciler(reconciler);
     }
-    let mut call = call(scenario, target)?;
+    let mut call = call;
     if let Some(spec) = verify_spec(scenario, &tool) {
         call = call.verify(spec).verify_transport(reads);
     }
@@ -203,28 +204,19 @@ fn verify_spec(scenario: &Scenario, tool: &Tool) -> Option<VerifySpec> {
     Some(spec)
 }
 
-fn call(scenario: &Scenario, target: String) -> Result<CallBuilder> {
+/// The task's call, as every door describes one, aimed at `target`.
+fn call(scenario: &Scenario, target: String, config: &ExecutorConfig) -> Result<CallBuilder> {
     let task = &scenario.task;
-    let mut call = Call::builder(target, task.payload.clone());
-    if let Some(idempotent) = task.idempotent {
-        call = call.idempotent(idempotent);
-    }
-    for pointer in &task.protect {
-        call = call.protect(pointer.clone());
-    }
-    for (name, value) in &task.headers {
-        call = call.header(name.clone(), value.clone());
-    }
-    if task.delegated {
-        call = call.delegated();
-    }
-    if let Some(schema) = &task.schema {
-        call = call.schema(schema.clone());
-    }
-    if let Some(intent) = &task.intent {
-        call = call.intent(intent.clone());
-    }
-    Ok(call)
+    let spec = CallSpec {
+        idempotent: task.idempotent,
+        protect: task.protect.clone(),
+        headers: task.headers.clone().into_iter().collect(),
+        delegated: task.delegated,
+        schema: task.schema.clone(),
+        intent: task.intent.clone(),
+        ..CallSpec::new(task.payload.clone())
+    };
+    Ok(spec.into_builder(Target::parse(&target)?, config, None)?)
 }
 
 fn record(
