@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 #[path = "support/gateway.rs"]
 mod support;
 
-use support::{Gateway, export, keyed, tools, wait_until_the_tool_has};
+use recourse_test_support::{export, keyed, tools, wait_until_the_tool_has};
+use support::Gateway;
 
 /// A gateway replica on the shared journal at `journal`.
 fn replica(state: &std::path::Path, journal: &str, lease_ms: &str) -> Gateway {

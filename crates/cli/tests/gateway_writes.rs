@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 #[path = "support/gateway.rs"]
 mod support;
 
-use support::{Gateway, export, keyed, tools, wait_until_the_tool_has};
+use recourse_test_support::{export, keyed, tools, wait_until_the_tool_has};
+use support::Gateway;
 
 fn journal_path(dir: &std::path::Path) -> String {
     dir.join("journal.db").display().to_string()

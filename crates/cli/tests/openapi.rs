@@ -7,39 +7,14 @@
 
 use std::time::Duration;
 
+use recourse_test_support::check_openapi;
 use serde_json::{Value, json};
 
 #[path = "support/gateway.rs"]
 mod support;
 
-use support::{Gateway, export, keyed, tools};
-
-/// Checks `body` against the schema `doc` declares for `method path` answering `status`.
-fn check(doc: &Value, method: &str, path: &str, status: u16, body: &Value) {
-    let errors = mismatches(doc, method, path, status, body);
-    assert!(
-        errors.is_empty(),
-        "{method} {path} {status} does not match its schema: {errors:#?}\n{body:#}"
-    );
-}
-
-/// Where `body` departs from the schema `doc` declares for `method path` answering `status`.
-fn mismatches(doc: &Value, method: &str, path: &str, status: u16, body: &Value) -> Vec<String> {
-    let response = &doc["paths"][path][method]["responses"][status.to_string()];
-    let schema = &response["content"]["application/json"]["schema"];
-    assert!(
-        schema.is_object(),
-        "{method} {path} does not document {status}: {body}"
-    );
-    // The whole document as the root, so `#/components/schemas/…` resolves.
-    let mut root = doc.clone();
-    root["$ref"] = schema["$ref"].clone();
-    let validator = jsonschema::draft202012::new(&root).expect("the document is a valid schema");
-    validator
-        .iter_errors(body)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
-}
+use recourse_test_support::{export, keyed, tools};
+use support::Gateway;
 
 async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
     let resp = req.send().await.unwrap();
@@ -59,7 +34,7 @@ async fn every_reachable_error_status_is_a_documented_envelope() {
     let mut seen = Vec::new();
     let mut expect = |status: u16, got: (u16, Value), method: &str, path: &str| {
         assert_eq!(got.0, status, "{}", got.1);
-        check(&doc, method, path, status, &got.1);
+        check_openapi(&doc, method, path, status, &got.1);
         seen.push(status);
     };
 
@@ -105,7 +80,7 @@ async fn every_reachable_error_status_is_a_documented_envelope() {
     // A slow keyed write: the same key while it runs is 409, another request under it 422.
     let body = keyed(export(&t), "openapi-2");
     let first = tokio::spawn(send(post().json(&body)));
-    support::wait_until_the_tool_has(&t, "openapi-2").await;
+    recourse_test_support::wait_until_the_tool_has(&t, "openapi-2").await;
     expect(409, send(post().json(&body)).await, "post", "/v1/calls");
     let (status, record) = first.await.unwrap();
     assert_eq!(status, 200, "{record}");
@@ -121,7 +96,7 @@ async fn every_reachable_error_status_is_a_documented_envelope() {
             .post(format!("{}/v1/calls", busy.url))
             .json(&keyed(export(&t), "openapi-3")),
     ));
-    support::wait_until_the_tool_has(&t, "openapi-3").await;
+    recourse_test_support::wait_until_the_tool_has(&t, "openapi-3").await;
     expect(
         503,
         send(client.get(format!("{}/v1/calls", busy.url))).await,

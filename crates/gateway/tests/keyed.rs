@@ -15,8 +15,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use recourse_reference_tools::RunningTools;
 use recourse_test_support::{PostgresSchema, service_var};
+use recourse_test_support::{export, keyed, tools};
 use serde_json::{Value, json};
-use support::{TestGateway, export, journal_path, keyed, tools};
+use support::{TestGateway, journal_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_retry_gets_the_first_record_and_the_tool_one_write() {

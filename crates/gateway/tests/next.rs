@@ -10,8 +10,9 @@ mod support;
 use std::time::Duration;
 
 use recourse_reference_tools::{ToolsConfig, spawn};
+use recourse_test_support::{export, tools};
 use serde_json::{Value, json};
-use support::{TestGateway, export, journal_path, tools};
+use support::{TestGateway, journal_path};
 
 /// A credential the caller sends, in a header and in the URL's query.
 const SECRET: &str = "sk-live-9fQ2xW7vB4nM8kL3pR6tY1uZ";

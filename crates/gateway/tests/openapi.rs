@@ -7,38 +7,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use recourse_test_support::{check_openapi, openapi_mismatches};
+use serde_json::json;
 
 mod support;
 
-use support::{TestGateway, export, journal_path, keyed, tools};
-
-/// Checks `body` against the schema `doc` declares for `method path` answering `status`.
-fn check(doc: &Value, method: &str, path: &str, status: u16, body: &Value) {
-    let errors = mismatches(doc, method, path, status, body);
-    assert!(
-        errors.is_empty(),
-        "{method} {path} {status} does not match its schema: {errors:#?}\n{body:#}"
-    );
-}
-
-/// Where `body` departs from the schema `doc` declares for `method path` answering `status`.
-fn mismatches(doc: &Value, method: &str, path: &str, status: u16, body: &Value) -> Vec<String> {
-    let response = &doc["paths"][path][method]["responses"][status.to_string()];
-    let schema = &response["content"]["application/json"]["schema"];
-    assert!(
-        schema.is_object(),
-        "{method} {path} does not document {status}: {body}"
-    );
-    // The whole document as the root, so `#/components/schemas/…` resolves.
-    let mut root = doc.clone();
-    root["$ref"] = schema["$ref"].clone();
-    let validator = jsonschema::draft202012::new(&root).expect("the document is a valid schema");
-    validator
-        .iter_errors(body)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
-}
+use recourse_test_support::{export, keyed, tools};
+use support::{TestGateway, journal_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_and_journal_answers_match_the_document() {
@@ -70,13 +45,13 @@ async fn records_and_journal_answers_match_the_document() {
     for body in &calls {
         let (status, record) = gw.post(body).await;
         assert_eq!(status, 200, "{record}");
-        check(&doc, "post", "/v1/calls", 200, &record);
+        check_openapi(&doc, "post", "/v1/calls", 200, &record);
         // The check can fail: the same record with a field retyped or gone does not match.
         let mut bent = record.clone();
         bent["next"]["step"] = json!("try_harder");
         bent.as_object_mut().unwrap().remove("http_calls");
         assert_eq!(
-            mismatches(&doc, "post", "/v1/calls", 200, &bent).len(),
+            openapi_mismatches(&doc, "post", "/v1/calls", 200, &bent).len(),
             2,
             "{bent}"
         );
@@ -87,12 +62,12 @@ async fn records_and_journal_answers_match_the_document() {
     assert_eq!(first["outcome"], "unknown", "{first}");
     let (status, replay) = gw.post(&body).await;
     assert_eq!((status, &replay["replayed"]), (200, &json!(true)));
-    check(&doc, "post", "/v1/calls", 200, &replay);
+    check_openapi(&doc, "post", "/v1/calls", 200, &replay);
 
     let id = first["call_id"].as_str().unwrap();
     let (status, one) = gw.get(&format!("/v1/calls/{id}")).await;
     assert_eq!(status, 200);
-    check(&doc, "get", "/v1/calls/{call_id}", 200, &one);
+    check_openapi(&doc, "get", "/v1/calls/{call_id}", 200, &one);
     let answer = gw
         .raw(
             "POST",
@@ -102,13 +77,13 @@ async fn records_and_journal_answers_match_the_document() {
         .await;
     let (status, settled) = (answer.status, answer.body);
     assert_eq!(status, 200, "{settled}");
-    check(&doc, "post", "/v1/calls/{call_id}/reconcile", 200, &settled);
+    check_openapi(&doc, "post", "/v1/calls/{call_id}/reconcile", 200, &settled);
     let (status, page) = gw.get("/v1/calls?limit=2").await;
     assert_eq!(status, 200);
     assert_eq!(page["calls"].as_array().unwrap().len(), 2, "{page}");
-    check(&doc, "get", "/v1/calls", 200, &page);
+    check_openapi(&doc, "get", "/v1/calls", 200, &page);
     for (path, route) in [("/healthz", "/healthz"), ("/readyz", "/readyz")] {
         let (status, body) = gw.get(path).await;
-        check(&doc, "get", route, status, &body);
+        check_openapi(&doc, "get", route, status, &body);
     }
 }

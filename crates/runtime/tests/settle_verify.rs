@@ -204,15 +204,13 @@ async fn pending_then_committed(pending: usize) -> String {
     base
 }
 
-#[tokio::test]
-async fn a_pending_lookup_is_waited_for_on_the_settlers_clock() {
-    let base = pending_then_committed(2).await;
-    let journal = SqliteJournal::in_memory().unwrap();
+/// A write recorded and dispatched once, its lookup at `base`, whose process died.
+async fn died_looking_up(journal: &SqliteJournal, id: &str, base: &str) {
     let call = NewCall {
-        call_id: "c-pending".to_owned(),
+        call_id: id.to_owned(),
         target: format!("{base}/exports"),
         capability: None,
-        idempotency_key: Some("key-1".to_owned()),
+        idempotency_key: Some(format!("key-{id}")),
         reconcile: Some(format!("{base}/exports/{{key}}")),
         verification: None,
         payload: json!({"format": "csv"}),
@@ -220,11 +218,15 @@ async fn a_pending_lookup_is_waited_for_on_the_settlers_clock() {
         lease: LEASE,
     };
     journal.begin_call(&call).await.unwrap();
-    journal
-        .begin_attempt("c-pending", 1, &call.payload)
-        .await
-        .unwrap();
+    journal.begin_attempt(id, 1, &call.payload).await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+#[tokio::test]
+async fn a_pending_lookup_is_waited_for_on_the_settlers_clock() {
+    let base = pending_then_committed(2).await;
+    let journal = SqliteJournal::in_memory().unwrap();
+    died_looking_up(&journal, "c-pending", &base).await;
 
     let clock = ManualClock::new();
     let options = SettleOptions::new(Duration::from_secs(30)).with_clock(Arc::new(clock.clone()));
@@ -248,23 +250,7 @@ async fn a_pending_lookup_is_waited_for_on_the_settlers_clock() {
 async fn a_write_pending_past_the_settlers_lease_stays_unknown() {
     let base = pending_then_committed(usize::MAX).await;
     let journal = SqliteJournal::in_memory().unwrap();
-    let call = NewCall {
-        call_id: "c-slow".to_owned(),
-        target: format!("{base}/exports"),
-        capability: None,
-        idempotency_key: Some("key-2".to_owned()),
-        reconcile: Some(format!("{base}/exports/{{key}}")),
-        verification: None,
-        payload: json!({"format": "csv"}),
-        owner: "a-process-that-died".to_owned(),
-        lease: LEASE,
-    };
-    journal.begin_call(&call).await.unwrap();
-    journal
-        .begin_attempt("c-slow", 1, &call.payload)
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    died_looking_up(&journal, "c-slow", &base).await;
 
     let clock = ManualClock::new();
     let options = SettleOptions::new(Duration::from_secs(5)).with_clock(Arc::new(clock.clone()));

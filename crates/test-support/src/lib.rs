@@ -27,12 +27,16 @@
 //!
 //! Helpers used by one crate only stay in that crate's `tests/support/`.
 
+mod exports;
 mod fake_llm;
+mod openapi;
 mod postgres;
 mod redis_server;
 mod skip;
 
+pub use exports::{export, keyed, tools, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
+pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
 pub use redis_server::{OwnedRedis, redis_ping};
 pub use skip::{NO_SKIP_VAR, service_var};

@@ -197,28 +197,16 @@ pub(crate) const SCENES: &[Scene] = &[
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use recourse::Outcome;
     use recourse::idempotency::Idempotency;
-    use recourse::record::TokenUsage;
 
     use super::*;
 
     fn report(outcome: Outcome) -> CallReport {
         CallReport {
-            call_id: "c".into(),
-            outcome,
-            attempts: Vec::new(),
             http_calls: 1,
-            llm_calls: 0,
-            tokens: TokenUsage::default(),
-            llm_time: Duration::ZERO,
-            idempotency: Idempotency::decide(Some(true), None, None),
-            idempotency_key: None,
-            operation_id: None,
-            verification: None,
-            elapsed: Duration::ZERO,
+            ..CallReport::new("c", outcome, Idempotency::decide(Some(true), None, None))
         }
     }
 

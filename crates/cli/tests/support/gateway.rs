@@ -8,8 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// `recourse serve` on a free loopback port, killed on drop: the one
 /// spawner of the CLI's gateway tests.
@@ -201,47 +200,5 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-pub(crate) async fn tools(faults: &[&str], slow: Duration) -> RunningTools {
-    let mut config = ToolsConfig::default().with_slow_latency(slow);
-    for f in faults {
-        config = config.with_fault(f.parse().unwrap());
-    }
-    spawn(config).await.unwrap()
-}
-
-pub(crate) fn export(tools: &RunningTools) -> Value {
-    json!({
-        "url": format!("{}/api/exports", tools.base_url()),
-        "payload": {"source_id": "sales-2024", "format": "pdf"},
-    })
-}
-
-pub(crate) fn keyed(mut body: Value, key: &str) -> Value {
-    body["idempotency_key"] = json!(key);
-    body
-}
-
-/// Waits until the tools have received the export with idempotency key
-/// `key` (the journal has it before it is sent).
-pub(crate) async fn wait_until_the_tool_has(tools: &RunningTools, key: &str) {
-    let started = Instant::now();
-    loop {
-        let seen: Value = reqwest::get(format!("{}/api/exports/{key}", tools.base_url()))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if seen["data"]["state"] != "not_committed" {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the tool never got the write"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -77,6 +77,26 @@ pub struct CallReport {
 }
 
 impl CallReport {
+    /// The report of call `call_id` that ended `outcome`, with no attempts
+    /// recorded, no calls counted and nothing timed: a start for reports a
+    /// door builds itself (a refusal before any attempt, a test's).
+    pub fn new(call_id: impl Into<String>, outcome: Outcome, idempotency: Idempotency) -> Self {
+        Self {
+            call_id: call_id.into(),
+            outcome,
+            attempts: Vec::new(),
+            http_calls: 0,
+            llm_calls: 0,
+            tokens: TokenUsage::default(),
+            llm_time: Duration::ZERO,
+            idempotency,
+            idempotency_key: None,
+            operation_id: None,
+            verification: None,
+            elapsed: Duration::ZERO,
+        }
+    }
+
     /// The record as a JSON value (what `recourse call --json` prints).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)

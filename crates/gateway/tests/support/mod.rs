@@ -11,8 +11,7 @@ use axum::http::{Request, header};
 use recourse::journal::open_journal;
 use recourse::{CorrectionChain, ExecutorConfig};
 use recourse_gateway::{Gateway, GatewayConfig, router};
-use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tower::ServiceExt;
 
 /// A gateway and the token its clients send (if it has one).
@@ -171,51 +170,6 @@ impl TestGateway {
             );
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-    }
-}
-
-/// The reference tools with `faults`, their slow calls taking `slow`.
-pub(crate) async fn tools(faults: &[&str], slow: Duration) -> RunningTools {
-    let mut config = ToolsConfig::default().with_slow_latency(slow);
-    for f in faults {
-        config = config.with_fault(f.parse().unwrap());
-    }
-    spawn(config).await.unwrap()
-}
-
-/// The reference tools' export call (a write nobody declared idempotent).
-pub(crate) fn export(tools: &RunningTools) -> Value {
-    json!({
-        "url": format!("{}/api/exports", tools.base_url()),
-        "payload": {"source_id": "sales-2024", "format": "pdf"},
-    })
-}
-
-/// `body` with an idempotency key.
-pub(crate) fn keyed(mut body: Value, key: &str) -> Value {
-    body["idempotency_key"] = json!(key);
-    body
-}
-
-/// Waits until the tools have received the export with idempotency key
-/// `key` (the journal has it before it is sent).
-pub(crate) async fn wait_until_the_tool_has(tools: &RunningTools, key: &str) {
-    let started = Instant::now();
-    loop {
-        let seen: Value = reqwest::get(format!("{}/api/exports/{key}", tools.base_url()))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if seen["data"]["state"] != "not_committed" {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the tool never got the write"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -61,6 +61,18 @@ fn decided<A: Resend>(verdict: Verdict<A>) -> Decided<A> {
     }
 }
 
+/// Dispatches `machine`'s first attempt, which answers UNKNOWN_OUTCOME:
+/// the lookup that follows.
+fn unknown_write_looked_up(machine: &mut CallMachine, now: Instant) -> LookUp {
+    let dispatch = first_dispatch(machine, now);
+    let unknown = envelope(500, "UNKNOWN_OUTCOME");
+    let answered = machine.answered(dispatch, Observation::Response(&unknown), now);
+    let Command::LookUp(lookup) = machine.follow(decided(answered.verdict)) else {
+        panic!("an unknown outcome with a lookup is looked up")
+    };
+    lookup
+}
+
 #[test]
 fn an_open_breaker_stops_the_call_before_dispatch() {
     let mut machine = CallMachine::new(setup(Traits::default()));
@@ -138,12 +150,7 @@ fn cancelled_while_a_write_is_in_doubt_is_unknown_otherwise_cancelled() {
     let mut machine = CallMachine::new(setup(write()).with_lookup(Lookup::Operation));
     let now = Instant::now();
     assert_eq!(machine.cancelled(), Finish::Stopped(StopReason::Cancelled));
-    let dispatch = first_dispatch(&mut machine, now);
-    let unknown = envelope(500, "UNKNOWN_OUTCOME");
-    let answered = machine.answered(dispatch, Observation::Response(&unknown), now);
-    let Command::LookUp(lookup) = machine.follow(decided(answered.verdict)) else {
-        panic!()
-    };
+    let lookup = unknown_write_looked_up(&mut machine, now);
     let pending = Reconciliation::Pending {
         wait: Some(Duration::from_millis(200)),
     };
@@ -162,12 +169,7 @@ fn cancelled_while_a_write_is_in_doubt_is_unknown_otherwise_cancelled() {
 fn a_lookup_that_finds_nothing_committed_allows_one_resend_through_the_budget() {
     let mut machine = CallMachine::new(setup(write()).with_lookup(Lookup::Operation));
     let now = Instant::now();
-    let dispatch = first_dispatch(&mut machine, now);
-    let unknown = envelope(500, "UNKNOWN_OUTCOME");
-    let answered = machine.answered(dispatch, Observation::Response(&unknown), now);
-    let Command::LookUp(lookup) = machine.follow(decided(answered.verdict)) else {
-        panic!()
-    };
+    let lookup = unknown_write_looked_up(&mut machine, now);
     let Verdict::AskBudget(ask) = machine.looked_up(lookup, Reconciliation::NotCommitted, now)
     else {
         panic!("the resend asks the budget")
@@ -188,12 +190,7 @@ fn a_lookup_that_finds_nothing_committed_allows_one_resend_through_the_budget() 
 fn a_committed_lookup_succeeds_with_its_result() {
     let mut machine = CallMachine::new(setup(write()).with_lookup(Lookup::Operation));
     let now = Instant::now();
-    let dispatch = first_dispatch(&mut machine, now);
-    let unknown = envelope(500, "UNKNOWN_OUTCOME");
-    let answered = machine.answered(dispatch, Observation::Response(&unknown), now);
-    let Command::LookUp(lookup) = machine.follow(decided(answered.verdict)) else {
-        panic!()
-    };
+    let lookup = unknown_write_looked_up(&mut machine, now);
     let found = Reconciliation::Committed(json!({"id": 7}));
     let looked = decided(machine.looked_up(lookup, found, now));
     assert!(matches!(
