@@ -49,6 +49,17 @@ impl Backoff {
         }
     }
 
+    /// Full jitter from `base`, capped at `max`, its jitter drawn from `seed`
+    /// (the clock is not read).
+    pub fn seeded(base: Duration, max: Duration, seed: u64) -> Self {
+        Self {
+            base,
+            max,
+            attempt: 0,
+            rng: SplitMix64(seed),
+        }
+    }
+
     /// Fixes the jitter's seed, for reproducible schedules.
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {

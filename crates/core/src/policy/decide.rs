@@ -207,15 +207,22 @@ impl Policy {
         Self { limits }
     }
 
+    /// Rule 1: a 2xx that does not report failure succeeds — or is read back
+    /// first, when the call reads its successes back (`verify_success`).
+    /// `None` for any other observation. (Nothing else of the situation
+    /// matters to a success, so the machine asks this first.)
+    pub fn on_success(observation: Observation<'_>, verify_success: bool) -> Option<Action> {
+        match observation {
+            Observation::Response(r) if r.success && verify_success => Some(Action::Verify),
+            Observation::Response(r) if r.success => Some(Action::Succeed),
+            _ => None,
+        }
+    }
+
     /// Decides what to do after an attempt. Pure: same inputs, same action.
     pub fn decide(&self, observation: Observation<'_>, situation: &Situation) -> Action {
-        if let Observation::Response(r) = observation
-            && r.success
-        {
-            if situation.verify_success {
-                return Action::Verify;
-            }
-            return Action::Succeed;
+        if let Some(action) = Self::on_success(observation, situation.verify_success) {
+            return action;
         }
         if situation.traits.delegated {
             return Action::stop(StopReason::DelegatedSingleDispatch);

@@ -77,7 +77,8 @@ pub struct Setup {
     traits: Traits,
     per_attempt: Duration,
     deadline: Option<Duration>,
-    backoff: Backoff,
+    /// `None`: full jitter from 1 s, made when the machine is.
+    backoff: Option<Backoff>,
     corrector: bool,
     lookup: Lookup,
     mutable_inputs: bool,
@@ -89,7 +90,7 @@ impl Setup {
     /// full-jitter backoff from 1 s.
     pub fn new(limits: Limits, traits: Traits, per_attempt: Duration) -> Self {
         Self {
-            backoff: Backoff::full_jitter(Duration::from_secs(1), limits.max_backoff),
+            backoff: None,
             limits,
             traits,
             per_attempt,
@@ -110,7 +111,7 @@ impl Setup {
     /// Draws the waits between resends (and pending lookups) from `backoff`.
     #[must_use]
     pub fn with_backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
+        self.backoff = Some(backoff);
         self
     }
 
@@ -141,6 +142,7 @@ impl Setup {
 pub struct CallMachine {
     policy: Policy,
     setup: Setup,
+    backoff: Backoff,
     deadline: Option<Instant>,
     attempts: u32,
     retries: u32,
@@ -530,10 +532,14 @@ impl Phase for AfterRead {
 impl CallMachine {
     /// A machine for one call, set up with `setup`. Nothing happens until
     /// [`start`](Self::start).
-    pub fn new(setup: Setup) -> Self {
+    pub fn new(mut setup: Setup) -> Self {
+        let backoff = setup.backoff.take().unwrap_or_else(|| {
+            Backoff::full_jitter(Duration::from_secs(1), setup.limits.max_backoff)
+        });
         Self {
             policy: Policy::new(setup.limits),
             setup,
+            backoff,
             deadline: None,
             attempts: 0,
             retries: 0,
@@ -625,8 +631,13 @@ impl CallMachine {
             Observation::Response(r) => r.permission,
             Observation::Transport(_) => RetryPermission::Unspecified,
         };
-        let situation = self.situation(now);
-        let action = self.policy.decide(observation, &situation);
+        let action = match Policy::on_success(observation, self.verify_success()) {
+            Some(action) => action,
+            None => {
+                let situation = self.situation(now);
+                self.policy.decide(observation, &situation)
+            }
+        };
         Answered {
             assessment: Assessment {
                 transient: is_transient_observation(observation),
@@ -715,18 +726,24 @@ impl CallMachine {
             .map(|deadline| deadline.saturating_duration_since(now))
     }
 
+    /// Whether the next success is read back: the call reads its successes
+    /// back, or this attempt resent a write a read found not committed.
+    fn verify_success(&self) -> bool {
+        self.verify_next_success
+            || matches!(self.setup.lookup, Lookup::ReadBack { always: true, .. })
+    }
+
     fn situation(&mut self, now: Instant) -> Situation {
-        let always = matches!(self.setup.lookup, Lookup::ReadBack { always: true, .. });
         Situation {
             traits: self.setup.traits,
             retries_used: self.retries,
             corrections_used: self.corrections,
             lookups_used: self.lookups,
-            backoff: self.setup.backoff.next().unwrap_or_default(),
+            backoff: self.backoff.next().unwrap_or_default(),
             remaining: self.remaining(now),
             corrector_available: self.setup.corrector,
             reconciler_available: self.setup.lookup != Lookup::None,
-            verify_success: self.verify_next_success || always,
+            verify_success: self.verify_success(),
             has_mutable_inputs: self.setup.mutable_inputs,
         }
     }

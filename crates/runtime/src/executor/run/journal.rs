@@ -57,7 +57,10 @@ impl Run<'_> {
         match self.journaled() {
             Some(journal) => {
                 let payload = redact_value(&self.payload);
-                journal.begin_attempt(&self.call_id, n, &payload).await
+                let begun = journal.begin_attempt(&self.call_id, n, &payload).await;
+                // The attempt's record shows the same payload, redacted once.
+                self.redacted = Some(payload);
+                begun
             }
             None => Ok(()),
         }

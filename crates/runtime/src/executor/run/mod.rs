@@ -78,6 +78,9 @@ pub(crate) struct Run<'e> {
     verification: Option<Verification>,
     /// The span of the lookups of the current unknown outcome.
     reconciling: Option<tracing::Span>,
+    /// The payload being sent, redacted for the journal: its record shows
+    /// the same (the payload does not change between the two).
+    redacted: Option<Value>,
 }
 
 impl<'e> Run<'e> {
@@ -90,8 +93,11 @@ impl<'e> Run<'e> {
         if let Some(n) = call.limits.max_corrections {
             limits.max_corrections = n;
         }
-        let backoff = Backoff::full_jitter(config.backoff_base, limits.max_backoff)
-            .with_seed(exec.next_jitter_seed());
+        let backoff = Backoff::seeded(
+            config.backoff_base,
+            limits.max_backoff,
+            exec.next_jitter_seed(),
+        );
         Self {
             exec,
             limits,
@@ -121,6 +127,7 @@ impl<'e> Run<'e> {
             before: None,
             verification: None,
             reconciling: None,
+            redacted: None,
         }
     }
 
@@ -457,7 +464,10 @@ impl<'e> Run<'e> {
         };
         self.attempts.push(AttemptRecord {
             n,
-            payload: redact_value(&self.payload),
+            payload: self
+                .redacted
+                .take()
+                .unwrap_or_else(|| redact_value(&self.payload)),
             status,
             transport_error,
             category,
