@@ -3,7 +3,7 @@
 //! The schemas are generated (schemars) from the types that serialize the
 //! gateway's answers and read its requests — the record is the runtime's
 //! [`CallReport`](recourse::CallReport), its doc comments the descriptions —
-//! so the document cannot drift from the wire. `tests/openapi.rs` checks real
+//! so the document cannot drift from the wire. `tests/gateway/openapi.rs` checks real
 //! answers against it. Only the routes, their statuses and their parameters
 //! are written here.
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use recourse_test_support::{check_openapi, openapi_mismatches};
 use serde_json::json;
 
-mod support;
+use crate::support;
 
 use recourse_test_support::{export, keyed, tools};
 use support::{TestGateway, journal_path};

@@ -4,7 +4,7 @@
 //! that stops waiting. (A gateway killed or stopped mid-call is tested
 //! against the binary, in the CLI's tests.)
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

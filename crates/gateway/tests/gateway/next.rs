@@ -5,7 +5,7 @@
 //! calls for, and a `model_message` that is short, names no secret and
 //! carries no stack text.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

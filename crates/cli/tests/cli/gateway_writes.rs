@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use recourse_test_support::{export, keyed, tools, wait_until_the_tool_has};
 use support::Gateway;

@@ -1,15 +1,14 @@
 //! The partial-body flood against the real `recourse serve`, measuring the
 //! gateway's memory: 1,500 connections each send ~1 MB of a body and stall.
 //!
-//! `cargo test -p recourse-cli --test flood -- --ignored --nocapture`
+//! `cargo test -p recourse-cli --test cli flood:: -- --ignored --nocapture`
 //!
 //! Prints VmRSS before, at its peak during each of two floods, and after
 //! each, plus how the attack connections were answered; BENCHMARKS.md
 //! records a run. It is ignored in the normal suite: each flood moves
 //! 1.5 GB over loopback and lasts about as long as the body timeout (30 s).
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use support::Gateway;
 

@@ -2,7 +2,7 @@
 //! sent: 400 `INVALID_CALL` (or the target's own refusal), the field at
 //! fault named as the body names it, and the message as it always read.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{TestGateway, journal_path};

@@ -7,10 +7,8 @@
 //! key prefix of its own; the test that stops Redis runs its own
 //! `redis-server` on a free port.
 
-#[path = "support/held_tool.rs"]
-mod held;
-#[path = "support/gateway.rs"]
-mod support;
+use crate::held;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,10 +1,8 @@
 //! `recourse serve` over HTTP: same reports as `recourse call`, one shared
 //! budget, secure defaults, and a graceful drain on SIGTERM.
 
-#[path = "support/held_tool.rs"]
-mod held;
-#[path = "support/gateway.rs"]
-mod support;
+use crate::held;
+use crate::support;
 
 use std::process::Command;
 

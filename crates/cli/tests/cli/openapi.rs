@@ -10,8 +10,7 @@ use std::time::Duration;
 use recourse_test_support::check_openapi;
 use serde_json::{Value, json};
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use recourse_test_support::{export, keyed, tools};
 use support::Gateway;

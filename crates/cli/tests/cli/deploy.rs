@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-const COMPOSE: &str = include_str!("../../../deploy/compose.yaml");
+const COMPOSE: &str = include_str!("../../../../deploy/compose.yaml");
 
 /// The image the recourse services run: its entrypoint is `recourse`.
 const RECOURSE_IMAGE: &str = "recourse:local";

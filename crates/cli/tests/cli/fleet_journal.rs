@@ -11,8 +11,7 @@ use std::time::Duration;
 use recourse_test_support::{PostgresSchema, service_var};
 use serde_json::{Value, json};
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use recourse_test_support::{export, keyed, tools, wait_until_the_tool_has};
 use support::Gateway;

@@ -2,8 +2,7 @@
 //! in targets, endless distinct failing endpoints, a tool that accepts the
 //! connection and never answers. Real binaries, real loopback sockets.
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use support::Gateway;
 

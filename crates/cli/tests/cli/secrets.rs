@@ -3,8 +3,7 @@
 //! query, never reaches `recourse call`'s output (text or `--json`), its
 //! standard error, the gateway's response or `/metrics`.
 
-#[path = "support/gateway.rs"]
-mod support;
+use crate::support;
 
 use support::Gateway;
 

@@ -198,7 +198,7 @@ async fn randomised_kill_points_lose_nothing_and_never_write_twice() {
     }
 }
 
-/// The soak of BENCHMARKS.md: `cargo test -p recourse-cli --test journal_crash -- --ignored`.
+/// The soak of BENCHMARKS.md: `cargo test -p recourse-cli --test cli journal_crash:: -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "soak: 60 killed processes, about a minute"]
 async fn soak_sixty_random_kills() {

@@ -1,0 +1,33 @@
+//! The `recourse` binary's tests, one module per command or concern, in one
+//! test binary: each binary links the whole dependency tree again, and on a
+//! 2-core machine two dozen of them cost CI minutes. Run one module with
+//! `cargo test -p recourse-cli --test cli readme::` (or any other module name).
+
+#[path = "../support/held_tool.rs"]
+mod held;
+#[path = "../support/gateway.rs"]
+mod support;
+
+mod attacks;
+mod call;
+mod call_correction;
+mod config;
+mod debug_llm;
+mod demo;
+mod deploy;
+mod eval;
+mod explain;
+mod fleet;
+mod fleet_journal;
+mod flood;
+mod gateway;
+mod gateway_writes;
+mod journal_crash;
+mod mcp;
+mod openapi;
+mod probe;
+mod readme;
+mod run;
+mod secrets;
+mod server_limits;
+mod verify;

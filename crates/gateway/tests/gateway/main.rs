@@ -1,0 +1,10 @@
+//! The gateway's tests, in-process, one module per concern in one test binary
+//! (each binary links the whole dependency tree again).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod keyed;
+mod next;
+mod openapi;
+mod requests;
