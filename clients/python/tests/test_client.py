@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from recourse_client import CallRecord, CallSummary, Gateway, GatewayError, Resends, call_body
+from recourse_client import CallRecord, Gateway, GatewayError, Resends, call_body
 
 from conftest import exports_written
 
@@ -109,7 +109,7 @@ def test_reconcile_settles_through_the_recorded_lookup(stack):
         assert record.succeeded, "the lookup found the write committed"
         settled = gateway.reconcile(record.call_id)
     assert settled.state == "succeeded"
-    assert not isinstance(settled.record, CallSummary)
+    assert isinstance(settled.record, CallRecord) and settled.record.succeeded
     assert exports_written(tools) == 1
 
 
@@ -120,3 +120,42 @@ def test_a_token_is_required_when_the_gateway_has_one(stack):
     assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
     with Gateway(url, token="s3cret-token") as gateway:
         assert gateway.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"}).succeeded
+
+
+def test_a_gateway_killed_mid_write_answers_the_resend_with_a_record(servers, tmp_path):
+    """The gateway is SIGKILLed while a keyed write is at the tool, and
+    restarted on the same journal: the client's resend with the same key
+    gets a whole record it can read (never a second write), and once the
+    sweeper has looked the write up, the record says what settled it."""
+    tools = servers("tools", "serve", "--port", "0", "--seed", "7", "--fault", "exports:slow:1.0", "--slow-ms", "1000")
+    journal = str(tmp_path / "gateway.db")
+    # The lease outlasts the write, so the sweeper's lookup finds it committed.
+    gateway_args = ("serve", "--port", "0", "--journal", journal, "--lease-ms", "2000")
+    lookup = f"{tools.url}/api/exports/{{key}}"
+    key = "order-11-export"
+    first = servers(*gateway_args)
+    with Gateway(first.url, timeout=0.3, resends=Resends(attempts=1)) as gateway:
+        with pytest.raises(GatewayError) as lost:
+            gateway.call(f"{tools.url}/api/exports", EXPORT, idempotency_key=key, reconcile=lookup)
+    assert lost.value.status == 0, "the answer was lost: the write is still at the tool"
+    first.process.kill()
+    first.process.wait()
+
+    second = servers(*gateway_args)
+    resends = Resends(attempts=30, first_wait=0.2, max_wait=1.0)
+    with Gateway(second.url, resends=resends) as gateway:
+        record = gateway.call(f"{tools.url}/api/exports", EXPORT, idempotency_key=key, reconcile=lookup)
+        assert isinstance(record, CallRecord) and record.replayed is True, record
+        assert record.outcome in ("unknown", "succeeded", "failed"), record
+        assert record.stop_kind is not None or record.outcome == "succeeded", record
+        assert record.next.step in ("do_not_repeat", "use_result", "give_up"), record
+        deadline = time.monotonic() + 15
+        while (journaled := gateway.get_call(record.call_id)).state == "in_flight":
+            assert time.monotonic() < deadline, "the sweeper never settled the call"
+            time.sleep(0.1)
+        settled = gateway.call(f"{tools.url}/api/exports", EXPORT, idempotency_key=key, reconcile=lookup)
+    written = exports_written(tools.url)
+    assert written <= 1, "never a second write"
+    assert journaled.record.settlement is not None and journaled.record.settlement.by == "lookup", journaled
+    assert settled.settlement == journaled.record.settlement
+    assert settled.outcome == ("succeeded" if written == 1 else "failed"), (settled, written)

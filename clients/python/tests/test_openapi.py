@@ -18,11 +18,11 @@ from recourse_client import (
     CallEntry,
     CallPage,
     CallRecord,
-    CallSummary,
     Gateway,
     Idempotency,
     JournaledCall,
     Next,
+    Settlement,
     TokenUsage,
     ToolError,
 )
@@ -32,7 +32,7 @@ from recourse_client.models import json_name
 #: Each model, and the schemas it reads (the first is checked field by field).
 SCHEMAS: dict[type, tuple[str, ...]] = {
     CallRecord: ("CallAnswer", "CallReport"),
-    CallSummary: ("RecordSummary",),
+    Settlement: ("Settlement",),
     Next: ("Next",),
     ToolError: ("ToolError",),
     TokenUsage: ("TokenUsage",),

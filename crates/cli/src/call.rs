@@ -326,8 +326,8 @@ pub(crate) fn narrate(door: &Door, report: &CallReport) -> String {
         .collect()
 }
 
-/// One line of a narrated call (its text may hold a line break a note or
-/// an error carried). The line that says how the call ended carries that
+/// One line of a narrated call (control characters a note or an error
+/// carried are escaped: see [`printable`]). The line that says how the call ended carries that
 /// outcome, so a reader styles it by type, not by its words.
 #[derive(Debug)]
 pub(crate) struct Line {
@@ -344,7 +344,7 @@ struct Lines {
 impl Lines {
     fn say(&mut self, text: String) {
         self.lines.push(Line {
-            text,
+            text: printable(text),
             outcome: None,
         });
     }
@@ -352,10 +352,34 @@ impl Lines {
     /// The line that says how the call ended.
     fn ended(&mut self, outcome: OutcomeKind, text: String) {
         self.lines.push(Line {
-            text,
+            text: printable(text),
             outcome: Some(outcome),
         });
     }
+}
+
+/// `text` safe for a terminal: a tool's words may hold escape sequences
+/// (to move the cursor, rewrite earlier lines, set the title), newlines (to
+/// forge a line of ours) or bidirectional overrides (to show text other than
+/// it is). Each such character is written as its escape (`\u{1b}`); every
+/// other character stays.
+pub(crate) fn printable(text: String) -> String {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// [`narrate`]'s lines, the closing one with its outcome.
@@ -477,6 +501,28 @@ mod tests {
             http_calls: 1,
             ..CallReport::new("c", outcome, Idempotency::decide(Some(true), None, None))
         }
+    }
+
+    #[test]
+    fn a_tools_escape_sequences_and_newlines_never_reach_the_terminal() {
+        let door = Door::from_text("tool");
+        // Clear the screen, set the title, forge a line of ours, reverse the text.
+        let words = "done\x1b[2J\x1b]0;pwned\x07\nsucceeded after 1 attempt(s)\u{202e}gnp.exe";
+        let failed = report(Outcome::Failed {
+            error: Some(ToolError::new(
+                ErrorCategory::InputError,
+                "BAD\x1b[31m",
+                words,
+            )),
+            reason: StopReason::CannotFix,
+        });
+        let lines = narrated(&door, &failed);
+        let text = narrate(&door, &failed);
+        for bad in ['\x1b', '\x07', '\u{202e}'] {
+            assert!(!text.contains(bad), "{bad:?} in {text}");
+        }
+        assert!(text.contains("\\u{1b}[2J"), "shown, escaped: {text}");
+        assert_eq!(text.lines().count(), lines.len(), "no line forged: {text}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use recourse::Journal;
@@ -71,7 +71,13 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
     let location = settings
         .journal(args.journal.as_deref())
         .unwrap_or(DEFAULT_JOURNAL);
-    let journal = open_journal(location).await?;
+    // A PostgreSQL URL may hold a password: it never reaches the terminal.
+    let journal = open_journal(location).await.with_context(|| {
+        format!(
+            "opening the journal at {}",
+            recourse_protocol::redact(location)
+        )
+    })?;
     match &args.command {
         JournalCommand::List { state, json } => list(journal.as_ref(), *state, *json).await,
         JournalCommand::Reconcile {

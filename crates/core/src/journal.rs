@@ -25,6 +25,9 @@ use serde_json::Value;
 pub use crate::record::CallState;
 pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
+use crate::idempotency::{Evidence, Idempotency};
+use crate::policy::StopReason;
+use crate::record::{CallReport, Outcome, Settlement};
 use crate::transport::BoxFuture;
 
 /// A call as the journal records it.
@@ -77,63 +80,79 @@ impl JournalEntry {
             .is_some_and(|until| until > rfc3339(std::time::SystemTime::now()).as_str())
     }
 
-    /// The call's record: the stored one, or — for a call that never
-    /// finished (its process died) — a summary saying only what the journal
-    /// knows.
-    pub fn record_or_summary(&self) -> Value {
-        if let Some(record) = &self.record {
-            return record.clone();
+    /// The call's record: the stored one, or — for a call whose process
+    /// stopped before it wrote one, or that is still running — the record
+    /// the journal alone gives ([`JournalEntry::report`]). Always a full
+    /// record, with `stop_kind` and `next`.
+    pub fn record_json(&self) -> Value {
+        match &self.record {
+            Some(record) => record.clone(),
+            None => self.report().to_json(),
         }
-        let (outcome, reason) = match self.state {
-            CallState::Succeeded => ("succeeded", None),
-            CallState::Failed => ("failed", None),
-            CallState::Unknown | CallState::InFlight => ("unknown", Some("outcome_unknown")),
+    }
+
+    /// The report the journal alone gives of this call: its outcome by its
+    /// state (a call in flight, or left in flight by a process that died, is
+    /// `unknown`: it may have written), its key and operation id, and as
+    /// `http_calls` the attempts the journal recorded; no attempts' details,
+    /// and — since the journal does not keep the evidence — not idempotent.
+    pub fn report(&self) -> CallReport {
+        let outcome = match self.state {
+            CallState::Succeeded => Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
+            CallState::Failed => Outcome::Failed {
+                error: None,
+                reason: StopReason::NotCommitted,
+            },
+            CallState::Unknown | CallState::InFlight => Outcome::Unknown {
+                error: None,
+                reason: StopReason::OutcomeUnknown,
+            },
         };
-        let summary = RecordSummary {
-            record_version: crate::record::RECORD_VERSION,
-            call_id: &self.call_id,
-            outcome,
-            data: (),
-            error: (),
-            reason,
-            reason_text: reason
-                .map(|_| "the call did not finish in its process; check before writing again"),
-            idempotency_key: self.idempotency_key.as_deref(),
-            operation_id: self.operation_id.as_deref(),
-            attempts: [],
+        let not_idempotent = Idempotency {
+            idempotent: false,
+            from: Evidence::Default,
         };
-        serde_json::to_value(summary).unwrap_or(Value::Null)
+        let mut report = CallReport::new(self.call_id.clone(), outcome, not_idempotent);
+        report.http_calls = self.attempts;
+        report.idempotency_key.clone_from(&self.idempotency_key);
+        report.operation_id.clone_from(&self.operation_id);
+        report
+    }
+
+    /// This call's record once `settlement` decided it as `outcome`: the
+    /// journal's report ([`JournalEntry::report`]) with that outcome and
+    /// settlement, keeping — when the call's process wrote a record — that
+    /// record's history: its attempts, what they cost, how long it took.
+    pub fn settled_record(&self, outcome: Outcome, settlement: Settlement) -> Value {
+        let mut report = self.report();
+        report.outcome = outcome;
+        report.settlement = Some(settlement);
+        let mut settled = report.to_json();
+        if let (Some(Value::Object(first)), Value::Object(record)) = (&self.record, &mut settled) {
+            for name in HISTORY {
+                if let Some(value) = first.get(name) {
+                    record.insert(name.to_owned(), value.clone());
+                }
+            }
+        }
+        settled
     }
 }
 
-/// What the journal says of a call whose record was never written: its
-/// process stopped before the call finished. Only the journal's facts; the
-/// outcome of such a call is `unknown` unless it was settled.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct RecordSummary<'a> {
-    /// The record format's version.
-    pub record_version: u32,
-    /// The call's id.
-    pub call_id: &'a str,
-    /// `succeeded`, `failed` or `unknown` (a call left in flight is `unknown`).
-    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["succeeded", "failed", "unknown"])))]
-    pub outcome: &'static str,
-    /// Always `null`: the result was not recorded.
-    pub data: (),
-    /// Always `null`: no error was recorded.
-    pub error: (),
-    /// `outcome_unknown` for a call left in flight or unknown; `null` otherwise.
-    pub reason: Option<&'static str>,
-    /// The reason as a sentence, for people.
-    pub reason_text: Option<&'static str>,
-    /// The idempotency key its attempts carried.
-    pub idempotency_key: Option<&'a str>,
-    /// The tool's operation id, when it reported one.
-    pub operation_id: Option<&'a str>,
-    /// Always empty: the attempts' records were not written.
-    pub attempts: [(); 0],
-}
+/// The fields of a call's first record that a settlement keeps: what its
+/// attempts did, not how it ended.
+const HISTORY: [&str; 8] = [
+    "http_calls",
+    "llm_calls",
+    "tokens",
+    "llm_ms",
+    "idempotency",
+    "verification",
+    "elapsed_ms",
+    "attempts",
+];
 
 /// What the journal needs when a call starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +216,7 @@ pub struct ListQuery {
 }
 
 /// A call's record as the journal stores it: the JSON text of its
-/// [`CallReport`](crate::record::CallReport), written once.
+/// [`CallReport`], written once.
 ///
 /// ```
 /// use recourse_core::journal::RecordJson;

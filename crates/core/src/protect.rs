@@ -59,6 +59,21 @@ impl Protected {
         Self { entries }
     }
 
+    /// These protections and `pointers` snapshotted in `payload` besides
+    /// (a pointer already protected is not taken twice).
+    #[must_use]
+    pub fn and_snapshot<S: AsRef<str>>(&self, pointers: &[S], payload: &Value) -> Self {
+        let mut more = self.clone();
+        for pointer in pointers {
+            let pointer = pointer.as_ref();
+            if !more.entries.iter().any(|(p, _)| p == pointer) {
+                more.entries
+                    .push((pointer.to_owned(), payload.pointer(pointer).cloned()));
+            }
+        }
+        more
+    }
+
     /// Whether nothing is protected.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -40,6 +40,7 @@ pub struct GatewayConfig {
     executor: ExecutorConfig,
     corrector: Option<Arc<CorrectionChain>>,
     token: Option<String>,
+    any_host: bool,
     allow_targets: Vec<String>,
     allow_mcp_commands: Vec<String>,
     mcp_env: Vec<String>,
@@ -53,6 +54,7 @@ impl fmt::Debug for GatewayConfig {
             .field("executor", &self.executor)
             .field("corrector", &self.corrector.is_some())
             .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .field("any_host", &self.any_host)
             .field("allow_targets", &self.allow_targets)
             .field("allow_mcp_commands", &self.allow_mcp_commands)
             .field("mcp_env", &self.mcp_env)
@@ -69,6 +71,7 @@ impl GatewayConfig {
             executor,
             corrector: None,
             token: None,
+            any_host: false,
             allow_targets: Vec::new(),
             allow_mcp_commands: Vec::new(),
             mcp_env: Vec::new(),
@@ -89,6 +92,17 @@ impl GatewayConfig {
     #[must_use]
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Without a token, serves requests for any `Host` — what a gateway
+    /// exposed beyond loopback without authentication (`--insecure-no-auth`)
+    /// needs. Otherwise a gateway without a token answers only requests
+    /// that name a loopback host (403 `HOST_NOT_ALLOWED`), so that a web
+    /// page cannot reach it by DNS rebinding.
+    #[must_use]
+    pub fn serve_any_host(mut self) -> Self {
+        self.any_host = true;
         self
     }
 
@@ -178,6 +192,7 @@ impl GatewayConfig {
             targets,
             mcp_commands,
             mcp_env: self.mcp_env,
+            loopback_hosts_only: self.token.is_none() && !self.any_host,
             token: self.token,
             readiness: Readiness::new(self.journal.clone(), self.shared),
             calls: tokio_util::task::TaskTracker::new(),

@@ -26,6 +26,9 @@ pub struct Gateway {
     pub(crate) mcp_commands: Vec<CommandPattern>,
     pub(crate) mcp_env: Vec<String>,
     pub(crate) token: Option<String>,
+    /// Without a token (and unless told to serve any host): only requests
+    /// naming a loopback host are served.
+    pub(crate) loopback_hosts_only: bool,
     /// Where keyed and non-idempotent calls are recorded; `None` without a journal.
     pub(crate) journal: Option<Arc<dyn Journal>>,
     pub(crate) readiness: Readiness,
@@ -71,18 +74,28 @@ impl Gateway {
         self.readiness.start_draining();
     }
 
-    /// Settles, in the background, the in-flight calls whose lease has run
-    /// out — left by a gateway that stopped mid-call — through their
-    /// recorded lookup or read, or leaves them unknown. Never resends.
-    /// Lookups and reads go only where the gateway's allowlist allows.
-    /// What it settled is reported to `report`, one line each.
-    pub fn settle_abandoned(&self, report: impl Fn(String) + Send + 'static) {
+    /// Settles, in the background and for as long as the runtime runs, the
+    /// in-flight calls whose lease has run out — left by a gateway (this
+    /// one before a restart, or another replica) that stopped mid-call —
+    /// through their recorded read or lookup, or leaves them unknown; never
+    /// resends. It looks at once, then every sweep interval (half a
+    /// lease, at least a second), so an orphan is settled within its lease
+    /// and one interval. Every replica sweeps; the lease decides which one
+    /// settles a call. Lookups and reads go only where the gateway's
+    /// allowlist allows. What it settled is reported to `report`, one line each.
+    pub fn sweep(&self, report: impl Fn(String) + Send + Sync + 'static) {
         let Some(journal) = self.journal.clone() else {
             return;
         };
-        let options =
-            SettleOptions::from_config(self.executor.config()).with_allowlist(self.allowlist());
-        tokio::spawn(async move { settle_abandoned(journal, options, report).await });
+        let config = self.executor.config();
+        let options = SettleOptions::from_config(config).with_allowlist(self.allowlist());
+        let interval = sweep_interval(config.lease);
+        tokio::spawn(async move {
+            loop {
+                settle_expired(journal.as_ref(), &options, &report).await;
+                tokio::time::sleep(interval).await;
+            }
+        });
     }
 
     /// Stops taking new calls into account and waits, at most `grace`, for
@@ -98,11 +111,14 @@ impl Gateway {
     }
 }
 
-async fn settle_abandoned(
-    journal: Arc<dyn Journal>,
-    options: SettleOptions,
-    report: impl Fn(String),
-) {
+/// How often the sweeper looks for calls whose lease ran out: half a
+/// lease, at least a second.
+pub(crate) fn sweep_interval(lease: Duration) -> Duration {
+    (lease / 2).max(Duration::from_secs(1))
+}
+
+/// One sweep: settles every in-flight call whose lease has run out.
+async fn settle_expired(journal: &dyn Journal, options: &SettleOptions, report: &impl Fn(String)) {
     let query = ListQuery {
         state: Some(CallState::InFlight),
         limit: Some(MAX_LIST),
@@ -118,9 +134,9 @@ async fn settle_abandoned(
         }
     };
     for entry in entries.iter().filter(|e| !e.is_leased()) {
-        match settle_with(journal.as_ref(), entry, &options).await {
+        match settle_with(journal, entry, options).await {
             Ok(s) if !s.held => report(format!(
-                "settled call {} left in flight by an earlier run: {} ({})",
+                "settled call {} left in flight when its lease ran out: {} ({})",
                 s.call_id, s.state, s.note
             )),
             Ok(_) => {}

@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use recourse::keyed::{Keyed, request_hash};
 use recourse_tool::protocol::ToolError;
+use recourse_tool::protocol::numbers::unrepresentable_number;
 
 use crate::refusal::Refusal;
 use recourse_tool::{ToolFailure, parse_json};
@@ -110,6 +111,24 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
 /// a keyed request, the only kind looked up by its request — its hash.
 fn read(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Result<(CallRequest, String), Response> {
     let mut req: CallRequest = parse_json(body).map_err(IntoResponse::into_response)?;
+    if let Some(number) = unrepresentable_number(body) {
+        let field = number
+            .pointer
+            .split('/')
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        return Err(fail(
+            Refusal::NumberNotRepresentable
+                .error(format!(
+                    "the number {} at {} would not reach the tool as written (beyond a 64-bit \
+                     integer, or more digits than a double holds); send it as a string",
+                    number.literal, number.pointer
+                ))
+                .detail("field", field)
+                .detail("pointer", number.pointer),
+        ));
+    }
     take_header_key(&mut req, headers).map_err(fail)?;
     if req.idempotency_key.is_some() && g.journal.is_none() {
         return Err(fail(
@@ -325,6 +344,7 @@ mod tests {
             operation_id: None,
             verification: None,
             elapsed: std::time::Duration::from_millis(2),
+            settlement: None,
         };
         for replayed in [false, true] {
             let expected = serde_json::to_vec(&Answer {

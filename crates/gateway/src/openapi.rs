@@ -196,7 +196,7 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
         },
         "/v1/calls/{call_id}": {"get": {
             "summary": "One journaled call",
-            "description": "The call's state, and its record (a summary while it is in flight, or when its process stopped mid-call).",
+            "description": "The call's state, and its record (while it is in flight, or when its process stopped mid-call, the record the journal alone gives: outcome unknown, attempts counted but not detailed; a settled call's record says what settled it).",
             "parameters": [call_id],
             "responses": with_ok(errors(&[
                 Refusal::CallNotFound, Refusal::NoJournal, Refusal::JournalUnavailable,

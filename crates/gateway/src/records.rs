@@ -57,22 +57,12 @@ fn unknown_call(call_id: &str) -> Response {
 pub(crate) struct JournaledCall {
     /// Where the call stands.
     state: CallState,
-    /// The call's record once it finished; a summary of what the journal
-    /// knows while it is in flight or when its process stopped mid-call.
-    #[schemars(with = "StoredRecord<'static>")]
+    /// The call's record: the one its process wrote, or — while it runs,
+    /// or when its process stopped mid-call — the record the journal alone
+    /// gives (its outcome `unknown`, its attempts counted but not detailed);
+    /// a settled call's record says what settled it.
+    #[schemars(with = "recourse::CallReport")]
     record: Value,
-}
-
-/// What a journaled call's `record` holds (for the schema: the record is
-/// stored as the JSON it was serialized to).
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum StoredRecord<'a> {
-    /// The record of a finished call.
-    Record(Box<recourse::CallReport>),
-    /// What the journal knows of a call with no record.
-    Summary(recourse::journal::RecordSummary<'a>),
 }
 
 /// A page of `GET /v1/calls`.
@@ -87,7 +77,7 @@ pub(crate) struct CallPage<'a> {
 fn journaled(entry: &JournalEntry) -> Response {
     Json(JournaledCall {
         state: entry.state,
-        record: entry.record_or_summary(),
+        record: entry.record_json(),
     })
     .into_response()
 }

@@ -22,8 +22,14 @@ use recourse_tool::protocol::ToolError;
 pub enum Refusal {
     /// The gateway's token is required and the request has none that matches.
     Unauthorized,
+    /// The gateway runs without a token and the request names a host other
+    /// than a loopback one (a web page's, by DNS rebinding).
+    HostNotAllowed,
     /// A field of the request cannot be used (`details.field` names it).
     InvalidCall,
+    /// A number in the request would not reach the tool as written
+    /// (`details.field`, `details.pointer`).
+    NumberNotRepresentable,
     /// The target (or an MCP server's URL or command line) cannot be read.
     InvalidTarget,
     /// A required field is missing (`details.field` names it).
@@ -56,9 +62,11 @@ pub enum Refusal {
 
 impl Refusal {
     /// Every refusal, in declaration order (what the OpenAPI document lists).
-    pub const ALL: [Refusal; 16] = [
+    pub const ALL: [Refusal; 18] = [
         Self::Unauthorized,
+        Self::HostNotAllowed,
         Self::InvalidCall,
+        Self::NumberNotRepresentable,
         Self::InvalidTarget,
         Self::MissingRequiredField,
         Self::TargetNotAllowed,
@@ -79,7 +87,9 @@ impl Refusal {
     pub fn code(self) -> &'static str {
         match self {
             Self::Unauthorized => "UNAUTHORIZED",
+            Self::HostNotAllowed => recourse_tool::host::HOST_NOT_ALLOWED,
             Self::InvalidCall => "INVALID_CALL",
+            Self::NumberNotRepresentable => "NUMBER_NOT_REPRESENTABLE",
             Self::InvalidTarget => "INVALID_TARGET",
             Self::MissingRequiredField => "MISSING_REQUIRED_FIELD",
             Self::TargetNotAllowed => "TARGET_NOT_ALLOWED",
@@ -102,11 +112,14 @@ impl Refusal {
         let status = match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::InvalidCall
+            | Self::NumberNotRepresentable
             | Self::InvalidTarget
             | Self::MissingRequiredField
             | Self::JournalRequired
             | Self::InvalidQuery => StatusCode::BAD_REQUEST,
-            Self::TargetNotAllowed | Self::CommandNotAllowed => StatusCode::FORBIDDEN,
+            Self::HostNotAllowed | Self::TargetNotAllowed | Self::CommandNotAllowed => {
+                StatusCode::FORBIDDEN
+            }
             Self::NoJournal | Self::CallNotFound => StatusCode::NOT_FOUND,
             Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::CallInProgress => StatusCode::CONFLICT,
@@ -124,7 +137,13 @@ impl Refusal {
             Self::Unauthorized => {
                 "RECOURSE_GATEWAY_TOKEN is set and the request has no matching `Authorization: Bearer` token"
             }
+            Self::HostNotAllowed => {
+                "the gateway runs without a token and the request names a host other than a loopback one (DNS rebinding)"
+            }
             Self::InvalidCall => "a field of the request cannot be used (`details.field`)",
+            Self::NumberNotRepresentable => {
+                "a number would not reach the tool as written: beyond a 64-bit integer, or more digits than a double holds (`details.pointer`)"
+            }
             Self::InvalidTarget => "the target cannot be read as a URL or tool name",
             Self::MissingRequiredField => "a required field is missing (`details.field`)",
             Self::TargetNotAllowed => {
@@ -163,7 +182,7 @@ impl Refusal {
         let code = self.code();
         match self {
             Self::Unauthorized => ToolError::auth_error(code, message),
-            Self::TargetNotAllowed | Self::CommandNotAllowed => {
+            Self::HostNotAllowed | Self::TargetNotAllowed | Self::CommandNotAllowed => {
                 ToolError::permission_denied(code, message)
             }
             Self::NoJournal | Self::CallNotFound => ToolError::not_found(code, message),
@@ -176,6 +195,7 @@ impl Refusal {
             // A field the model can add: correctable, as its envelope says.
             Self::MissingRequiredField => ToolError::input_error(code, message).retryable(true),
             Self::InvalidCall
+            | Self::NumberNotRepresentable
             | Self::InvalidTarget
             | Self::JournalRequired
             | Self::InvalidQuery => ToolError::input_error(code, message),
@@ -205,7 +225,9 @@ mod tests {
         for r in Refusal::ALL {
             let listed = match r {
                 Refusal::Unauthorized
+                | Refusal::HostNotAllowed
                 | Refusal::InvalidCall
+                | Refusal::NumberNotRepresentable
                 | Refusal::InvalidTarget
                 | Refusal::MissingRequiredField
                 | Refusal::TargetNotAllowed

@@ -23,7 +23,8 @@ const BODY_LIMIT: usize = 1024 * 1024;
 /// `GET /v1/calls`, `GET /v1/calls/{call_id}`,
 /// `POST /v1/calls/{call_id}/reconcile`, `/healthz`, `/readyz`, `/metrics`
 /// and `/openapi.json` — behind the gateway's token (all but the health
-/// routes) and a 1 MiB body limit, every refusal an envelope.
+/// routes) or, without one, for loopback `Host` names only, and a 1 MiB
+/// body limit, every refusal an envelope.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -58,7 +59,10 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
-        .into_router_with(auth::layer(gateway.token.as_deref()))
+        .into_router_with(auth::layer(
+            gateway.token.as_deref(),
+            gateway.loopback_hosts_only,
+        ))
         .with_state(gateway)
 }
 

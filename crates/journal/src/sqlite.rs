@@ -31,6 +31,9 @@ impl SqliteJournal {
     /// # Errors
     /// When the file cannot be opened or migrated.
     pub fn open(path: impl AsRef<Path>) -> JournalResult<Self> {
+        create_private(path.as_ref()).map_err(|e| {
+            JournalError::caused(JournalErrorKind::Open, "creating SQLite journal", e)
+        })?;
         let conn = Connection::open(path.as_ref()).map_err(|e| {
             JournalError::caused(JournalErrorKind::Open, "opening SQLite journal", e)
         })?;
@@ -324,6 +327,33 @@ impl Journal for SqliteJournal {
             rows.collect()
         }))
     }
+}
+
+/// Creates the journal's file, readable and writable by its owner only
+/// (0600), unless it exists: it holds payloads and keys. SQLite creates its
+/// `-wal` and `-shm` files with the database file's mode, so they are the
+/// owner's only too. A `file:` URI is left to SQLite.
+#[cfg(unix)]
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.to_str().is_some_and(|p| p.starts_with("file:")) {
+        return Ok(());
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(unix))]
+fn create_private(_path: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]

@@ -251,3 +251,20 @@ async fn postgres_passes_the_suite_when_configured() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+#[cfg(unix)]
+async fn a_new_sqlite_journal_and_its_wal_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let journal = SqliteJournal::open(&path).unwrap();
+    journal.begin_call(&new_call("c-private")).await.unwrap();
+    for name in ["journal.db", "journal.db-wal", "journal.db-shm"] {
+        let mode = std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}: {:o}", mode & 0o777);
+    }
+}

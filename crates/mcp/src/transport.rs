@@ -206,8 +206,10 @@ impl McpTransport {
             }
             McpTarget::Url(url) => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .reinit_on_expired_session(false);
-                let http = StreamableHttpClientTransport::from_config(config);
+                    .reinit_on_expired_session(false)
+                    .max_json_response_size(MAX_ANSWER_BYTES)
+                    .max_sse_event_size(MAX_ANSWER_BYTES);
+                let http = StreamableHttpClientTransport::with_client(http_client()?, config);
                 ().serve(http).await.map_err(|e| handshake(&e))?
             }
         };
@@ -305,4 +307,19 @@ impl Transport for McpTransport {
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
         Box::pin(self.deliver(request))
     }
+}
+
+/// The most bytes of an MCP server's answer read (a JSON body or one SSE
+/// event): what the HTTP transport reads of a tool's answer.
+pub(crate) const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
+/// The HTTP client of a Streamable HTTP session: no idle pool (as rmcp's
+/// own), and no redirect followed — not even rmcp's same-origin ones: a
+/// redirect could lead a write off the allowlisted path it was checked for.
+fn http_client() -> Result<reqwest::Client, McpError> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| McpError::unreachable("could not build the HTTP client").caused_by(e))
 }

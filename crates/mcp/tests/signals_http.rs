@@ -118,3 +118,45 @@ async fn a_write_whose_session_is_replaced_mid_call_is_never_resent() {
     assert_eq!(report.attempts[0].category, None::<ErrorCategory>);
     assert_eq!(server.calls("slow_write"), 1, "never resent");
 }
+
+#[tokio::test]
+async fn a_redirect_is_never_followed_not_even_to_the_same_origin() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::http::{StatusCode, header};
+    use axum::routing::post;
+
+    // The server sends the session elsewhere on its own origin: off the
+    // path the allowlist checked.
+    let elsewhere = Arc::new(AtomicUsize::new(0));
+    let hits = Arc::clone(&elsewhere);
+    let app = axum::Router::new()
+        .route(
+            "/mcp",
+            post(|| async {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, "/elsewhere/mcp")],
+                )
+            }),
+        )
+        .route(
+            "/elsewhere/mcp",
+            post(move || {
+                hits.fetch_add(1, Ordering::SeqCst);
+                async { StatusCode::INTERNAL_SERVER_ERROR }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let target = McpTarget::url(&format!("http://{addr}/mcp")).unwrap();
+    let transport = McpTransport::new(target);
+    assert!(transport.tool("get_order").await.is_err());
+    assert_eq!(
+        elsewhere.load(Ordering::SeqCst),
+        0,
+        "the redirect was followed"
+    );
+}

@@ -50,6 +50,7 @@ mod classify;
 mod data;
 mod error;
 pub mod mcp;
+pub mod numbers;
 mod parse;
 mod permission;
 mod redact;

@@ -133,7 +133,8 @@ pub struct SpawnError {
 }
 
 /// Starts the tools on `config.bind:config.port` (by default 127.0.0.1 and a free port) in the current
-/// Tokio runtime, served with `config.limits`.
+/// Tokio runtime, served with `config.limits`; on loopback, only to requests
+/// that name a loopback host (403 `HOST_NOT_ALLOWED` otherwise).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -160,7 +161,14 @@ pub async fn spawn(config: ToolsConfig) -> Result<RunningTools, SpawnError> {
     let addr = listener.local_addr().map_err(bind_error)?;
     let shared = Arc::new(Shared::new(&config));
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = recourse_tool::serve(listener, build(Arc::clone(&shared)))
+    let mut app = build(Arc::clone(&shared));
+    // Without authentication on loopback: only requests for a loopback host
+    // (a web page cannot reach the tools by DNS rebinding). Bound beyond
+    // loopback, they are served to whoever names them.
+    if config.bind.is_loopback() {
+        app = app.layer(recourse_tool::host::loopback_hosts_only());
+    }
+    let server = recourse_tool::serve(listener, app)
         .with_connection_setup(killable)
         .with_limits(config.limits)
         .with_graceful_shutdown(async {

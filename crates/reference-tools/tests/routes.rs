@@ -303,3 +303,29 @@ async fn manifest_unknown_routes_and_bad_bodies_are_envelopes() {
     let r = post(&tools, "/api/stock/quote", json!({"symbol": "TSLA"})).await;
     assert_eq!(r.data()["price"], 468.285, "still serving");
 }
+
+#[tokio::test]
+async fn on_loopback_only_requests_for_a_loopback_host_are_served() {
+    // DNS rebinding: a page whose name resolves to 127.0.0.1 sends its own.
+    let tools = start(&[]).await;
+    let client = reqwest::Client::new();
+    let quote = format!("{}/api/stock/quote", tools.base_url());
+    let rebound = client
+        .post(&quote)
+        .header("host", "attacker.example")
+        .json(&json!({"symbol": "TSLA"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+    let body: Value = rebound.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "HOST_NOT_ALLOWED");
+    let local = client
+        .post(&quote)
+        .header("host", "localhost")
+        .json(&json!({"symbol": "TSLA"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(local.status(), 200);
+}

@@ -71,6 +71,7 @@ pub const DO_NOT_REPEAT_LINE: &str = "DO NOT REPEAT THIS CALL: it may already ha
 ///     operation_id: None,
 ///     verification: None,
 ///     elapsed: Duration::from_millis(3),
+///     settlement: None,
 /// };
 /// let error = recourse_rig::tool_answer(&report).unwrap_err();
 /// assert_eq!(error.code(), Some("do_not_repeat"));

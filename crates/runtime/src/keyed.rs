@@ -35,7 +35,8 @@ pub enum Keyed {
     Replayed {
         /// The journal's state of the call.
         state: CallState,
-        /// The first call's record (or, for a call that never finished, a summary).
+        /// The first call's record (or, for a call that never finished, the
+        /// record the journal alone gives: `unknown`, see [`JournalEntry::report`]).
         record: Box<Value>,
     },
     /// The key's call is still running in some process.
@@ -124,7 +125,7 @@ fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
         };
         Keyed::Replayed {
             state,
-            record: Box::new(entry.record_or_summary()),
+            record: Box::new(entry.record_json()),
         }
     }
 }

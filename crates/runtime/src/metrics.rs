@@ -413,6 +413,7 @@ mod tests {
             operation_id: None,
             verification: None,
             elapsed: std::time::Duration::from_secs(2),
+            settlement: None,
         };
         let metrics = Metrics::default();
         metrics.observe(&report);
@@ -508,6 +509,7 @@ mod tests {
             operation_id: None,
             verification: None,
             elapsed: std::time::Duration::ZERO,
+            settlement: None,
         };
         let render = |r: &CallReport| {
             let m = Metrics::default();

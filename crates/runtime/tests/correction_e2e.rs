@@ -585,3 +585,126 @@ async fn a_transient_verdict_from_re_resolution_is_not_acted_on() {
     assert_eq!(log.lock().unwrap().len(), 1);
     assert!(notes(&report).contains("transient"), "{}", notes(&report));
 }
+
+/// A payment tool: refuses a non-positive amount, and records the password
+/// it was sent (the secret the caller meant for it).
+fn payment(payload: &Value) -> ToolResponse {
+    match payload["amount"].as_i64() {
+        Some(n) if n > 0 => ToolResponse::ok(json!({"paid": n})),
+        _ => ToolResponse::failure(
+            ToolError::input_error("AMOUNT_NOT_POSITIVE", "amount must be positive")
+                .detail("field", "amount")
+                .retryable(true),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn the_model_sees_no_secret_and_the_debug_file_holds_what_it_was_sent() {
+    const PASSWORD: &str = "Hunter2Hunter2Hunter2";
+    const API_KEY: &str = "sk-SKa1b2c3d4e5f6g7h8i9j0";
+    const TOKEN: &str = "TKz9x8c7v6b5n4";
+    // The model fixes the amount and keeps the placeholders it was shown.
+    let llm = FakeLlm::start(vec![Reply::json(json!({
+        "can_fix": true,
+        "analysis": "The amount must be positive.",
+        "corrected_payload": {
+            "amount": 5,
+            "password": "[REDACTED]",
+            "account": {"api_key": "[REDACTED]"},
+            "callback": "https://hooks.example/paid?token=[REDACTED]"
+        }
+    }))])
+    .await;
+    let dir = std::env::temp_dir().join(format!("recourse-prompt-{}", uuid::Uuid::now_v7()));
+    let (transport, log) = tool(payment);
+    let mut config = config();
+    config.llm_debug = true;
+    config.llm_debug_dir = Some(dir.clone());
+    let chain = chain_for(&config, Some(&llm));
+    let payload = json!({
+        "amount": -5,
+        "password": PASSWORD,
+        "account": {"api_key": API_KEY},
+        "callback": format!("https://hooks.example/paid?token={TOKEN}")
+    });
+    let call = Call::builder("payment", payload.clone())
+        .intent(format!("Pay 5 with password {PASSWORD}"))
+        .build()
+        .unwrap();
+    let report = run(transport, config, Arc::new(chain), call).await;
+    assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
+
+    // The model was told nothing secret.
+    let seen = llm.seen();
+    assert_eq!(seen.len(), 1);
+    let prompt = seen[0].body.to_string();
+    for secret in [PASSWORD, API_KEY, TOKEN] {
+        assert!(
+            !prompt.contains(secret),
+            "{secret} reached the model: {prompt}"
+        );
+    }
+    // The tool got the caller's secrets back, with the model's fix.
+    let sent = log.lock().unwrap();
+    let corrected = &sent.last().unwrap().payload;
+    assert_eq!(corrected["amount"], 5);
+    assert_eq!(corrected["password"], PASSWORD);
+    assert_eq!(corrected["account"]["api_key"], API_KEY);
+    assert_eq!(corrected["callback"], payload["callback"]);
+    drop(sent);
+
+    // The debug file holds exactly the messages the model received.
+    let entries = recourse::correction::LlmDebugDir::list(&dir).unwrap();
+    assert_eq!(entries.len(), 1);
+    let record = entries[0].record.as_ref().unwrap();
+    let received: Vec<(String, String)> = seen[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let kept: Vec<(String, String)> = record
+        .prompt
+        .iter()
+        .map(|m| (m.role.clone(), m.content.clone()))
+        .collect();
+    assert_eq!(kept, received);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_model_that_changes_a_hidden_value_is_refused_by_the_gate() {
+    let llm = FakeLlm::start(vec![Reply::json(json!({
+        "can_fix": true,
+        "analysis": "Fix the amount; the password looked wrong too.",
+        "corrected_payload": {"amount": 5, "password": "password123"}
+    }))])
+    .await;
+    let (transport, log) = tool(payment);
+    let config = config();
+    let chain = chain_for(&config, Some(&llm));
+    let call = Call::builder(
+        "payment",
+        json!({"amount": -5, "password": "Hunter2Hunter2Hunter2"}),
+    )
+    .build()
+    .unwrap();
+    let report = run(transport, config, Arc::new(chain), call).await;
+    assert_eq!(report.outcome.name(), "failed", "{}", report.to_json());
+    assert!(
+        rejected_by(&report, GateRule::ProtectedChanged),
+        "{}",
+        report.to_json()
+    );
+    assert_eq!(
+        log.lock().unwrap().len(),
+        1,
+        "the made-up password was never sent"
+    );
+}

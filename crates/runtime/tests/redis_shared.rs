@@ -150,6 +150,61 @@ async fn wait_for_probe(fleet: &[Arc<RedisSharedState>], endpoint: &str) -> usiz
 }
 
 #[tokio::test]
+async fn a_breaker_poisoned_far_into_the_future_stays_open_no_longer_than_its_open_time() {
+    let Some(url) = shared_redis() else { return };
+    let prefix = prefix("poisoned");
+    let fleet = replicas(&url, &prefix, 1).await;
+    let down = "http://127.0.0.1:9/down";
+    for _ in 0..3 {
+        fleet[0]
+            .record(down, EndpointHealth::TransientFailure)
+            .await
+            .unwrap();
+    }
+    assert!(!fleet[0].admit(down).await.unwrap(), "open");
+
+    // Someone who can write to Redis keeps the endpoint shut for centuries.
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut poisoned = 0;
+    for key in keys {
+        let kind: String = redis::cmd("TYPE")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if kind != "hash" {
+            continue;
+        }
+        let open: bool = redis::cmd("HEXISTS")
+            .arg(&key)
+            .arg("open_until")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if open {
+            let () = redis::cmd("HSET")
+                .arg(&key)
+                .arg("open_until")
+                .arg("9000000000000000")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            poisoned += 1;
+        }
+    }
+    assert_eq!(poisoned, 1, "the endpoint's breaker");
+
+    // Its open time (1 s) on, the breaker lets a probe through.
+    assert_eq!(wait_for_probe(&fleet, down).await, 0);
+}
+
+#[tokio::test]
 async fn prefixes_keep_fleets_apart() {
     let Some(url) = shared_redis() else { return };
     let a = replicas(&url, &prefix("apart-a"), 1).await;

@@ -132,6 +132,7 @@
 
 mod capability;
 mod extract;
+pub mod host;
 mod panic;
 mod result;
 mod serve;

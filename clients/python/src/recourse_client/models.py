@@ -83,6 +83,19 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class Settlement:
+    """How a call whose outcome was open was settled after it stopped: the
+    record's ``settlement``."""
+
+    #: ``verification``, ``lookup``, ``person`` or ``journal``.
+    by: str
+    #: When (RFC 3339, UTC).
+    at: str
+    who: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class CallRecord:
     """A call's record, as ``POST /v1/calls`` answers it."""
 
@@ -105,6 +118,7 @@ class CallRecord:
     verification: Optional[str]
     elapsed_ms: int
     attempts: list[Attempt]
+    settlement: Optional[Settlement] = None
     replayed: bool = False
 
     @property
@@ -114,28 +128,14 @@ class CallRecord:
 
 
 @dataclass(frozen=True)
-class CallSummary:
-    """What the journal knows of a call whose record was never written
-    (it did not finish in its process)."""
-
-    record_version: int
-    call_id: str
-    outcome: str
-    data: None
-    error: None
-    reason: Optional[str]
-    reason_text: Optional[str]
-    idempotency_key: Optional[str]
-    operation_id: Optional[str]
-    attempts: list[Any]
-
-
-@dataclass(frozen=True)
 class JournaledCall:
-    """``GET /v1/calls/{call_id}`` and reconcile: a call's state and record."""
+    """``GET /v1/calls/{call_id}`` and reconcile: a call's state and record
+    (for a call in flight, or whose process stopped mid-call, the record the
+    journal alone gives: outcome ``unknown``, attempts counted in
+    ``http_calls`` but not detailed)."""
 
     state: str
-    record: Union[CallRecord, CallSummary]
+    record: CallRecord
 
 
 @dataclass(frozen=True)

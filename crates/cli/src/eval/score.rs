@@ -348,6 +348,7 @@ mod tests {
                 operation_id: None,
                 verification: None,
                 elapsed: std::time::Duration::ZERO,
+                settlement: None,
             },
             sent: sent
                 .into_iter()

@@ -19,9 +19,13 @@ pub(crate) async fn open(location: Option<&str>) -> Result<Option<Arc<dyn Journa
         Some(location) => location.to_owned(),
         None => default_location()?,
     };
-    let journal = open_journal(&location)
-        .await
-        .with_context(|| format!("opening the gateway's journal at {location}"))?;
+    // A PostgreSQL URL may hold a password: it never reaches the terminal.
+    let journal = open_journal(&location).await.with_context(|| {
+        format!(
+            "opening the gateway's journal at {}",
+            recourse_protocol::redact(&location)
+        )
+    })?;
     Ok(Some(journal))
 }
 

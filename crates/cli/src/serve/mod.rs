@@ -108,7 +108,7 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
-    gateway.settle_abandoned(|line| eprintln!("{line}"));
+    gateway.sweep(|line| eprintln!("{line}"));
     let delay = args.fleet.drain_delay();
     let options = ServeOptions::new(limits).with_drain_delay(delay);
     let shutdown = async move {
@@ -149,6 +149,11 @@ async fn gateway(
     let mut config = GatewayConfig::new(executor).with_corrector(chain);
     if let Some(token) = &settings.gateway_token {
         config = config.with_token(token.clone());
+    }
+    // Exposed beyond loopback without a token (--insecure-no-auth): clients
+    // name it by its address. On loopback, the loopback-Host rule holds.
+    if args.insecure_no_auth && !args.bind.is_loopback() {
+        config = config.serve_any_host();
     }
     for pattern in &args.allow_targets {
         config = config.allow_target(pattern.clone());

@@ -250,3 +250,23 @@ fn usage_messages_name_every_alternative() {
         assert!(stderr.contains(alternative), "{alternative}: {stderr}");
     }
 }
+
+#[test]
+fn a_journal_urls_password_never_reaches_the_terminal() {
+    // Nothing listens on port 1: opening the journal fails, and says where.
+    let location = "postgres://recourse:Hunter2Hunter2@127.0.0.1:1/journal";
+    for args in [
+        vec!["serve", "--port", "0", "--journal", location],
+        vec!["journal", "--journal", location, "list"],
+    ] {
+        let out = recourse(&args, &[]);
+        assert!(!out.status.success(), "{args:?}");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("127.0.0.1:1"), "{args:?}: {said}");
+        assert!(!said.contains("Hunter2Hunter2"), "{args:?}: {said}");
+    }
+}

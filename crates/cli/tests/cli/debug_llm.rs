@@ -72,7 +72,21 @@ async fn a_corrected_call_leaves_redacted_files_that_debug_llm_lists() {
     })
     .await
     .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The location holds a secret, so the model saw it as `Atlantis
+    // [REDACTED]`, and the value is protected: its rewrite of the whole
+    // location would drop the caller's secret, and the gate refuses it.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refused = report["attempts"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["verdict"] == "rejected_by_gate" && e["rule"] == "protected_changed");
+    assert!(refused, "{report}");
+    assert_eq!(
+        report["http_calls"], 1,
+        "the refused proposal was never sent"
+    );
     assert_eq!(model.hits(), 1);
     assert!(
         model.seen()[0].prompt().contains("Atlantis"),

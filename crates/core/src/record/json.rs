@@ -38,6 +38,7 @@ impl CallReport {
     ///     operation_id: None,
     ///     verification: None,
     ///     elapsed: Duration::from_millis(12),
+    ///     settlement: None,
     /// };
     /// let mut out = Vec::new();
     /// report.write_json(&mut out)?;
@@ -97,6 +98,8 @@ impl CallReport {
         w.serde(&self.verification)?;
         w.raw(r#","elapsed_ms":"#);
         w.u64(millis(self.elapsed));
+        w.raw(r#","settlement":"#);
+        w.serde(&self.settlement)?;
         w.raw(r#","attempts":["#);
         for (i, attempt) in self.attempts.iter().enumerate() {
             if i > 0 {

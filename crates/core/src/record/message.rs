@@ -15,7 +15,7 @@ use super::next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
 use super::words::{is_token, tool_words};
 use crate::policy::{Action, StopKind, StopReason, Verification};
 use crate::record::{
-    AttemptRecord, CallReport, Event, LookupResult, Outcome, PayloadSource, Verdict,
+    AttemptRecord, CallReport, Event, LookupResult, Outcome, PayloadSource, SettledBy, Verdict,
 };
 
 /// The most characters of the tool's message quoted.
@@ -24,12 +24,14 @@ const MAX_TOOL_MESSAGE_CHARS: usize = 200;
 const MAX_TOOL_SUGGESTION_CHARS: usize = 120;
 /// The most characters of a correction's description.
 const MAX_CHANGES_CHARS: usize = 160;
+/// The longest lookup path quoted bare.
+const MAX_LOOKUP_CHARS: usize = 80;
 /// A quote shorter than this is left out rather than cut to nothing.
 const MIN_QUOTE_CHARS: usize = 16;
 
 /// The message after a call that succeeded.
 pub(super) fn succeeded(report: &CallReport) -> String {
-    let did = Did::of(&report.attempts);
+    let did = Did::of(report);
     // One buffer rather than sentences joined: this runs for every success.
     let mut out = String::with_capacity(64);
     out.push_str("The call succeeded.");
@@ -47,6 +49,17 @@ pub(super) fn succeeded(report: &CallReport) -> String {
     }
     if did.last_lookup == Some(LookupResult::Committed) {
         say("The tool lost its answer and a lookup found the write committed: do not repeat it.");
+    }
+    if let Some(settled) = &report.settlement {
+        let data = match &report.outcome {
+            Outcome::Succeeded { data } if !data.is_null() => "the result is what it found",
+            _ => "the tool's answer was not kept",
+        };
+        say(&format!(
+            "Its outcome was open when it stopped; {} later found the write took effect \
+             ({data}): do not repeat it.",
+            settled_by(settled.by)
+        ));
     }
     match report.verification {
         Some(Verification::Verified) => {
@@ -69,7 +82,7 @@ pub(super) fn stopped(
     next: &Next,
 ) -> String {
     let answered = tool_answer(report, reason);
-    let did = Did::of(&report.attempts);
+    let did = Did::of(report);
     let mut ours = vec![
         headline(report, reason, error, answered),
         if did.attempts == 0 {
@@ -77,8 +90,19 @@ pub(super) fn stopped(
         } else {
             format!("{}, then stopped: {reason}.", did.tally())
         },
-        now(report, reason, error, next),
     ];
+    if let Some(settled) = &report.settlement {
+        ours.push(match settled.by {
+            SettledBy::Journal => {
+                "The journal shows no attempt was ever sent, so nothing was written.".to_owned()
+            }
+            by => format!(
+                "Its outcome was open when it stopped; {} later found nothing was written.",
+                settled_by(by)
+            ),
+        });
+    }
+    ours.push(now(report, reason, error, next));
     if let (Some(error), Some(_)) = (error, answered) {
         ours.extend(tool_quotes(error, next, budget_left(&ours)));
     }
@@ -161,7 +185,20 @@ fn now(report: &CallReport, reason: &StopReason, error: Option<&ToolError>, next
              writing again.",
             how_to_check(report, error, next)
         ),
+        NextStep::GiveUp if report.settlement.is_some() => {
+            "Now: tell the user it did not happen; try again later only if they want.".to_owned()
+        }
         NextStep::GiveUp => give_up(reason, next.retry_after_ms),
+    }
+}
+
+/// "a lookup by its key": what settled a call, as the subject of a sentence.
+fn settled_by(by: SettledBy) -> &'static str {
+    match by {
+        SettledBy::Verification => "reading its effect back",
+        SettledBy::Lookup => "a lookup by its key",
+        SettledBy::Person => "a person",
+        SettledBy::Journal => "the journal",
     }
 }
 
@@ -191,10 +228,13 @@ fn how_to_check(report: &CallReport, error: Option<&ToolError>, next: &Next) -> 
     if let Some(id) = &next.operation_id {
         ways.push(format!("operation id {id}"));
     }
+    // The tool's lookup path, only when it reads as one: visible ASCII, no
+    // spaces, no fence markers, short.
     let lookup = error
         .and_then(|e| e.details.get("lookup"))
         .and_then(|v| v.as_str())
-        .map(|s| truncate_chars(&redact(s), 80));
+        .map(redact)
+        .filter(|s| is_path(s));
     if let Some(lookup) = lookup {
         ways.push(format!("lookup {lookup}"));
     }
@@ -211,6 +251,14 @@ fn how_to_check(report: &CallReport, error: Option<&ToolError>, next: &Next) -> 
     } else {
         format!(" ({})", ways.join(", "))
     }
+}
+
+/// Whether `s` reads as a lookup path or URL fit to quote bare.
+fn is_path(s: &str) -> bool {
+    (1..=MAX_LOOKUP_CHARS).contains(&s.len())
+        && s.chars().all(|c| c.is_ascii_graphic())
+        && !s.contains("<<<")
+        && !s.contains(">>>")
 }
 
 /// The tool's message and guidance, fenced, within `budget` characters.
@@ -269,9 +317,17 @@ struct Did {
 }
 
 impl Did {
-    fn of(attempts: &[AttemptRecord]) -> Self {
+    /// What `report`'s attempts did. A record built from the journal alone
+    /// (its process stopped before writing one) has no attempts' details:
+    /// its `http_calls` counts the attempts the journal recorded.
+    fn of(report: &CallReport) -> Self {
+        let attempts = &report.attempts;
         let mut did = Self {
-            attempts: attempts.len(),
+            attempts: if attempts.is_empty() {
+                report.http_calls as usize
+            } else {
+                attempts.len()
+            },
             ..Self::default()
         };
         let before_last = attempts.len().saturating_sub(1);

@@ -46,8 +46,12 @@
 //!
 //! `verification` is what a declared read-back verification established
 //! (`verified`, `already_applied`, `not_committed`, `not_applied`,
-//! `cannot_tell`), or `null` when none ran after the write. The top-level
-//! name `replayed` is reserved for a later addition and means nothing today.
+//! `cannot_tell`), or `null` when none ran after the write. `settlement` says
+//! how a call whose outcome was open was settled after it stopped
+//! (`{"by": "verification"|"lookup"|"person"|"journal", "at", "who"?,
+//! "note"?}`, see [`Settlement`]), or is `null`; a settled record's `next`
+//! says what settled it. The top-level name `replayed` is reserved for a
+//! later addition and means nothing today.
 
 mod attempt;
 mod coercion;
@@ -60,6 +64,7 @@ mod notes;
 mod outcome;
 mod question;
 mod report;
+mod settlement;
 mod state;
 mod words;
 
@@ -72,6 +77,7 @@ pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
 pub use outcome::{Outcome, OutcomeKind, TokenUsage};
 pub use recourse_protocol::ToolData;
 pub use report::{CallReport, RECORD_VERSION};
+pub use settlement::{SettledBy, Settlement};
 pub use state::CallState;
 
 pub use attempt::millis;

@@ -38,9 +38,7 @@
 
 use std::time::Duration;
 
-use recourse_protocol::{
-    ErrorCategory, ToolError, parse_retry_after_detail, redact, truncate_chars,
-};
+use recourse_protocol::{ErrorCategory, ToolError, parse_retry_after_detail, redact};
 use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
@@ -191,6 +189,16 @@ pub struct Next {
 /// The most characters of an operation id handed to the model.
 const MAX_ID_CHARS: usize = 64;
 
+/// Whether `id` (a tool's operation id) is fit to hand the model: at most
+/// [`MAX_ID_CHARS`] letters, digits and `_.:-` — nothing that could end a
+/// sentence, start an instruction or hold a secret the redactor marked.
+fn is_id(id: &str) -> bool {
+    (1..=MAX_ID_CHARS).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+}
+
 /// The [`Next`] of `report`.
 pub(super) fn of(report: &CallReport) -> Next {
     let (reason, error) = match &report.outcome {
@@ -230,7 +238,8 @@ pub(super) fn of(report: &CallReport) -> Next {
             next.operation_id = report
                 .operation_id
                 .as_deref()
-                .map(|id| truncate_chars(&redact(id), MAX_ID_CHARS));
+                .map(redact)
+                .filter(|id| is_id(id));
         }
         NextStep::GiveUp => next.retry_after_ms = retry_after(reason, error).map(millis),
         _ => {}

@@ -16,15 +16,23 @@
 //! | `latest_version` | "The tool has no version 4; the latest is 3. Should I use 3 instead?" |
 //! | `suggestion` | "The tool could not use order_id "ord-7" and suggests "ORD-7". Should I use it?" |
 //! | `candidates` | "city "Springfield" is ambiguous. Which did you mean: …?" |
-//! | `allowed_values` | "The tool does not accept format "xlsx"; it accepts pdf,docx,csv. Which should I use?" |
+//! | `allowed_values` | "The tool does not accept format "xlsx"; it accepts "pdf", "docx", "csv". Which should I use?" |
 //! | `maximum` / `max`, `minimum` / `min` | "The tool refused amount 12500: it accepts at most 10000. Which amount should I use?" |
 //!
-//! Every value is redacted and cut short: the question is shown to the model.
+//! Every value is the tool's, and the question is shown to the model: each
+//! is redacted, cut short, and either validated or quoted — a field name or
+//! a version must be a short token (else it is not used), a bound a number,
+//! and a value offered or sent is quoted with JSON's escaping, so a `"` or a
+//! newline in it cannot end its quote. No control character survives.
 
 use recourse_protocol::{ErrorCategory, ToolError, redact, truncate_chars};
 use serde_json::Value;
 
+use super::words::is_token;
 use crate::policy::StopReason;
+
+/// The most values of a list quoted in a question.
+const MAX_CHOICES: usize = 8;
 
 /// The longest a value quoted in a question may be, in characters.
 const MAX_VALUE_CHARS: usize = 80;
@@ -43,16 +51,19 @@ pub(super) fn from_details(error: &ToolError, sent: Option<&Value>) -> Option<St
         return None;
     }
     let what = subject(error, sent);
-    let question = if let Some(latest) = detail(error, "latest_version") {
+    let question = if let Some(latest) = version(error, "latest_version") {
         format!("The tool has no {what}; the latest is {latest}. Should I use {latest} instead?")
     } else if let Some(suggestion) = detail(error, "suggestion") {
-        format!("The tool could not use {what} and suggests {suggestion:?}. Should I use it?")
-    } else if let Some(candidates) = detail(error, "candidates") {
+        format!(
+            "The tool could not use {what} and suggests {}. Should I use it?",
+            quote(&suggestion)
+        )
+    } else if let Some(candidates) = choices(error, "candidates") {
         format!("{what} is ambiguous. Which did you mean: {candidates}?")
-    } else if let Some(allowed) = detail(error, "allowed_values") {
+    } else if let Some(allowed) = choices(error, "allowed_values") {
         format!("The tool does not accept {what}; it accepts {allowed}. Which should I use?")
     } else if let Some(bound) = bound(error) {
-        let field = detail(error, "field").unwrap_or_else(|| "value".to_owned());
+        let field = field(error).unwrap_or_else(|| "value".to_owned());
         format!("The tool refused {what}: it accepts {bound}. Which {field} should I use?")
     } else {
         return None;
@@ -70,7 +81,7 @@ pub(super) fn for_reason(
     sent: Option<&Value>,
 ) -> String {
     let what = match error {
-        Some(e) if detail(e, "field").is_some() => subject(e, sent),
+        Some(e) if field(e).is_some() => subject(e, sent),
         _ => "the values I was given".to_owned(),
     };
     finish(&match reason {
@@ -89,7 +100,7 @@ pub(super) fn for_reason(
 
 /// "version 4", "version", or "that value": the field and what was sent for it.
 fn subject(error: &ToolError, sent: Option<&Value>) -> String {
-    let field = detail(error, "field");
+    let field = field(error);
     let given = match (&field, sent) {
         (Some(f), Some(payload)) => payload.get(f.as_str()).map(show),
         _ => None,
@@ -103,8 +114,9 @@ fn subject(error: &ToolError, sent: Option<&Value>) -> String {
 
 /// "at most 10000", "at least 1", or "between 1 and 10": the bound the tool named.
 fn bound(error: &ToolError) -> Option<String> {
-    let max = detail(error, "maximum").or_else(|| detail(error, "max"));
-    let min = detail(error, "minimum").or_else(|| detail(error, "min"));
+    let number = |key| number(error, key);
+    let max = number("maximum").or_else(|| number("max"));
+    let min = number("minimum").or_else(|| number("min"));
     match (min, max) {
         (Some(lo), Some(hi)) => Some(format!("between {lo} and {hi}")),
         (None, Some(hi)) => Some(format!("at most {hi}")),
@@ -123,16 +135,83 @@ fn detail(error: &ToolError, key: &str) -> Option<String> {
     Some(truncate_chars(&redact(&text), MAX_VALUE_CHARS))
 }
 
-fn show(v: &Value) -> String {
-    let text = match v {
-        Value::String(s) => format!("{s:?}"),
-        other => other.to_string(),
-    };
-    truncate_chars(&redact(&text), MAX_VALUE_CHARS)
+/// The field the tool names: a name token (letters, digits, `_.:-`), or nothing.
+fn field(error: &ToolError) -> Option<String> {
+    detail(error, "field").filter(|f| is_token(f))
 }
 
+/// A version the tool offers: a version token (`3`, `v2.1`, `2024-06`), or nothing.
+fn version(error: &ToolError, key: &str) -> Option<String> {
+    detail(error, key).filter(|v| is_token(v))
+}
+
+/// A bound the tool names: a JSON number, or a string that reads as one.
+fn number(error: &ToolError, key: &str) -> Option<String> {
+    match error.details.get(key)? {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+            Some(truncate_chars(s.trim(), MAX_VALUE_CHARS))
+        }
+        _ => None,
+    }
+}
+
+/// The values the tool offers (a list, or one comma-separated string), each
+/// redacted and quoted with escaping: `"pdf", "docx", "csv"`.
+fn choices(error: &ToolError, key: &str) -> Option<String> {
+    let values: Vec<String> = match error.details.get(key)? {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        Value::String(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        Value::Null => return None,
+        other => vec![other.to_string()],
+    };
+    if values.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = values
+        .iter()
+        .take(MAX_CHOICES)
+        .map(|v| quote(&truncate_chars(&redact(v), MAX_VALUE_CHARS)))
+        .collect();
+    let more = if values.len() > MAX_CHOICES {
+        ", …"
+    } else {
+        ""
+    };
+    Some(format!("{}{more}", quoted.join(", ")))
+}
+
+/// `text` in double quotes, its quotes, backslashes and control characters
+/// escaped as JSON escapes them: it cannot close its quote.
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"…\"".to_owned())
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => quote(&truncate_chars(&redact(s), MAX_VALUE_CHARS)),
+        other => truncate_chars(&redact(&other.to_string()), MAX_VALUE_CHARS),
+    }
+}
+
+/// The question, redacted, cut short, without control characters.
 fn finish(question: &str) -> String {
-    truncate_chars(&redact(question), MAX_QUESTION_CHARS)
+    let plain: String = question
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    truncate_chars(&redact(&plain), MAX_QUESTION_CHARS)
 }
 
 #[cfg(test)]
@@ -164,7 +243,7 @@ mod tests {
         assert_eq!(
             from_details(&e, Some(&json!({"format": "xlsx"}))).as_deref(),
             Some(
-                "The tool does not accept format \"xlsx\"; it accepts pdf,docx,csv. Which should I use?"
+                "The tool does not accept format \"xlsx\"; it accepts \"pdf\", \"docx\", \"csv\". Which should I use?"
             )
         );
         e.details = json!({"field": "order_id", "suggestion": "ORD-7"});
@@ -206,7 +285,7 @@ mod tests {
     #[test]
     fn values_are_redacted_and_cut_short() {
         let long = "x".repeat(500);
-        let e = not_found(json!({"field": "version", "latest_version": long}));
+        let e = not_found(json!({"field": "version", "allowed_values": long}));
         let sent = json!({"version": "sk-abcdefghijklmnopqrstuvwx"});
         let q = from_details(&e, Some(&sent)).unwrap();
         assert!(!q.contains("sk-abcdefghijklmnopqrstuvwx"), "{q}");

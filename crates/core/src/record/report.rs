@@ -9,7 +9,7 @@ use super::attempt::millis;
 use super::next::{self, Next};
 use crate::idempotency::Idempotency;
 use crate::policy::{StopKind, Verification};
-use crate::record::{AttemptRecord, Outcome, TokenUsage};
+use crate::record::{AttemptRecord, Outcome, Settlement, TokenUsage};
 
 /// The `record_version` of the JSON record: bumped only by an incompatible change.
 pub const RECORD_VERSION: u32 = 1;
@@ -38,6 +38,7 @@ pub const RECORD_VERSION: u32 = 1;
 ///     operation_id: None,
 ///     verification: None,
 ///     elapsed: Duration::from_millis(12),
+///     settlement: None,
 /// };
 /// let json = report.to_json();
 /// assert_eq!(json["record_version"], 1);
@@ -74,6 +75,9 @@ pub struct CallReport {
     pub verification: Option<Verification>,
     /// Wall time (clock time) the call took.
     pub elapsed: Duration,
+    /// How the call was settled after it stopped, when its outcome was open
+    /// and something decided it later (a lookup, a read, a person).
+    pub settlement: Option<Settlement>,
 }
 
 impl CallReport {
@@ -94,6 +98,7 @@ impl CallReport {
             operation_id: None,
             verification: None,
             elapsed: Duration::ZERO,
+            settlement: None,
         }
     }
 
@@ -161,6 +166,9 @@ struct Wire<'a> {
     verification: Option<Verification>,
     /// Wall time the call took, in milliseconds.
     elapsed_ms: u64,
+    /// How the call was settled after it stopped, when its outcome was open
+    /// and something decided it later; `null` otherwise.
+    settlement: Option<&'a Settlement>,
     /// Every dispatch, in order.
     attempts: &'a [AttemptRecord],
 }
@@ -194,6 +202,7 @@ impl Serialize for CallReport {
             operation_id: self.operation_id.as_deref(),
             verification: self.verification,
             elapsed_ms: millis(self.elapsed),
+            settlement: self.settlement.as_ref(),
             attempts: &self.attempts,
         }
         .serialize(serializer)

@@ -210,6 +210,14 @@ async fn the_reconcile_route_settles_an_unknown_through_its_lookup() {
     assert_eq!(answer.status, 200);
     let settled = answer.body;
     assert_eq!(settled["state"], "succeeded", "{settled}");
+    let settled_record = &settled["record"];
+    assert_eq!(settled_record["outcome"], "succeeded");
+    assert_eq!(settled_record["settlement"]["by"], "lookup", "{settled}");
+    assert_eq!(settled_record["next"]["step"], "use_result");
+    assert_eq!(
+        settled_record["attempts"], record["attempts"],
+        "the first record's attempts are kept"
+    );
     assert_eq!(
         t.exports_committed(),
         1,

@@ -4,7 +4,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod hosts;
 mod keyed;
 mod next;
 mod openapi;
+mod orphans;
 mod requests;

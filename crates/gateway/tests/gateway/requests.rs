@@ -85,3 +85,30 @@ async fn each_refused_field_is_named_as_the_body_names_it() {
         "unknown fields are refused: {unknown}"
     );
 }
+
+#[tokio::test]
+async fn a_number_that_would_change_on_the_way_is_refused_naming_it() {
+    let gw = TestGateway::plain();
+    let body = r#"{"url": "http://127.0.0.1:9/api/pay", "payload": {"account": 18446744073709551617, "amount": 1.00000000000000000001}}"#;
+    let answer = gw.raw("POST", "/v1/calls", body).await;
+    assert_eq!(answer.status, 400, "{}", answer.text);
+    let error = &answer.body["error"];
+    assert_eq!(error["code"], "NUMBER_NOT_REPRESENTABLE");
+    assert_eq!(error["details"]["field"], "payload");
+    assert_eq!(error["details"]["pointer"], "/payload/account");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("18446744073709551617"),
+        "{error}"
+    );
+    // A number a double holds as written goes on (here, to a closed port).
+    let fine = r#"{"url": "http://127.0.0.1:9/api/pay", "payload": {"account": 18446744073709551615, "amount": 12.50}}"#;
+    let answer = gw.raw("POST", "/v1/calls", fine).await;
+    assert_ne!(
+        answer.body["error"]["code"], "NUMBER_NOT_REPRESENTABLE",
+        "{}",
+        answer.text
+    );
+}

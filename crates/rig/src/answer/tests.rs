@@ -45,6 +45,7 @@ fn report(outcome: Outcome, attempts: Vec<AttemptRecord>) -> CallReport {
         operation_id: None,
         verification: None,
         elapsed: Duration::from_millis(5),
+        settlement: None,
     }
 }
 

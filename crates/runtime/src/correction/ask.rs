@@ -82,6 +82,15 @@ impl Asker {
         request: &CorrectionRequest<'_>,
         messages: Vec<ChatMessage>,
     ) -> Asked {
+        // Every part of a prompt is redacted as it is built; this is the last
+        // guard, and what the debug store keeps is exactly what was sent.
+        let messages = messages
+            .into_iter()
+            .map(|mut m| {
+                m.content = recourse_protocol::redact(&m.content);
+                m
+            })
+            .collect();
         let completion = CompletionRequest {
             messages,
             temperature: self.temperature,

@@ -28,6 +28,8 @@ mod corrector;
 mod debug;
 mod gate;
 #[cfg(feature = "llm")]
+mod hidden;
+#[cfg(feature = "llm")]
 mod llm_fix;
 #[cfg(feature = "llm")]
 mod models;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::chain::CorrectionChain;
+use super::hidden::Hidden;
 use super::tally::Tally;
 use crate::correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, Trajectory};
 use crate::correction::{Correction, CorrectionRequest};
@@ -77,9 +78,13 @@ impl CorrectionChain {
         mut tally: Tally,
     ) -> Correction {
         let s = self.settings;
+        // The model sees the payload redacted; what it proposes gets the
+        // hidden values back, and is gated with them protected.
+        let hidden = Hidden::of(request);
+        let (shown, gated) = (hidden.shown(request), hidden.gated(request));
         if s.ai_correction {
-            let proposed = llm.propose(request);
-            if let Some(done) = tally.ask(CorrectionLayer::Llm, request, proposed).await {
+            let proposed = async { hidden.restored(llm.propose(&shown).await, request.payload) };
+            if let Some(done) = tally.ask(CorrectionLayer::Llm, &gated, proposed).await {
                 return done;
             }
         } else {
@@ -97,11 +102,10 @@ impl CorrectionChain {
             }
             Some(t) => {
                 let reresolution = ContextualReresolution::new(llm.clone());
-                let proposed = reresolution.propose(request, t);
-                if let Some(done) = tally
-                    .ask(CorrectionLayer::Semantic, request, proposed)
-                    .await
-                {
+                let proposed = async {
+                    hidden.restored(reresolution.propose(&shown, t).await, request.payload)
+                };
+                if let Some(done) = tally.ask(CorrectionLayer::Semantic, &gated, proposed).await {
                     return done;
                 }
                 return tally.cannot_fix();

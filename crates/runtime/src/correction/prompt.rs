@@ -73,7 +73,7 @@ pub(crate) fn reresolution_messages(
         tool_name(request.target),
         fence(
             "REQUEST",
-            &truncate_chars(&trajectory.original_request, MAX_REQUEST_CHARS)
+            &truncate_chars(&redact(&trajectory.original_request), MAX_REQUEST_CHARS)
         ),
     );
     user.push_str("Earlier step results (one per step):\n");

@@ -20,8 +20,8 @@ mod settle;
 
 pub use recourse_core::journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, RecordSummary, lease_until,
-    rfc3339, rfc3339_now,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339,
+    rfc3339_now,
 };
 #[cfg(feature = "postgres")]
 pub use recourse_journal::PostgresJournal;

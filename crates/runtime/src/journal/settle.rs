@@ -5,10 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse_protocol::redact;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{CallState, Journal, JournalEntry, JournalResult, process_owner};
+use super::{
+    CallState, Journal, JournalEntry, JournalResult, RecordJson, process_owner, rfc3339_now,
+};
 use crate::clock::SystemClock;
 use crate::config::ExecutorConfig;
 use crate::header::check_header;
@@ -19,9 +22,10 @@ use crate::verify::{self, Reading, ResolvedRead, Verifier};
 use recourse_core::allow::{TargetAllowlist, TargetUrl};
 use recourse_core::backoff::Backoff;
 use recourse_core::clock::Clock;
-use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, Setup};
+use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, Setup, Success};
 use recourse_core::policy::{Limits, Traits, VerifyResult};
 use recourse_core::reconcile::{ReconcileRequest, Reconciler, Reconciliation};
+use recourse_core::record::{Outcome, SettledBy, Settlement as Settled};
 use recourse_core::target::Target;
 use recourse_core::transport::Transport;
 
@@ -201,10 +205,13 @@ pub async fn settle_with(
             "still running: held by {owner} until {until}; left alone"
         )));
     }
-    let (state, note) = look_up(entry, options).await;
+    let found = look_up(entry, options).await;
+    let state = found.state();
+    let record = found.record(entry).map(|r| RecordJson::from(&r));
     journal
-        .finish_call(&entry.call_id, state, None, None)
+        .finish_call(&entry.call_id, state, None, record.as_ref())
         .await?;
+    let note = found.note;
     Ok(Settlement {
         call_id: entry.call_id.clone(),
         from: entry.state,
@@ -273,7 +280,7 @@ impl Means {
 /// call's machine decides, as after an unknown outcome — within the
 /// settler's limits, waiting on its clock, its waits for a pending write
 /// ending within the lease it took the call with — and never resends.
-async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> (CallState, String) {
+async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> Found {
     let means = Means::of(entry, options);
     let traits = Traits {
         idempotent: false,
@@ -331,10 +338,10 @@ async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> (CallState, S
             SettleCommand::Finish(finish) => break finish,
         };
     };
-    let state = match &finish {
-        Finish::Succeeded(_) => CallState::Succeeded,
-        Finish::Stopped(reason) if reason.leaves_outcome_unknown() => CallState::Unknown,
-        Finish::Stopped(_) => CallState::Failed,
+    let by = match (&means, entry.attempts) {
+        (_, 0) => SettledBy::Journal,
+        (Means::Read { .. } | Means::BrokenRead(_), _) => SettledBy::Verification,
+        _ => SettledBy::Lookup,
     };
     let note = note.unwrap_or_else(|| match (&finish, &means) {
         (_, Means::Nothing) if entry.attempts > 0 => {
@@ -343,7 +350,45 @@ async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> (CallState, S
         }
         _ => "never dispatched".to_owned(),
     });
-    (state, note)
+    Found { finish, by, note }
+}
+
+/// What settling a call found: how its machine finished, what told it, in words.
+struct Found {
+    finish: Finish,
+    by: SettledBy,
+    note: String,
+}
+
+impl Found {
+    /// The call's state now.
+    fn state(&self) -> CallState {
+        match &self.finish {
+            Finish::Succeeded(_) => CallState::Succeeded,
+            Finish::Stopped(reason) if reason.leaves_outcome_unknown() => CallState::Unknown,
+            Finish::Stopped(_) => CallState::Failed,
+        }
+    }
+
+    /// The call's record once settled, with its settlement; `None` while its
+    /// outcome stays unknown (the record it has, or the journal's, says so).
+    fn record(&self, entry: &JournalEntry) -> Option<Value> {
+        let outcome = match &self.finish {
+            Finish::Stopped(reason) if reason.leaves_outcome_unknown() => return None,
+            Finish::Stopped(reason) => Outcome::Failed {
+                error: None,
+                reason: reason.clone(),
+            },
+            Finish::Succeeded(Success::Committed(data)) => Outcome::Succeeded {
+                data: data.clone().into(),
+            },
+            Finish::Succeeded(_) => Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
+        };
+        let settlement = Settled::new(self.by, rfc3339_now()).with_note(redact(&self.note));
+        Some(entry.settled_record(outcome, settlement))
+    }
 }
 
 /// What a lookup found, in words.

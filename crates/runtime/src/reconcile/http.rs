@@ -116,9 +116,9 @@ impl HttpReconciler {
             .iter()
             .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
             .collect();
-        let body = match response.bytes().await {
+        let body = match read_capped(response, MAX_LOOKUP_BYTES).await {
             Ok(b) => b,
-            Err(e) => return Reconciliation::Unknown(format!("lookup body: {e}")),
+            Err(why) => return Reconciliation::Unknown(why),
         };
         let parsed = parse_response(status, headers, &body);
         if !parsed.success {
@@ -128,6 +128,28 @@ impl HttpReconciler {
             parsed.data.unwrap_or_default().into_value(),
             parsed.server_wait,
         )
+    }
+}
+
+/// The most bytes of a lookup's answer read: what a tool's answer may be.
+const MAX_LOOKUP_BYTES: usize = crate::transport::DEFAULT_MAX_BODY_BYTES;
+
+/// `response`'s body, read a chunk at a time and given up on past `max`
+/// bytes: a lookup's answer is the tool's to size, and the gateway's memory
+/// is not.
+async fn read_capped(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let too_large = || format!("the lookup's answer is larger than {max} bytes");
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() > max => return Err(too_large()),
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return Ok(body),
+            Err(e) => return Err(format!("lookup body: {e}")),
+        }
     }
 }
 
@@ -204,6 +226,34 @@ mod tests {
             r.url_for(Some("%2e%2e"), Some("../x")).unwrap(),
             "http://h/x/..%2Fx?k=%252e%252e"
         );
+    }
+
+    #[tokio::test]
+    async fn a_lookup_answer_past_the_cap_is_not_read_whole() {
+        // An answer of 8 MiB, its length not announced (chunked).
+        let app = axum::Router::new().route(
+            "/exports/{key}",
+            axum::routing::get(|| async {
+                let chunk = bytes::Bytes::from(vec![b' '; 64 * 1024]);
+                let chunks = std::iter::repeat_n(chunk, 128).map(Ok::<_, std::io::Error>);
+                axum::body::Body::from_stream(futures_util::stream::iter(chunks))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let r = HttpReconciler::new(format!("http://{addr}/exports/{{key}}")).unwrap();
+        let target = recourse_core::target::Target::parse("http://127.0.0.1:1/exports").unwrap();
+        let request = ReconcileRequest {
+            target: &target,
+            idempotency_key: Some("k-1"),
+            operation_id: None,
+            payload: &json!({}),
+        };
+        match r.reconcile(request).await {
+            Reconciliation::Unknown(why) => assert!(why.contains("larger than"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

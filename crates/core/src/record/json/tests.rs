@@ -12,7 +12,8 @@ use crate::policy::{Action, StopReason, Verification, VerifyResult};
 use crate::record::CallState;
 use crate::record::{
     AttemptRecord, CallReport, CoercionChange, CoercionRule, CorrectionLayer, Event, GateRule,
-    LookupResult, Outcome, PayloadSource, TokenUsage, Verdict, VerifyPhase, WaitCause,
+    LookupResult, Outcome, PayloadSource, SettledBy, Settlement, TokenUsage, Verdict, VerifyPhase,
+    WaitCause,
 };
 use crate::transport::{TransportFailure, TransportFailureKind};
 
@@ -294,14 +295,19 @@ fn report() -> impl Strategy<Value = CallReport> {
             evidence,
             prop::option::of(text()),
         ),
-        (prop::option::of(text()), verification, any::<u64>()),
+        (
+            prop::option::of(text()),
+            verification,
+            any::<u64>(),
+            prop::option::of(settlement()),
+        ),
     )
         .prop_map(
             |(
                 (call_id, outcome, attempts),
                 (http_calls, llm_calls, prompt, completion),
                 (llm_ms, idempotent, from, idempotency_key),
-                (operation_id, verification, elapsed_ms),
+                (operation_id, verification, elapsed_ms, settlement),
             )| CallReport {
                 call_id,
                 outcome,
@@ -315,8 +321,25 @@ fn report() -> impl Strategy<Value = CallReport> {
                 operation_id,
                 verification,
                 elapsed: Duration::from_millis(elapsed_ms),
+                settlement,
             },
         )
+}
+
+fn settlement() -> impl Strategy<Value = Settlement> {
+    let by = prop::sample::select(vec![
+        SettledBy::Verification,
+        SettledBy::Lookup,
+        SettledBy::Person,
+        SettledBy::Journal,
+    ]);
+    (
+        by,
+        text(),
+        prop::option::of(text()),
+        prop::option::of(text()),
+    )
+        .prop_map(|(by, at, who, note)| Settlement { by, at, who, note })
 }
 
 proptest! {

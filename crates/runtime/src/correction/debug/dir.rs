@@ -119,6 +119,7 @@ impl LlmDebugDir {
     /// When the directory cannot be created or written.
     pub fn prepare(&self) -> io::Result<()> {
         create_private_dir(&self.path)?;
+        refuse_shared_dir(&self.path)?;
         let probe = self.path.join(format!(".probe-{}", uuid::Uuid::now_v7()));
         write_private(&probe, b"")?;
         fs::remove_file(&probe)
@@ -264,6 +265,31 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.sync_all()
 }
 
+/// Refuses a directory others may write to: they could plant or replace
+/// exchange files a person later reads as what the model was sent (or read
+/// what was), so the trail it keeps could not be trusted.
+#[cfg(unix)]
+fn refuse_shared_dir(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(path)?.permissions().mode();
+    if mode & 0o022 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "it is writable by its group or by everyone (mode {:o}); \
+                 make it the owner's only (chmod 700) or name another",
+                mode & 0o777
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn refuse_shared_dir(_path: &Path) -> io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,6 +372,22 @@ mod tests {
             .map(|e| e.record.unwrap().attempt)
             .collect();
         assert_eq!(attempts, [4, 5]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_directory_others_may_write_to_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("shared");
+        fs::create_dir_all(&dir).unwrap();
+        for mode in [0o777, 0o770, 0o702] {
+            fs::set_permissions(&dir, fs::Permissions::from_mode(mode)).unwrap();
+            let refused = LlmDebugDir::new(&dir).prepare().unwrap_err();
+            assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied, "{mode:o}");
+        }
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        LlmDebugDir::new(&dir).prepare().unwrap();
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -4,9 +4,11 @@
 //! exchange, for `recourse debug llm` to list after the process is gone.
 //!
 //! On when `RECOURSE_LLM_DEBUG` is true, or `RECOURSE_LLM_DEBUG_DIR` names a
-//! directory. Prompts already hold only redacted error text; the store
-//! redacts once more, so payload values shaped like credentials are hidden
-//! too. It keeps the most recent exchanges only.
+//! directory. A prompt is redacted as it is built (the payload as the
+//! redactor leaves it, the error, the user's request, earlier results) and
+//! once more as a whole before it is sent, so what the store keeps is
+//! exactly what the model was sent (redacting again changes nothing). It
+//! keeps the most recent exchanges only.
 
 mod dir;
 

@@ -154,6 +154,7 @@ impl<'e> Run<'e> {
                 .clock
                 .now()
                 .saturating_duration_since(self.started),
+            settlement: None,
         };
         let report = self.journal_outcome(report).instrument(span.clone()).await;
         span::call_finished(&span, &report);

@@ -43,11 +43,15 @@ return granted
 
 /// May a call go to the endpoint? `KEYS[1]` its breaker (a hash with
 /// `failures` and, once open, `open_until` in ms), `KEYS[2]` its half-open
-/// probe. `ARGV[1]`: how long a probe may stay out (ms). Returns 1 to admit.
+/// probe. `ARGV[1]`: how long a breaker stays open, and a probe may stay
+/// out (ms). Returns 1 to admit.
 ///
 /// Closed (no `open_until`): admitted. Open and waiting: refused. Open past
 /// its wait: exactly one caller in the fleet wins the probe (`SET NX PX`);
 /// a probe that never reports expires, and the next caller probes again.
+/// An `open_until` further off than the open time (written by something
+/// else than these scripts: a clock gone wrong, a hand, an attacker) is
+/// brought back to now + the open time, so no value keeps an endpoint shut.
 pub(super) const ADMIT: &str = r"
 local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until'))
 if not open_until then
@@ -55,6 +59,11 @@ if not open_until then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local longest = now + tonumber(ARGV[1])
+if open_until > longest then
+  open_until = longest
+  redis.call('HSET', KEYS[1], 'open_until', string.format('%d', open_until))
+end
 if now < open_until then
   return 0
 end
