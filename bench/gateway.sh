@@ -3,7 +3,9 @@
 # tool, through nginx (when installed), through a minimal axum->reqwest
 # forwarder (the floor of the gateway's stack), the same forwarder over hyper's
 # client (what the gateway sends plain HTTP with) and through `recourse serve`;
-# then a keyed non-idempotent write (journaled) through nginx and the gateway,
+# then a keyed non-idempotent write (journaled) through nginx and the gateway
+# (and, when RECOURSE_BENCH_POSTGRES_URL or RECOURSE_TEST_POSTGRES_URL names a
+# PostgreSQL server and psql is installed, a second gateway journaling there),
 # the gateway's memory per in-flight call, and the library's success path
 # against raw reqwest in CPU time per call.
 #
@@ -117,6 +119,18 @@ TOOLS_PID=$(cat "$WORK/tools.pid")
 export XDG_STATE_HOME="$WORK/state"
 GATEWAY=$(start gateway 'listening' "$BIN/recourse" serve --port 0)
 GATEWAY_PID=$(cat "$WORK/gateway.pid")
+# The same gateway journaling to PostgreSQL, in a schema of its own.
+PG_URL="${RECOURSE_BENCH_POSTGRES_URL:-${RECOURSE_TEST_POSTGRES_URL:-}}"
+GATEWAY_PG=""
+if [ -n "$PG_URL" ] && command -v psql >/dev/null; then
+  PG_SCHEMA="recourse_bench_$$"
+  psql -q "$PG_URL" -c "CREATE SCHEMA $PG_SCHEMA" >/dev/null
+  trap 'cleanup; psql -q "$PG_URL" -c "DROP SCHEMA IF EXISTS $PG_SCHEMA CASCADE" >/dev/null 2>&1 || true' EXIT
+  PG_SEP='?'; case "$PG_URL" in *\?*) PG_SEP='&' ;; esac
+  GATEWAY_PG=$(start gateway-pg 'listening' "$BIN/recourse" serve --port 0 \
+    --journal "${PG_URL}${PG_SEP}options=-csearch_path%3D${PG_SCHEMA}")
+  GATEWAY_PG_PID=$(cat "$WORK/gateway-pg.pid")
+fi
 FORWARDER=$(start forwarder 'listening' "$BIN/recourse-bench" forward --port 0)
 FORWARDER_PID=$(cat "$WORK/forwarder.pid")
 FORWARDER_HYPER=$(start forwarder-hyper 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper)
@@ -250,6 +264,7 @@ run_targets() {
       forwarder) measure "forwarder$suffix" "$FORWARDER_PID" "$FORWARDER" "$call_lua" "$DURATION" ;;
       forwarder-hyper) measure "forwarder-hyper$suffix" "$FORWARDER_HYPER_PID" "$FORWARDER_HYPER" "$call_lua" "$DURATION" ;;
       gateway) measure "gateway$suffix" "$GATEWAY_PID" "$GATEWAY" "$call_lua" "$DURATION" ;;
+      gateway-pg) measure "gateway-pg$suffix" "$GATEWAY_PG_PID" "$GATEWAY_PG" "$call_lua" "$DURATION" ;;
     esac
   done
 }
@@ -270,6 +285,7 @@ fi
 if wanted write; then
   WRITE_TARGETS=(direct gateway)
   [ -n "$NGINX_URL" ] && WRITE_TARGETS=(direct nginx gateway)
+  [ -n "$GATEWAY_PG" ] && WRITE_TARGETS+=(gateway-pg)
   echo "## write: POST /api/exports, a fresh idempotency key per request (journaled by the gateway)"
   for round in $(seq 0 $((ROUNDS - 1))); do
     run_targets "$round" "$TOOL_WRITE_LUA" "$CALL_WRITE_LUA" "-write" "${WRITE_TARGETS[@]}"
@@ -307,7 +323,7 @@ paired() {
 if wanted read || wanted write; then
   echo
   echo "## medians (cpu_us/call: the server's process; tool_cpu_us: the tool's, per call)"
-  summary direct nginx forwarder forwarder-hyper gateway direct-write nginx-write gateway-write
+  summary direct nginx forwarder forwarder-hyper gateway direct-write nginx-write gateway-write gateway-pg-write
   echo
   if wanted read; then
     echo "read:  gateway/nginx throughput $(ratio "$(median gateway rps)" "$(median nginx rps)") (goal >= 0.8)," \
@@ -322,6 +338,10 @@ if wanted read || wanted write; then
   if wanted write && [ -n "$NGINX_URL" ]; then
     echo "write: gateway/nginx throughput $(ratio "$(median gateway-write rps)" "$(median nginx-write rps)")," \
       "CPU/call $(ratio "$(median gateway-write cpu_us)" "$(median nginx-write cpu_us)")"
+  fi
+  if wanted write && [ -n "$GATEWAY_PG" ]; then
+    echo "write: keyed writes on PostgreSQL/SQLite throughput $(ratio "$(median gateway-pg-write rps)" "$(median gateway-write rps)")" \
+      "(goal >= 0.5), paired by round $(paired gateway-pg-write gateway-write rps)"
   fi
 fi
 

@@ -65,6 +65,23 @@ enum JournalCommand {
         #[arg(long, value_name = "URL")]
         mcp_url: Option<String>,
     },
+    /// Remove finished calls (succeeded or failed) last changed longer ago than
+    /// --older-than; a call in flight or unknown is never removed. A removed call's
+    /// idempotency key starts a new call.
+    Prune {
+        /// An integer with s, m, h or d (0: every finished call).
+        #[arg(long = "older-than", value_name = "DURATION", default_value = "7d",
+              value_parser = duration)]
+        older_than: std::time::Duration,
+        /// Print `{"removed": N}`.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A clap value parser for a duration: an integer with s, m, h or d, or 0.
+pub(crate) fn duration(value: &str) -> Result<std::time::Duration, String> {
+    recourse::duration::parse_duration(value).map_err(|e| e.to_string())
 }
 
 pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> {
@@ -80,6 +97,16 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
     })?;
     match &args.command {
         JournalCommand::List { state, json } => list(journal.as_ref(), *state, *json).await,
+        JournalCommand::Prune { older_than, json } => {
+            let removed =
+                recourse::journal::prune_older_than(journal.as_ref(), *older_than).await?;
+            if *json {
+                outln!("{}", serde_json::json!({ "removed": removed }));
+            } else {
+                outln!("removed {removed} finished call(s)");
+            }
+            Ok(0)
+        }
         JournalCommand::Reconcile {
             json,
             lease,

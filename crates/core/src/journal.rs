@@ -355,6 +355,11 @@ pub trait Journal: Send + Sync {
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>>;
     /// Lists calls, newest first.
     fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>>;
+    /// Removes finished calls — `succeeded` or `failed`, no lease held —
+    /// last changed before `before` (RFC 3339, UTC), with their attempts,
+    /// at most `limit` of them; how many went. A call `in_flight` or
+    /// `unknown` is never removed: it still has an outcome to settle.
+    fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>>;
 }
 
 /// The most calls one list returns.

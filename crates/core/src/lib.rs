@@ -42,6 +42,7 @@ pub mod allow;
 pub mod backoff;
 pub mod clock;
 pub mod config;
+pub mod duration;
 pub mod idempotency;
 pub mod journal;
 pub mod method;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recourse::Executor;
-use recourse::journal::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
+use recourse::journal::{
+    CallState, Journal, ListQuery, MAX_LIST, SettleOptions, prune_older_than, settle_with,
+};
 use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
 
@@ -94,6 +96,30 @@ impl Gateway {
             loop {
                 settle_expired(journal.as_ref(), &options, &report).await;
                 tokio::time::sleep(interval).await;
+            }
+        });
+    }
+
+    /// Removes, in the background, finished calls last changed more than
+    /// `retain` ago — at once, then every hour (at most every tenth of
+    /// `retain`) — never one `in_flight` or `unknown`. A zero `retain` keeps
+    /// everything. What it removed is reported to `report`.
+    pub fn prune(&self, retain: Duration, report: impl Fn(String) + Send + Sync + 'static) {
+        let Some(journal) = self.journal.clone() else {
+            return;
+        };
+        if retain.is_zero() {
+            return;
+        }
+        let every = (retain / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
+        tokio::spawn(async move {
+            loop {
+                match prune_older_than(journal.as_ref(), retain).await {
+                    Ok(0) => {}
+                    Ok(n) => report(format!("pruned {n} finished call(s) older than {retain:?}")),
+                    Err(e) => report(format!("recourse: could not prune the journal: {e}")),
+                }
+                tokio::time::sleep(every).await;
             }
         });
     }

@@ -74,9 +74,7 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
     });
     let keyed = match running.await {
         Ok(Ok(keyed)) => keyed,
-        Ok(Err(e)) => {
-            return fail(Refusal::JournalUnavailable.error(format!("{e}; nothing was sent")));
-        }
+        Ok(Err(e)) => return journal_unavailable(format!("{e}; nothing was sent")),
         Err(_) => {
             return fail(Refusal::CallAborted.error(
                 "the call stopped unexpectedly; its outcome is unknown: check before writing again",
@@ -84,6 +82,14 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
         }
     };
     match keyed {
+        // The journal failed before anything was sent: the request may be
+        // sent again as it is once the journal is back.
+        Keyed::Ran(report)
+            if report.attempts.is_empty()
+                && report.outcome.reason() == Some(&recourse::StopReason::JournalUnavailable) =>
+        {
+            journal_unavailable("the journal could not record the call; nothing was sent")
+        }
         Keyed::Ran(report) => {
             // Serialized in the record's own field order, `replayed` last.
             answer(&Answer {
@@ -206,6 +212,19 @@ pub(crate) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
+/// How long a client waits before sending again while the journal is away.
+const JOURNAL_RETRY_AFTER_SECS: u64 = 1;
+
+/// 503 `JOURNAL_UNAVAILABLE` with `Retry-After`: nothing was sent, and the
+/// same request may be sent again once the journal answers.
+pub(crate) fn journal_unavailable(message: impl Into<String>) -> Response {
+    let mut response = fail(Refusal::JournalUnavailable.error(message));
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(JOURNAL_RETRY_AFTER_SECS));
     response
 }
 

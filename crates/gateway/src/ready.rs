@@ -296,5 +296,8 @@ mod tests {
         fn list<'a>(&'a self, _: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
             hang()
         }
+        fn prune<'a>(&'a self, _: &'a str, _: u32) -> BoxFuture<'a, JournalResult<u64>> {
+            hang()
+        }
     }
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::entry::CallEntry;
 use crate::gateway::Gateway;
-use crate::keyed::in_progress;
+use crate::keyed::{in_progress, journal_unavailable};
 
 /// How many calls a page holds unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -41,7 +41,7 @@ fn fail(error: ToolError) -> Response {
 }
 
 fn unavailable(e: &recourse::journal::JournalError) -> Response {
-    fail(Refusal::JournalUnavailable.error(e.to_string()))
+    journal_unavailable(e.to_string())
 }
 
 fn unknown_call(call_id: &str) -> Response {

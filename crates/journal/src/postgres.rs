@@ -1,9 +1,23 @@
 //! The PostgreSQL journal: one record shared by several replicas.
+//!
+//! # Why a pool, and fixed timeouts
+//!
+//! A database restarts — a failover, an upgrade, an operator terminating a
+//! backend — and a journal holding one connection would answer every call
+//! after that with an error until its process restarted: a fleet would drop
+//! out of its load balancer over a blip. So the journal takes a connection
+//! from a pool (`deadpool-postgres`) for each operation; a connection found
+//! closed is dropped and a new one made, so once the database is back the
+//! journal is too, without a restart. Each connection carries a
+//! `lock_timeout` and a `statement_timeout`, so a locked table fails a call
+//! in seconds (and `/readyz` says so) rather than holding it for as long as
+//! the lock lasts.
 
 use std::time::Duration;
 
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use serde_json::Value;
-use tokio_postgres::{Client, NoTls, Row};
+use tokio_postgres::{NoTls, Row};
 
 use recourse_core::journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
@@ -11,11 +25,20 @@ use recourse_core::journal::{
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql};
+use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql};
+
+/// The most connections one journal holds.
+const MAX_CONNECTIONS: usize = 16;
+/// How long a statement may wait for a lock before it fails.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a statement may run before the server cancels it.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long connecting, or waiting for a free connection, may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A journal in a PostgreSQL database (no TLS; use a local socket or a trusted network).
 pub struct PostgresJournal {
-    client: Client,
+    pool: Pool,
 }
 
 impl std::fmt::Debug for PostgresJournal {
@@ -30,21 +53,63 @@ impl PostgresJournal {
     /// # Errors
     /// When the server is unreachable or the migration fails.
     pub async fn connect(url: &str) -> JournalResult<Self> {
-        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(|e| {
-            JournalError::caused(JournalErrorKind::Open, "connecting to PostgreSQL", e)
-        })?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::warn!(error = %e, "PostgreSQL journal connection closed");
-            }
-        });
-        let journal = Self { client };
+        let location = |detail: String| {
+            JournalError::new(
+                JournalErrorKind::Location,
+                "reading the PostgreSQL URL",
+                detail,
+            )
+        };
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| location(e.to_string()))?;
+        let timeouts = format!(
+            "-c lock_timeout={} -c statement_timeout={}",
+            LOCK_TIMEOUT.as_millis(),
+            STATEMENT_TIMEOUT.as_millis()
+        );
+        let options = match config.get_options() {
+            Some(theirs) if !theirs.trim().is_empty() => format!("{theirs} {timeouts}"),
+            _ => timeouts,
+        };
+        config.options(&options);
+        config.connect_timeout(CONNECT_TIMEOUT);
+        if config.get_application_name().is_none() {
+            config.application_name("recourse");
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(MAX_CONNECTIONS)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| location(e.to_string()))?;
+        let journal = Self { pool };
         journal.migrate().await?;
         Ok(journal)
     }
 
+    /// A connection from the pool: a live one, or a new one.
+    async fn client(&self, doing: &'static str, kind: JournalErrorKind) -> JournalResult<Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| JournalError::caused(kind, doing, e))
+    }
+
     async fn migrate(&self) -> JournalResult<()> {
-        let c = &self.client;
+        // The advisory lock is a session's: every step on one connection.
+        let c = self
+            .client("connecting to PostgreSQL", JournalErrorKind::Open)
+            .await?;
         let err = |ctx: &'static str| {
             move |e: tokio_postgres::Error| JournalError::caused(JournalErrorKind::Open, ctx, e)
         };
@@ -104,17 +169,42 @@ fn entry(row: &Row) -> JournalEntry {
     }
 }
 
+/// Runs `sql` with `params` on `client`, the statement prepared once per
+/// connection (a round trip and a parse saved on every later use).
+async fn run(
+    client: &Object,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<u64, tokio_postgres::Error> {
+    let statement = client.prepare_cached(sql).await?;
+    client.execute(&statement, params).await
+}
+
+/// As [`run`], for a query of at most one row.
+async fn run_opt(
+    client: &Object,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Option<Row>, tokio_postgres::Error> {
+    let statement = client.prepare_cached(sql).await?;
+    client.query_opt(&statement, params).await
+}
+
 fn n_i32(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 impl PostgresJournal {
+    /// A connection for an operation (`doing`, for the error).
+    async fn op(&self, doing: &'static str) -> JournalResult<Object> {
+        self.client(doing, JournalErrorKind::Operation).await
+    }
+
     async fn get_by(&self, column: &str, value: &str) -> JournalResult<Option<JournalEntry>> {
         let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = $1");
-        let row =
-            self.client.query_opt(&sql, &[&value]).await.map_err(|e| {
-                JournalError::caused(JournalErrorKind::Operation, "reading a call", e)
-            })?;
+        let row = run_opt(&self.op("reading a call").await?, &sql, &[&value])
+            .await
+            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "reading a call", e))?;
         Ok(row.as_ref().map(entry))
     }
 }
@@ -123,9 +213,7 @@ impl Journal for PostgresJournal {
     fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
         Box::pin(async move {
             let now = rfc3339_now();
-            let inserted = self
-                .client
-                .query_opt(
+            let inserted = run_opt(&self.op("claiming the idempotency key").await?, 
                     "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
                      VALUES ($1, $2, $3, 'null', 'in_flight', 0, $4, $4, $3, $5, $6, $7)
                      ON CONFLICT (caller_key) DO NOTHING RETURNING call_id",
@@ -153,8 +241,7 @@ impl Journal for PostgresJournal {
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let now = rfc3339_now();
-            self.client
-                .execute(
+            run(&self.op("recording call").await?, 
                     "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
                      VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10)
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
@@ -178,23 +265,16 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let now = rfc3339_now();
             let n = n_i32(n);
-            self.client
-                .execute(
-                    "INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES ($1, $2, $3, $4)",
-                    &[&call_id, &n, &payload.to_string(), &now],
-                )
-                .await
-                .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "recording attempt", e))?;
-            self.client
-                .execute(
-                    "UPDATE recourse_calls SET attempts = $2, updated_at = $3 WHERE call_id = $1",
-                    &[&call_id, &n, &now],
-                )
-                .await
-                .map(drop)
-                .map_err(|e| {
-                    JournalError::caused(JournalErrorKind::Operation, "recording attempt", e)
-                })
+            // One statement, one commit: the attempt and the call's count.
+            run(
+                &self.op("recording attempt").await?,
+                "WITH attempt AS (INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES ($1, $2, $3, $4))
+                 UPDATE recourse_calls SET attempts = $2, updated_at = $4 WHERE call_id = $1",
+                &[&call_id, &n, &payload.to_string(), &now],
+            )
+            .await
+            .map(drop)
+            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "recording attempt", e))
         })
     }
 
@@ -207,8 +287,7 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let status = result.status.map(i32::from);
             let failure = result.transport_error_text();
-            self.client
-                .execute(
+            run(&self.op("completing attempt").await?, 
                     "UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6 WHERE call_id = $1 AND n = $2",
                     &[&call_id, &n_i32(n), &status, &failure, &result.action.name(), &rfc3339_now()],
                 )
@@ -227,8 +306,7 @@ impl Journal for PostgresJournal {
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let record = record.map(RecordJson::as_str);
-            self.client
-                .execute(
+            run(&self.op("updating call").await?, 
                     "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id),
                        record = COALESCE($4, record), lease_until = NULL, updated_at = $5 WHERE call_id = $1",
                     &[&call_id, &state.as_str(), &operation_id, &record, &rfc3339_now()],
@@ -239,6 +317,33 @@ impl Journal for PostgresJournal {
         })
     }
 
+    fn finish_attempt_and_call<'a>(
+        &'a self,
+        (n, result): (u32, &'a AttemptResult),
+        call_id: &'a str,
+        state: CallState,
+        operation_id: Option<&'a str>,
+        record: Option<&'a RecordJson>,
+    ) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let status = result.status.map(i32::from);
+            let failure = result.transport_error_text();
+            let record = record.map(RecordJson::as_str);
+            // One statement, one commit: the attempt's end and the call's.
+            run(
+                &self.op("updating call").await?,
+                "WITH attempt AS (UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6
+                                  WHERE call_id = $1 AND n = $2)
+                 UPDATE recourse_calls SET state = $7, operation_id = COALESCE($8, operation_id),
+                   record = COALESCE($9, record), lease_until = NULL, updated_at = $6 WHERE call_id = $1",
+                &[&call_id, &n_i32(n), &status, &failure, &result.action.name(), &rfc3339_now(), &state.as_str(), &operation_id, &record],
+            )
+            .await
+            .map(drop)
+            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "updating call", e))
+        })
+    }
+
     fn renew_lease<'a>(
         &'a self,
         call_id: &'a str,
@@ -246,9 +351,7 @@ impl Journal for PostgresJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         Box::pin(async move {
-            let n = self
-                .client
-                .execute(
+            let n = run(&self.op("renewing a lease").await?, 
                     "UPDATE recourse_calls SET lease_until = $3 WHERE call_id = $1 AND owner = $2 AND lease_until IS NOT NULL",
                     &[&call_id, &owner, &lease_until(lease)],
                 )
@@ -266,23 +369,39 @@ impl Journal for PostgresJournal {
     ) -> BoxFuture<'a, JournalResult<bool>> {
         Box::pin(async move {
             let now = rfc3339_now();
-            let n = self
-                .client
-                .execute(
-                    "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
+            let n = run(
+                &self.op("taking a call over").await?,
+                "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
                      WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4)",
-                    &[&call_id, &owner, &lease_until(lease), &now],
-                )
-                .await
-                .map_err(|e| {
-                    JournalError::caused(JournalErrorKind::Operation, "taking a call over", e)
-                })?;
+                &[&call_id, &owner, &lease_until(lease), &now],
+            )
+            .await
+            .map_err(|e| {
+                JournalError::caused(JournalErrorKind::Operation, "taking a call over", e)
+            })?;
             Ok(n == 1)
         })
     }
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         Box::pin(self.get_by("call_id", call_id))
+    }
+
+    fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>> {
+        Box::pin(async move {
+            let err =
+                |e| JournalError::caused(JournalErrorKind::Operation, "pruning finished calls", e);
+            let [attempts, calls] = prune_sql(|n| format!("${n}"));
+            let limit = i64::from(limit);
+            let mut client = self.op("pruning finished calls").await?;
+            let tx = client.transaction().await.map_err(err)?;
+            tx.execute(&attempts, &[&before, &limit])
+                .await
+                .map_err(err)?;
+            let n = tx.execute(&calls, &[&before, &limit]).await.map_err(err)?;
+            tx.commit().await.map_err(err)?;
+            Ok(n)
+        })
     }
 
     fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
@@ -303,9 +422,14 @@ impl Journal for PostgresJournal {
                     .map(|b| b as &(dyn tokio_postgres::types::ToSql + Sync)),
             );
             bound.push(&limit);
-            let rows = self.client.query(&sql, &bound).await.map_err(|e| {
-                JournalError::caused(JournalErrorKind::Operation, "listing calls", e)
-            })?;
+            let rows = self
+                .op("listing calls")
+                .await?
+                .query(&sql, &bound)
+                .await
+                .map_err(|e| {
+                    JournalError::caused(JournalErrorKind::Operation, "listing calls", e)
+                })?;
             Ok(rows.iter().map(entry).collect())
         })
     }

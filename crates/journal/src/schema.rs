@@ -56,6 +56,23 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
+/// The calls a prune removes: finished, unleased, last changed before the
+/// first parameter, at most the second's number of them.
+const PRUNABLE: &str = "SELECT call_id FROM recourse_calls WHERE state IN ('succeeded', 'failed')
+     AND lease_until IS NULL AND updated_at < {before} ORDER BY call_id LIMIT {limit}";
+
+/// The two statements of a prune (attempts first: they refer to their
+/// call), `mark(n)` writing the n-th placeholder.
+pub(crate) fn prune_sql(mark: fn(usize) -> String) -> [String; 2] {
+    let calls = PRUNABLE
+        .replace("{before}", &mark(1))
+        .replace("{limit}", &mark(2));
+    [
+        format!("DELETE FROM recourse_attempts WHERE call_id IN ({calls})"),
+        format!("DELETE FROM recourse_calls WHERE call_id IN ({calls})"),
+    ]
+}
+
 /// The query for a list: only the conditions `query` has, so that the
 /// database seeks its index (`state, call_id`, or `call_id`) and reads the
 /// newest `limit` rows from there. A condition written as `(?1 IS NULL OR

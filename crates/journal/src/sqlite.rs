@@ -13,7 +13,7 @@ use recourse_core::journal::{
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql};
+use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql};
 
 /// A journal in a SQLite database. Writes are durable (WAL mode,
 /// `synchronous=FULL`): an operation reports done once it is on disk. One
@@ -308,6 +308,20 @@ impl Journal for SqliteJournal {
                 .execute(params![id, owner, lease_until(lease), now])?;
             Ok(n == 1)
         }))
+    }
+
+    fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>> {
+        let before = before.to_owned();
+        Box::pin(
+            self.writer
+                .run(Access::Write, "pruning finished calls", move |c| {
+                    let [attempts, calls] = prune_sql(|n| format!("?{n}"));
+                    c.prepare_cached(&attempts)?
+                        .execute(params![before, limit])?;
+                    let n = c.prepare_cached(&calls)?.execute(params![before, limit])?;
+                    Ok(n as u64)
+                }),
+        )
     }
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {

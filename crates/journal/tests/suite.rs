@@ -128,6 +128,56 @@ async fn suite(journal: Arc<dyn Journal>) {
 }
 
 /// A running call's lease keeps others off it; an expired one lets them in.
+/// Finished calls go, with their attempts; calls in flight or unknown stay.
+async fn prunes(journal: &Arc<dyn Journal>) {
+    for (id, state) in [
+        ("p-done", Some(CallState::Succeeded)),
+        ("p-failed", Some(CallState::Failed)),
+        ("p-unknown", Some(CallState::Unknown)),
+        ("p-running", None),
+    ] {
+        journal.begin_call(&new_call(id)).await.unwrap();
+        journal.begin_attempt(id, 1, &json!({})).await.unwrap();
+        if let Some(state) = state {
+            // The attempt's end and the call's, in one write where the journal can.
+            let ended = AttemptResult {
+                status: Some(200),
+                transport_error: None,
+                action: Action::Succeed,
+            };
+            let record = RecordJson::from(&json!({"call_id": id}));
+            journal
+                .finish_attempt_and_call((1, &ended), id, state, Some("op-1"), Some(&record))
+                .await
+                .unwrap();
+            let entry = journal.get(id).await.unwrap().unwrap();
+            assert_eq!((entry.state, entry.attempts), (state, 1), "{id}");
+            assert_eq!(entry.operation_id.as_deref(), Some("op-1"));
+            assert_eq!(entry.record.unwrap()["call_id"], id);
+            assert_eq!(entry.lease_until, None);
+        }
+    }
+    assert_eq!(
+        journal.prune("2000-01-01T00:00:00Z", 100).await.unwrap(),
+        0,
+        "none so old"
+    );
+    assert_eq!(
+        journal.prune("9999-01-01T00:00:00Z", 1).await.unwrap(),
+        1,
+        "at most the limit"
+    );
+    assert_eq!(journal.prune("9999-01-01T00:00:00Z", 100).await.unwrap(), 1);
+    for (id, kept) in [
+        ("p-done", false),
+        ("p-failed", false),
+        ("p-unknown", true),
+        ("p-running", true),
+    ] {
+        assert_eq!(journal.get(id).await.unwrap().is_some(), kept, "{id}");
+    }
+}
+
 async fn leases(journal: &Arc<dyn Journal>) {
     // c2 is leased to owner-a: nobody else may take it over, its owner may renew.
     assert!(!journal.take_over("c2", "owner-b", LONG).await.unwrap());
@@ -267,4 +317,116 @@ async fn a_new_sqlite_journal_and_its_wal_are_the_owners_only() {
             .mode();
         assert_eq!(mode & 0o777, 0o600, "{name}: {:o}", mode & 0o777);
     }
+}
+
+/// A private schema on the configured server, its URL naming the
+/// application `app`, and an admin connection; `None` when unconfigured.
+async fn private_postgres(app: &str) -> Option<(String, String, tokio_postgres::Client)> {
+    let url = recourse_test_support::service_var("RECOURSE_TEST_POSTGRES_URL")?;
+    let schema = format!("recourse_test_{}", uuid::Uuid::now_v7().simple());
+    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("RECOURSE_TEST_POSTGRES_URL is set but unreachable: {e}"));
+    tokio::spawn(conn);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let scoped = format!("{url}{sep}options=-csearch_path%3D{schema}&application_name={app}");
+    Some((scoped, schema, admin))
+}
+
+#[tokio::test]
+async fn postgres_comes_back_after_its_backends_are_terminated() {
+    let app = format!("recourse-reconnect-{}", uuid::Uuid::now_v7().simple());
+    let Some((url, schema, admin)) = private_postgres(&app).await else {
+        return;
+    };
+    let journal = PostgresJournal::connect(&url).await.unwrap();
+    journal.begin_call(&new_call("c-before")).await.unwrap();
+
+    // A failover, as the journal sees it: every connection it holds is cut.
+    let cut: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            &[&app],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(cut >= 1, "the journal's connections were found");
+
+    // Without a restart, the journal works again (an operation that met a
+    // dead connection may fail; the next takes a new one).
+    let started = std::time::Instant::now();
+    loop {
+        match journal.get("c-before").await {
+            Ok(Some(entry)) => {
+                assert_eq!(entry.call_id, "c-before");
+                break;
+            }
+            Ok(None) => panic!("the call vanished"),
+            Err(e) => assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "still failing: {e}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    journal.begin_call(&new_call("c-after")).await.unwrap();
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn postgres_fails_in_seconds_when_its_table_is_locked() {
+    let app = format!("recourse-locked-{}", uuid::Uuid::now_v7().simple());
+    let Some((url, schema, mut admin)) = private_postgres(&app).await else {
+        return;
+    };
+    let journal = PostgresJournal::connect(&url).await.unwrap();
+    let locker = admin.transaction().await.unwrap();
+    locker
+        .batch_execute(&format!(
+            "LOCK TABLE {schema}.recourse_calls IN ACCESS EXCLUSIVE MODE"
+        ))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let refused = tokio::time::timeout(
+        Duration::from_secs(20),
+        journal.begin_call(&new_call("c-locked")),
+    )
+    .await
+    .expect("the journal gave up on its own (lock_timeout)");
+    assert!(refused.is_err(), "a locked table is an error, not a wait");
+    eprintln!("a locked table failed the write in {:?}", started.elapsed());
+    locker.rollback().await.unwrap();
+    journal.begin_call(&new_call("c-unlocked")).await.unwrap();
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn sqlite_prunes_finished_calls_only() {
+    prunes(&(Arc::new(SqliteJournal::in_memory().unwrap()) as Arc<dyn Journal>)).await;
+}
+
+#[tokio::test]
+async fn postgres_prunes_finished_calls_only() {
+    let app = format!("recourse-prune-{}", uuid::Uuid::now_v7().simple());
+    let Some((url, schema, admin)) = private_postgres(&app).await else {
+        return;
+    };
+    let journal: Arc<dyn Journal> = Arc::new(PostgresJournal::connect(&url).await.unwrap());
+    prunes(&journal).await;
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
 }

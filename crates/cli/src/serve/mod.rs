@@ -60,11 +60,8 @@ pub(crate) struct ServeArgs {
     limits: LimitArgs,
     #[command(flatten)]
     lease: crate::settings::LeaseArg,
-    /// Where keyed and non-idempotent calls are journaled: a SQLite path, a postgres:// URL,
-    /// or `none` (then requests with an idempotency_key are refused) [env: RECOURSE_JOURNAL]
-    /// [default: $XDG_STATE_HOME/recourse/gateway.db].
-    #[arg(long, value_name = "PATH|URL|none", value_parser = crate::settings::location)]
-    journal: Option<String>,
+    #[command(flatten)]
+    journal: journal::JournalArgs,
     #[command(flatten)]
     fleet: fleet::FleetArgs,
     /// Check the flags and settings, say what would be served, and exit without serving
@@ -109,6 +106,7 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
     gateway.sweep(|line| eprintln!("{line}"));
+    gateway.prune(args.journal.retain, |line| eprintln!("{line}"));
     let delay = args.fleet.drain_delay();
     let options = ServeOptions::new(limits).with_drain_delay(delay);
     let shutdown = async move {
@@ -170,7 +168,7 @@ async fn gateway(
     // Every flag checked before the journal is opened.
     config.clone().build()?;
     if !args.check
-        && let Some(journal) = journal::open(settings.journal(args.journal.as_deref())).await?
+        && let Some(journal) = journal::open(settings.journal(args.journal.location())).await?
     {
         config = config.with_journal(journal);
     }

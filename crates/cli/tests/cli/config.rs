@@ -270,3 +270,60 @@ fn a_journal_urls_password_never_reaches_the_terminal() {
         assert!(!said.contains("Hunter2Hunter2"), "{args:?}: {said}");
     }
 }
+
+#[test]
+fn durations_are_checked_and_journal_prune_removes_finished_calls() {
+    let dir = tempdir();
+    let journal = dir.join("j.db").display().to_string();
+    for args in [
+        vec!["serve", "--port", "0", "--journal-retain", "7", "--check"],
+        vec![
+            "journal",
+            "--journal",
+            &journal,
+            "prune",
+            "--older-than",
+            "1 week",
+        ],
+    ] {
+        let out = recourse(&args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("integer with s, m, h or d"),
+            "{args:?}: {said}"
+        );
+    }
+    let ok = recourse(
+        &["serve", "--port", "0", "--journal-retain", "0", "--check"],
+        &[],
+    );
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let pruned = recourse(
+        &[
+            "journal",
+            "--journal",
+            &journal,
+            "prune",
+            "--older-than",
+            "0",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(
+        pruned.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pruned.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&pruned.stdout).trim(),
+        r#"{"removed":0}"#
+    );
+}

@@ -4,9 +4,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod failover;
 mod hosts;
 mod keyed;
 mod next;
 mod openapi;
 mod orphans;
 mod requests;
+mod retention;

@@ -16,8 +16,10 @@
 //! `sqlite` and `postgres` features. Settling an open call — which needs the
 //! transports to look it up or read it back — is here ([`settle_with`]).
 
+mod prune;
 mod settle;
 
+pub use prune::prune_older_than;
 pub use recourse_core::journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
     JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339,
