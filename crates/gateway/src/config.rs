@@ -41,6 +41,7 @@ pub struct GatewayConfig {
     corrector: Option<Arc<CorrectionChain>>,
     token: Option<String>,
     any_host: bool,
+    settle_headers: Vec<(String, String)>,
     allow_targets: Vec<String>,
     allow_mcp_commands: Vec<String>,
     mcp_env: Vec<String>,
@@ -55,6 +56,14 @@ impl fmt::Debug for GatewayConfig {
             .field("corrector", &self.corrector.is_some())
             .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
             .field("any_host", &self.any_host)
+            .field(
+                "settle_headers",
+                &self
+                    .settle_headers
+                    .iter()
+                    .map(|(n, _)| n)
+                    .collect::<Vec<_>>(),
+            )
             .field("allow_targets", &self.allow_targets)
             .field("allow_mcp_commands", &self.allow_mcp_commands)
             .field("mcp_env", &self.mcp_env)
@@ -72,6 +81,7 @@ impl GatewayConfig {
             corrector: None,
             token: None,
             any_host: false,
+            settle_headers: Vec::new(),
             allow_targets: Vec::new(),
             allow_mcp_commands: Vec::new(),
             mcp_env: Vec::new(),
@@ -104,6 +114,26 @@ impl GatewayConfig {
     pub fn serve_any_host(mut self) -> Self {
         self.any_host = true;
         self
+    }
+
+    /// Sends `name: value` with every lookup and verification read that
+    /// settles a journaled call (the sweeper's, the reconcile route's): the
+    /// credentials they need, which the journal never keeps (a template's
+    /// `?token=` is stored redacted).
+    ///
+    /// # Errors
+    /// A header name or value that cannot be sent.
+    pub fn with_settle_header(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, GatewayError> {
+        let (name, value) = (name.into(), value.into());
+        recourse::journal::SettleOptions::new(std::time::Duration::ZERO)
+            .with_header(name.clone(), value.clone())
+            .map_err(|e| GatewayError::new("--reconcile-header", e))?;
+        self.settle_headers.push((name, value));
+        Ok(self)
     }
 
     /// Allows targets (and lookups, reads and MCP URLs) matching `pattern`
@@ -193,6 +223,7 @@ impl GatewayConfig {
             mcp_commands,
             mcp_env: self.mcp_env,
             loopback_hosts_only: self.token.is_none() && !self.any_host,
+            settle_headers: self.settle_headers,
             token: self.token,
             readiness: Readiness::new(self.journal.clone(), self.shared),
             calls: tokio_util::task::TaskTracker::new(),

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::journal::{CallState, JournalEntry, ListQuery, MAX_LIST, SettleOptions, settle_with};
+use recourse::journal::{CallState, JournalEntry, ListQuery, MAX_LIST, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 
@@ -169,8 +169,7 @@ pub(crate) async fn reconcile(
             return ToolFailure::from(refused).into_response();
         }
         let lease = g.executor.config().lease;
-        let options =
-            SettleOptions::from_config(g.executor.config()).with_allowlist(g.targets.allowlist());
+        let options = g.settle_options();
         match settle_with(journal.as_ref(), &entry, &options).await {
             Ok(s) if s.held => return in_progress(&call_id, lease),
             Ok(_) => {}

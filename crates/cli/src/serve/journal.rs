@@ -24,6 +24,11 @@ pub(crate) struct JournalArgs {
     #[arg(long = "journal-retain", value_name = "DURATION", default_value = "7d",
           value_parser = crate::journal::duration)]
     pub(crate) retain: Duration,
+    /// A header every lookup and verification read that settles a journaled call sends,
+    /// 'Name: value' (the credentials they need: the journal keeps a lookup template's
+    /// `?token=` redacted). Repeatable.
+    #[arg(long = "reconcile-header", value_name = "'K: V'")]
+    pub(crate) reconcile_headers: Vec<String>,
 }
 
 impl JournalArgs {

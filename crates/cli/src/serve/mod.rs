@@ -153,6 +153,9 @@ async fn gateway(
     if args.insecure_no_auth && !args.bind.is_loopback() {
         config = config.serve_any_host();
     }
+    for (name, value) in crate::input::headers(&args.journal.reconcile_headers)? {
+        config = config.with_settle_header(name, value)?;
+    }
     for pattern in &args.allow_targets {
         config = config.allow_target(pattern.clone());
     }

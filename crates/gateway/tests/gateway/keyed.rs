@@ -317,3 +317,96 @@ async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
     );
     assert_eq!(t.exports_committed(), 1);
 }
+
+/// A lookup in front of the reference tools' that answers 503 until switched
+/// on, then only with the credential: `?token=s3cret-lookup` or the header
+/// `Authorization: Bearer s3cret-lookup`.
+async fn guarded_lookup(tools: &RunningTools) -> (String, Arc<AtomicBool>) {
+    #[derive(Clone)]
+    struct Lookup {
+        up: Arc<AtomicBool>,
+        tools: String,
+    }
+    async fn answer(
+        State(l): State<Lookup>,
+        Path(id): Path<String>,
+        axum::extract::RawQuery(query): axum::extract::RawQuery,
+        headers: axum::http::HeaderMap,
+    ) -> Response {
+        if !l.up.load(Ordering::SeqCst) {
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+        let by_query = query.as_deref() == Some("token=s3cret-lookup");
+        let by_header = headers
+            .get("authorization")
+            .is_some_and(|v| v == "Bearer s3cret-lookup");
+        if !(by_query || by_header) {
+            return StatusCode::UNAUTHORIZED.into_response();
+        }
+        let resp = reqwest::get(format!("{}/api/exports/{id}", l.tools))
+            .await
+            .unwrap();
+        let body: Value = resp.json().await.unwrap();
+        axum::Json(body).into_response()
+    }
+    let up = Arc::new(AtomicBool::new(false));
+    let state = Lookup {
+        up: Arc::clone(&up),
+        tools: tools.base_url(),
+    };
+    let app = axum::Router::new()
+        .route("/lookup/{id}", axum::routing::get(answer))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (
+        format!("http://{addr}/lookup/{{operation_id}}?token=s3cret-lookup"),
+        up,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lookups_credential_is_not_kept_and_a_settler_gets_it_from_configuration() {
+    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let (template, up) = guarded_lookup(&t).await;
+    let state = tempfile::tempdir().unwrap();
+    let location = journal_path(state.path());
+    let journal = recourse::journal::open_journal(&location).await.unwrap();
+    let config = recourse_gateway::GatewayConfig::new(support::config())
+        .with_journal(journal)
+        .with_settle_header("Authorization", "Bearer s3cret-lookup")
+        .unwrap();
+    let gw = TestGateway::new(config, None);
+    let mut body = export(&t);
+    body["reconcile"] = json!(template);
+
+    let (status, record) = gw.post(&body).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        record["outcome"], "unknown",
+        "the lookup was down: {record}"
+    );
+    let id = record["call_id"].as_str().unwrap();
+    let stored = std::fs::read(&location).unwrap();
+    let wal = std::fs::read(format!("{location}-wal")).unwrap_or_default();
+    for bytes in [&stored, &wal] {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains("s3cret-lookup"),
+            "the journal keeps the lookup's credential"
+        );
+    }
+
+    // The journal's template says `token=[REDACTED]`: the settler's header is what opens the door.
+    up.store(true, Ordering::SeqCst);
+    let answer = gw
+        .raw(
+            "POST",
+            &format!("/v1/calls/{id}/reconcile"),
+            axum::body::Body::empty(),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    assert_eq!(answer.body["state"], "succeeded", "{}", answer.text);
+    assert_eq!(t.exports_committed(), 1);
+}

@@ -121,8 +121,8 @@ impl SettleOptions {
         self
     }
 
-    /// Sends `name: value` with every verification read (the credentials the
-    /// read needs; the journal never keeps them).
+    /// Sends `name: value` with every verification read and lookup (the
+    /// credentials they need; the journal never keeps them).
     ///
     /// # Errors
     /// As [`check_header`].
@@ -254,10 +254,18 @@ impl Means {
             Ok(r) => r,
             Err(e) => return Self::BrokenLookup(e.to_string()),
         };
-        let reconciler = match &options.allowlist {
+        let mut reconciler = match &options.allowlist {
             Some(allowlist) => reconciler.with_allowlist(Arc::clone(allowlist)),
             None => reconciler,
         };
+        // The credentials a lookup needs come from configuration: the
+        // journal keeps its template with them redacted.
+        for (name, value) in &options.headers {
+            reconciler = match reconciler.with_header(name, value) {
+                Ok(r) => r,
+                Err(e) => return Self::BrokenLookup(e.to_string()),
+            };
+        }
         match Target::parse(&entry.target) {
             Ok(target) => Self::Lookup { reconciler, target },
             Err(e) => Self::BrokenLookup(e.to_string()),

@@ -38,6 +38,19 @@ pub struct HttpReconciler {
     parsed: recourse_core::allow::Template,
     client: reqwest::Client,
     allowlist: Option<Arc<TargetAllowlist>>,
+    headers: Headers,
+}
+
+/// Headers a lookup sends (credentials): shown by name only.
+#[derive(Clone, Default)]
+struct Headers(Vec<(String, String)>);
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _)| name))
+            .finish()
+    }
 }
 
 impl HttpReconciler {
@@ -60,7 +73,24 @@ impl HttpReconciler {
             parsed,
             client,
             allowlist: None,
+            headers: Headers::default(),
         })
+    }
+
+    /// Sends `name: value` with every lookup (the credentials it needs,
+    /// which a journal never keeps).
+    ///
+    /// # Errors
+    /// As [`check_header`](crate::header::check_header).
+    pub fn with_header(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, ConfigError> {
+        let (name, value) = (name.into(), value.into());
+        crate::header::check_header(&name, &value)?;
+        self.headers.0.push((name, value));
+        Ok(self)
     }
 
     /// Sends a lookup only when `allowlist` allows its URL; any other lookup
@@ -106,7 +136,11 @@ impl HttpReconciler {
         {
             return Reconciliation::Unknown(format!("lookup not sent: {e}"));
         }
-        let response = match self.client.get(url.into_url()).send().await {
+        let mut get = self.client.get(url.into_url());
+        for (name, value) in &self.headers.0 {
+            get = get.header(name, value);
+        }
+        let response = match get.send().await {
             Ok(r) => r,
             Err(e) => return Reconciliation::Unknown(format!("lookup failed: {e}")),
         };

@@ -29,7 +29,13 @@ impl Run<'_> {
             target: self.call.target.to_string(),
             capability: self.call.capability.clone(),
             idempotency_key: self.key.clone(),
-            reconcile: self.call.reconcile_template.clone(),
+            // A credential in the template (`?token=…`, `user:pass@`) is not
+            // kept at rest: a settler gets credentials from its configuration.
+            reconcile: self
+                .call
+                .reconcile_template
+                .as_deref()
+                .map(recourse_protocol::redact),
             verification: self
                 .call
                 .verifier
