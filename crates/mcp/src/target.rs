@@ -162,15 +162,23 @@ pub(crate) fn child_env(
         .collect()
 }
 
+/// The server as shown in messages and logs: redacted, so a credential in
+/// its URL (`?token=…`, `user:pass@`) or its command line (`--api-key=sk-…`)
+/// never reaches a terminal, a log line or a record.
 impl fmt::Display for McpTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let raw = match self {
             Self::Command { program, args, .. } => {
-                write!(f, "{program}")?;
-                args.iter().try_for_each(|a| write!(f, " {a}"))
+                let mut line = program.clone();
+                for a in args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                line
             }
-            Self::Url(url) => f.write_str(url),
-        }
+            Self::Url(url) => url.clone(),
+        };
+        f.write_str(&recourse_protocol::redact(&raw))
     }
 }
 
@@ -234,6 +242,25 @@ fn unclosed(kind: &str) -> McpError {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_credential_in_the_servers_url_or_command_line_is_never_shown() {
+        let url =
+            McpTarget::url("http://127.0.0.1:9/mcp?token=TKz9x8c7v6b5n4&access_token=Pw0rdPw0rd")
+                .unwrap();
+        let shown = url.to_string();
+        assert!(
+            !shown.contains("Pw0rdPw0rd") && !shown.contains("TKz9x8c7v6b5n4"),
+            "{shown}"
+        );
+        assert!(shown.contains("127.0.0.1:9/mcp"), "{shown}");
+        let command =
+            McpTarget::command_line("server --api-key=sk-SKa1b2c3d4e5f6g7h8i9j0 --port 1").unwrap();
+        let shown = command.to_string();
+        assert!(!shown.contains("sk-SKa1b2c3d4e5f6g7h8i9j0"), "{shown}");
+        assert!(shown.starts_with("server --api-key="), "{shown}");
+    }
+
     use super::*;
 
     fn split(line: &str) -> Vec<String> {
