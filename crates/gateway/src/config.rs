@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use recourse::journal::Journal;
+use recourse::journal::{Journal, SettleOptions};
 use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
 use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
@@ -119,21 +119,11 @@ impl GatewayConfig {
     /// Sends `name: value` with every lookup and verification read that
     /// settles a journaled call (the sweeper's, the reconcile route's): the
     /// credentials they need, which the journal never keeps (a template's
-    /// `?token=` is stored redacted).
-    ///
-    /// # Errors
-    /// A header name or value that cannot be sent.
-    pub fn with_settle_header(
-        mut self,
-        name: impl Into<String>,
-        value: impl Into<String>,
-    ) -> Result<Self, GatewayError> {
-        let (name, value) = (name.into(), value.into());
-        recourse::journal::SettleOptions::new(std::time::Duration::ZERO)
-            .with_header(name.clone(), value.clone())
-            .map_err(|e| GatewayError::new("--reconcile-header", e))?;
-        self.settle_headers.push((name, value));
-        Ok(self)
+    /// `?token=` is stored redacted). Checked by [`build`](Self::build).
+    #[must_use]
+    pub fn with_settle_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settle_headers.push((name.into(), value.into()));
+        self
     }
 
     /// Allows targets (and lookups, reads and MCP URLs) matching `pattern`
@@ -188,8 +178,8 @@ impl GatewayConfig {
     ///
     /// # Errors
     /// A target or command pattern that cannot be read, an environment
-    /// variable name that may not be passed, or an executor configuration
-    /// (or HTTP client) that cannot be built.
+    /// variable name that may not be passed, a settle header that cannot be
+    /// sent, or an executor configuration (or HTTP client) that cannot be built.
     pub fn build(self) -> Result<Gateway, GatewayError> {
         let targets = Targets::new(&self.allow_targets)
             .map_err(|e| GatewayError::new("--allow-target", e))?;
@@ -200,6 +190,15 @@ impl GatewayConfig {
             .collect::<Result<_, _>>()
             .map_err(|e| GatewayError::new("--allow-mcp-command", e))?;
         check_mcp_env(&self.mcp_env).map_err(|e| GatewayError::new("--mcp-env", e))?;
+        // How a journaled call is settled: the executor's lease and limits,
+        // the targets' allowlist, the settle headers — built once.
+        let mut settle =
+            SettleOptions::from_config(&self.executor).with_allowlist(targets.allowlist());
+        for (name, value) in self.settle_headers {
+            settle = settle
+                .with_header(name, value)
+                .map_err(|e| GatewayError::new("--reconcile-header", e))?;
+        }
         let transport = HttpTransport::builder()
             .build()
             .map_err(GatewayError::from)?;
@@ -223,7 +222,7 @@ impl GatewayConfig {
             mcp_commands,
             mcp_env: self.mcp_env,
             loopback_hosts_only: self.token.is_none() && !self.any_host,
-            settle_headers: self.settle_headers,
+            settle,
             token: self.token,
             readiness: Readiness::new(self.journal.clone(), self.shared),
             calls: tokio_util::task::TaskTracker::new(),

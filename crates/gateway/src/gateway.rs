@@ -31,8 +31,9 @@ pub struct Gateway {
     /// Without a token (and unless told to serve any host): only requests
     /// naming a loopback host are served.
     pub(crate) loopback_hosts_only: bool,
-    /// Headers a settler's lookups and reads send (credentials).
-    pub(crate) settle_headers: Vec<(String, String)>,
+    /// How a journaled call is settled (the sweeper's, the reconcile
+    /// route's): lease, limits, allowlist, the headers lookups and reads send.
+    pub(crate) settle: SettleOptions,
     /// Where keyed and non-idempotent calls are recorded; `None` without a journal.
     pub(crate) journal: Option<Arc<dyn Journal>>,
     pub(crate) readiness: Readiness,
@@ -91,7 +92,7 @@ impl Gateway {
         let Some(journal) = self.journal.clone() else {
             return;
         };
-        let options = self.settle_options();
+        let options = self.settle.clone();
         let interval = sweep_interval(self.executor.config().lease);
         tokio::spawn(async move {
             loop {
@@ -123,20 +124,6 @@ impl Gateway {
                 tokio::time::sleep(every).await;
             }
         });
-    }
-
-    /// How this gateway settles a journaled call: its executor's lease and
-    /// limits, its allowlist, its settle headers.
-    pub(crate) fn settle_options(&self) -> SettleOptions {
-        let mut options =
-            SettleOptions::from_config(self.executor.config()).with_allowlist(self.allowlist());
-        for (name, value) in &self.settle_headers {
-            // Checked when the gateway was configured.
-            if let Ok(with) = options.clone().with_header(name, value) {
-                options = with;
-            }
-        }
-        options
     }
 
     /// Stops taking new calls into account and waits, at most `grace`, for

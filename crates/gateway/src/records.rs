@@ -169,8 +169,8 @@ pub(crate) async fn reconcile(
             return ToolFailure::from(refused).into_response();
         }
         let lease = g.executor.config().lease;
-        let options = g.settle_options();
-        match settle_with(journal.as_ref(), &entry, &options).await {
+        let options = &g.settle;
+        match settle_with(journal.as_ref(), &entry, options).await {
             Ok(s) if s.held => return in_progress(&call_id, lease),
             Ok(_) => {}
             Err(e) => return unavailable(&e),

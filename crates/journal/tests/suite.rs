@@ -11,6 +11,7 @@ use recourse_core::journal::{
 };
 use recourse_core::policy::Action;
 use recourse_journal::{PostgresJournal, SqliteJournal};
+use recourse_test_support::PostgresSchema;
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(600);
@@ -273,33 +274,18 @@ async fn sqlite_file_passes_the_suite_and_survives_reopening() {
 
 #[tokio::test]
 async fn postgres_passes_the_suite_when_configured() {
-    let Some(url) = recourse_test_support::service_var("RECOURSE_TEST_POSTGRES_URL") else {
+    let Some(schema) = private_postgres().await else {
         return;
     };
-    // A private schema per run, so runs never see each other's rows.
-    let schema = format!("recourse_test_{}", uuid::Uuid::now_v7().simple());
-    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("RECOURSE_TEST_POSTGRES_URL is set but unreachable: {e}"));
-    tokio::spawn(conn);
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let scoped = format!("{url}{sep}options=-csearch_path%3D{schema}");
-    let journal = PostgresJournal::connect(&scoped).await.unwrap();
+    let journal = PostgresJournal::connect(&schema.url).await.unwrap();
     suite(Arc::new(journal)).await;
-    let again = PostgresJournal::connect(&scoped).await.unwrap();
+    let again = PostgresJournal::connect(&schema.url).await.unwrap();
     assert_eq!(
         again.list(&ListQuery::default()).await.unwrap().len(),
         4,
         "migrations are idempotent"
     );
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.remove().await;
 }
 
 #[tokio::test]
@@ -319,43 +305,29 @@ async fn a_new_sqlite_journal_and_its_wal_are_the_owners_only() {
     }
 }
 
-/// A private schema on the configured server, its URL naming the
-/// application `app`, and an admin connection; `None` when unconfigured.
-async fn private_postgres(app: &str) -> Option<(String, String, tokio_postgres::Client)> {
+/// A private schema on the configured server, so runs never see each
+/// other's rows; `None` when no server is configured.
+async fn private_postgres() -> Option<PostgresSchema> {
     let url = recourse_test_support::service_var("RECOURSE_TEST_POSTGRES_URL")?;
-    let schema = format!("recourse_test_{}", uuid::Uuid::now_v7().simple());
-    let (admin, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("RECOURSE_TEST_POSTGRES_URL is set but unreachable: {e}"));
-    tokio::spawn(conn);
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let scoped = format!("{url}{sep}options=-csearch_path%3D{schema}&application_name={app}");
-    Some((scoped, schema, admin))
+    Some(PostgresSchema::create(&url).await)
 }
 
 #[tokio::test]
 async fn postgres_comes_back_after_its_backends_are_terminated() {
     let app = format!("recourse-reconnect-{}", uuid::Uuid::now_v7().simple());
-    let Some((url, schema, admin)) = private_postgres(&app).await else {
+    let Some(schema) = private_postgres().await else {
         return;
     };
-    let journal = PostgresJournal::connect(&url).await.unwrap();
+    let journal = PostgresJournal::connect(&schema.url_as(&app))
+        .await
+        .unwrap();
     journal.begin_call(&new_call("c-before")).await.unwrap();
 
     // A failover, as the journal sees it: every connection it holds is cut.
-    let cut: i64 = admin
-        .query_one(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-            &[&app],
-        )
-        .await
-        .unwrap()
-        .get(0);
-    assert!(cut >= 1, "the journal's connections were found");
+    assert!(
+        schema.cut(&app).await >= 1,
+        "the journal's connections were found"
+    );
 
     // Without a restart, the journal works again (an operation that met a
     // dead connection may fail; the next takes a new one).
@@ -375,26 +347,16 @@ async fn postgres_comes_back_after_its_backends_are_terminated() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     journal.begin_call(&new_call("c-after")).await.unwrap();
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.remove().await;
 }
 
 #[tokio::test]
 async fn postgres_fails_in_seconds_when_its_table_is_locked() {
-    let app = format!("recourse-locked-{}", uuid::Uuid::now_v7().simple());
-    let Some((url, schema, mut admin)) = private_postgres(&app).await else {
+    let Some(schema) = private_postgres().await else {
         return;
     };
-    let journal = PostgresJournal::connect(&url).await.unwrap();
-    let locker = admin.transaction().await.unwrap();
-    locker
-        .batch_execute(&format!(
-            "LOCK TABLE {schema}.recourse_calls IN ACCESS EXCLUSIVE MODE"
-        ))
-        .await
-        .unwrap();
+    let journal = PostgresJournal::connect(&schema.url).await.unwrap();
+    schema.lock("recourse_calls").await;
     let started = std::time::Instant::now();
     let refused = tokio::time::timeout(
         Duration::from_secs(20),
@@ -404,12 +366,9 @@ async fn postgres_fails_in_seconds_when_its_table_is_locked() {
     .expect("the journal gave up on its own (lock_timeout)");
     assert!(refused.is_err(), "a locked table is an error, not a wait");
     eprintln!("a locked table failed the write in {:?}", started.elapsed());
-    locker.rollback().await.unwrap();
+    schema.unlock().await;
     journal.begin_call(&new_call("c-unlocked")).await.unwrap();
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.remove().await;
 }
 
 #[tokio::test]
@@ -419,14 +378,10 @@ async fn sqlite_prunes_finished_calls_only() {
 
 #[tokio::test]
 async fn postgres_prunes_finished_calls_only() {
-    let app = format!("recourse-prune-{}", uuid::Uuid::now_v7().simple());
-    let Some((url, schema, admin)) = private_postgres(&app).await else {
+    let Some(schema) = private_postgres().await else {
         return;
     };
-    let journal: Arc<dyn Journal> = Arc::new(PostgresJournal::connect(&url).await.unwrap());
+    let journal: Arc<dyn Journal> = Arc::new(PostgresJournal::connect(&schema.url).await.unwrap());
     prunes(&journal).await;
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.remove().await;
 }

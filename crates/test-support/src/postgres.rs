@@ -40,6 +40,54 @@ impl PostgresSchema {
         }
     }
 
+    /// [`url`](Self::url) with the connections it opens named `app`
+    /// (`application_name`), so that [`cut`](Self::cut) can find them.
+    pub fn url_as(&self, app: &str) -> String {
+        format!("{}&application_name={app}", self.url)
+    }
+
+    /// Terminates every connection of application `app`, as a failover
+    /// would: how many there were.
+    ///
+    /// # Panics
+    /// When the server refuses.
+    pub async fn cut(&self, app: &str) -> i64 {
+        self.admin
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("terminating {app}'s connections: {e}"))
+            .get(0)
+    }
+
+    /// Locks the schema's `table` (`ACCESS EXCLUSIVE`) in a transaction of
+    /// the admin connection; [`unlock`](Self::unlock) ends it.
+    ///
+    /// # Panics
+    /// When the server refuses.
+    pub async fn lock(&self, table: &str) {
+        let name = &self.name;
+        self.admin
+            .batch_execute(&format!(
+                "BEGIN; LOCK TABLE {name}.{table} IN ACCESS EXCLUSIVE MODE"
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("locking {name}.{table}: {e}"));
+    }
+
+    /// Ends the transaction [`lock`](Self::lock) began.
+    ///
+    /// # Panics
+    /// When the server refuses.
+    pub async fn unlock(&self) {
+        self.admin
+            .batch_execute("ROLLBACK")
+            .await
+            .unwrap_or_else(|e| panic!("unlocking: {e}"));
+    }
+
     /// Drops the schema and everything in it.
     ///
     /// # Panics

@@ -154,7 +154,7 @@ async fn gateway(
         config = config.serve_any_host();
     }
     for (name, value) in crate::input::headers(&args.journal.reconcile_headers)? {
-        config = config.with_settle_header(name, value)?;
+        config = config.with_settle_header(name, value);
     }
     for pattern in &args.allow_targets {
         config = config.allow_target(pattern.clone());

@@ -17,23 +17,14 @@ async fn the_gateway_works_again_after_its_database_connections_are_cut() {
     let t = tools(&[], Duration::ZERO).await;
     let schema = PostgresSchema::create(&url).await;
     let app = format!("recourse-failover-{}", uuid::Uuid::now_v7().simple());
-    let gw = TestGateway::journaled(&format!("{}&application_name={app}", schema.url)).await;
+    let gw = TestGateway::journaled(&schema.url_as(&app)).await;
     let (status, first) = gw.post(&keyed(export(&t), "failover-1")).await;
     assert_eq!(status, 200, "{first}");
 
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let cut: i64 = admin
-        .query_one(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-            &[&app],
-        )
-        .await
-        .unwrap()
-        .get(0);
-    assert!(cut >= 1, "the gateway's connections were found");
+    assert!(
+        schema.cut(&app).await >= 1,
+        "the gateway's connections were found"
+    );
 
     let started = Instant::now();
     let mut unavailable = 0;

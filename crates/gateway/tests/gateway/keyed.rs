@@ -151,16 +151,36 @@ async fn a_retry_while_the_first_runs_is_told_to_wait() {
 }
 
 /// A lookup endpoint in front of the reference tools' that answers 503
-/// until it is switched on.
-async fn switchable_lookup(tools: &RunningTools) -> (String, Arc<AtomicBool>) {
+/// until it is switched on; with a `credential`, then only to a request
+/// carrying it as `?token=` or as `Authorization: Bearer` (its template
+/// holds the query form).
+async fn switchable_lookup(
+    tools: &RunningTools,
+    credential: Option<&'static str>,
+) -> (String, Arc<AtomicBool>) {
     #[derive(Clone)]
     struct Lookup {
         up: Arc<AtomicBool>,
         tools: String,
+        credential: Option<&'static str>,
     }
-    async fn answer(State(l): State<Lookup>, Path(id): Path<String>) -> Response {
+    async fn answer(
+        State(l): State<Lookup>,
+        Path(id): Path<String>,
+        axum::extract::RawQuery(query): axum::extract::RawQuery,
+        headers: axum::http::HeaderMap,
+    ) -> Response {
         if !l.up.load(Ordering::SeqCst) {
             return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+        if let Some(secret) = l.credential {
+            let by_query = query.as_deref() == Some(&format!("token={secret}"));
+            let by_header = headers
+                .get("authorization")
+                .is_some_and(|v| *v == *format!("Bearer {secret}"));
+            if !(by_query || by_header) {
+                return StatusCode::UNAUTHORIZED.into_response();
+            }
         }
         let resp = reqwest::get(format!("{}/api/exports/{id}", l.tools))
             .await
@@ -172,6 +192,7 @@ async fn switchable_lookup(tools: &RunningTools) -> (String, Arc<AtomicBool>) {
     let state = Lookup {
         up: Arc::clone(&up),
         tools: tools.base_url(),
+        credential,
     };
     let app = axum::Router::new()
         .route("/lookup/{id}", axum::routing::get(answer))
@@ -179,13 +200,14 @@ async fn switchable_lookup(tools: &RunningTools) -> (String, Arc<AtomicBool>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/lookup/{{operation_id}}"), up)
+    let query = credential.map_or(String::new(), |secret| format!("?token={secret}"));
+    (format!("http://{addr}/lookup/{{operation_id}}{query}"), up)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reconcile_route_settles_an_unknown_through_its_lookup() {
     let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
-    let (template, up) = switchable_lookup(&t).await;
+    let (template, up) = switchable_lookup(&t, None).await;
     let state = tempfile::tempdir().unwrap();
     let gw = TestGateway::journaled(&journal_path(state.path())).await;
     let mut body = export(&t);
@@ -318,65 +340,16 @@ async fn a_client_that_stops_waiting_does_not_cancel_the_call() {
     assert_eq!(t.exports_committed(), 1);
 }
 
-/// A lookup in front of the reference tools' that answers 503 until switched
-/// on, then only with the credential: `?token=s3cret-lookup` or the header
-/// `Authorization: Bearer s3cret-lookup`.
-async fn guarded_lookup(tools: &RunningTools) -> (String, Arc<AtomicBool>) {
-    #[derive(Clone)]
-    struct Lookup {
-        up: Arc<AtomicBool>,
-        tools: String,
-    }
-    async fn answer(
-        State(l): State<Lookup>,
-        Path(id): Path<String>,
-        axum::extract::RawQuery(query): axum::extract::RawQuery,
-        headers: axum::http::HeaderMap,
-    ) -> Response {
-        if !l.up.load(Ordering::SeqCst) {
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
-        }
-        let by_query = query.as_deref() == Some("token=s3cret-lookup");
-        let by_header = headers
-            .get("authorization")
-            .is_some_and(|v| v == "Bearer s3cret-lookup");
-        if !(by_query || by_header) {
-            return StatusCode::UNAUTHORIZED.into_response();
-        }
-        let resp = reqwest::get(format!("{}/api/exports/{id}", l.tools))
-            .await
-            .unwrap();
-        let body: Value = resp.json().await.unwrap();
-        axum::Json(body).into_response()
-    }
-    let up = Arc::new(AtomicBool::new(false));
-    let state = Lookup {
-        up: Arc::clone(&up),
-        tools: tools.base_url(),
-    };
-    let app = axum::Router::new()
-        .route("/lookup/{id}", axum::routing::get(answer))
-        .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (
-        format!("http://{addr}/lookup/{{operation_id}}?token=s3cret-lookup"),
-        up,
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lookups_credential_is_not_kept_and_a_settler_gets_it_from_configuration() {
     let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
-    let (template, up) = guarded_lookup(&t).await;
+    let (template, up) = switchable_lookup(&t, Some("s3cret-lookup")).await;
     let state = tempfile::tempdir().unwrap();
     let location = journal_path(state.path());
     let journal = recourse::journal::open_journal(&location).await.unwrap();
     let config = recourse_gateway::GatewayConfig::new(support::config())
         .with_journal(journal)
-        .with_settle_header("Authorization", "Bearer s3cret-lookup")
-        .unwrap();
+        .with_settle_header("Authorization", "Bearer s3cret-lookup");
     let gw = TestGateway::new(config, None);
     let mut body = export(&t);
     body["reconcile"] = json!(template);

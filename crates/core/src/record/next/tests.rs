@@ -304,6 +304,21 @@ fn failed(status: u16, error: ToolError, reason: StopReason) -> CallReport {
     )
 }
 
+/// A write whose outcome is unknown after one attempt the tool answered 500 with `error`.
+fn unknown(error: ToolError) -> CallReport {
+    report(
+        Outcome::Unknown {
+            error: Some(error),
+            reason: StopReason::OutcomeUnknown,
+        },
+        vec![attempt(
+            Some(500),
+            Some(ErrorCategory::UnknownOutcome),
+            Action::stop(StopReason::OutcomeUnknown),
+        )],
+    )
+}
+
 fn assert_fit(next: &Next) {
     let m = &next.model_message;
     assert!(m.chars().count() <= MODEL_MESSAGE_MAX_CHARS, "{m}");
@@ -386,17 +401,7 @@ fn an_unknown_outcome_says_do_not_repeat_and_how_to_check() {
     let error = ToolError::unknown_outcome("UNKNOWN_OUTCOME", "lost track of it")
         .detail("operation_id", "op-1")
         .detail("lookup", "/api/exports/op-1");
-    let mut r = report(
-        Outcome::Unknown {
-            error: Some(error),
-            reason: StopReason::OutcomeUnknown,
-        },
-        vec![attempt(
-            Some(500),
-            Some(ErrorCategory::UnknownOutcome),
-            Action::stop(StopReason::OutcomeUnknown),
-        )],
-    );
+    let mut r = unknown(error);
     r.operation_id = Some("op-1".into());
     assert_eq!(r.stop_kind(), Some(StopKind::UnknownOutcome));
     let next = r.next();
@@ -752,17 +757,7 @@ fn a_bound_that_is_not_a_number_is_not_used() {
 #[test]
 fn an_operation_id_that_is_not_an_id_is_not_handed_over() {
     let error = ToolError::unknown_outcome("UNKNOWN_OUTCOME", "lost track of it");
-    let mut r = report(
-        Outcome::Unknown {
-            error: Some(error),
-            reason: StopReason::OutcomeUnknown,
-        },
-        vec![attempt(
-            Some(500),
-            Some(ErrorCategory::UnknownOutcome),
-            Action::stop(StopReason::OutcomeUnknown),
-        )],
-    );
+    let mut r = unknown(error);
     r.operation_id = Some(format!("op-1\n{INJECTED}"));
     let next = r.next();
     assert_eq!(next.step, NextStep::DoNotRepeat);
@@ -784,17 +779,7 @@ fn an_operation_id_that_is_not_an_id_is_not_handed_over() {
 fn a_lookup_that_is_not_a_path_is_not_quoted() {
     let error = ToolError::unknown_outcome("UNKNOWN_OUTCOME", "lost track of it")
         .detail("lookup", format!("/api/exports/op-1\n{INJECTED}"));
-    let r = report(
-        Outcome::Unknown {
-            error: Some(error),
-            reason: StopReason::OutcomeUnknown,
-        },
-        vec![attempt(
-            Some(500),
-            Some(ErrorCategory::UnknownOutcome),
-            Action::stop(StopReason::OutcomeUnknown),
-        )],
-    );
+    let r = unknown(error);
     let next = r.next();
     assert!(
         !next.model_message.contains("lookup /api"),
