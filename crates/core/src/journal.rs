@@ -70,9 +70,21 @@ pub struct JournalEntry {
     /// The call's record (its JSON), once it finished.
     #[serde(skip)]
     pub record: Option<Value>,
+    /// Who made the call: a gateway caller's name; `None` for a call made
+    /// outside a gateway (it counts as [`DEFAULT_CALLER`]'s).
+    pub caller: Option<String>,
 }
 
+/// The caller a gateway with one token (or none) serves, and whose calls
+/// are the ones recorded without a caller.
+pub const DEFAULT_CALLER: &str = "default";
+
 impl JournalEntry {
+    /// Whose call this is: its caller, or [`DEFAULT_CALLER`] when none was recorded.
+    pub fn caller(&self) -> &str {
+        self.caller.as_deref().unwrap_or(DEFAULT_CALLER)
+    }
+
     /// Whether another process holds the call now (an unexpired lease).
     pub fn is_leased(&self) -> bool {
         self.lease_until
@@ -175,6 +187,8 @@ pub struct NewCall {
     pub owner: String,
     /// How long its lease lasts unless renewed.
     pub lease: Duration,
+    /// Who makes the call (a gateway caller's name), if anyone in particular.
+    pub caller: Option<String>,
 }
 
 /// A caller's key, claimed for a call before it runs: exactly one call per
@@ -193,6 +207,8 @@ pub struct KeyClaim {
     pub owner: String,
     /// How long its lease lasts unless renewed.
     pub lease: Duration,
+    /// Who makes the call (a gateway caller's name), if anyone in particular.
+    pub caller: Option<String>,
 }
 
 /// What claiming a key found.
@@ -204,7 +220,8 @@ pub enum Claimed {
     Exists(Box<JournalEntry>),
 }
 
-/// Which calls to list: newest first, at most `limit`, older than `before`.
+/// Which calls to list: newest first, at most `limit`, older than `before`,
+/// only those `seen` admits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListQuery {
     /// Only calls in this state.
@@ -213,6 +230,50 @@ pub struct ListQuery {
     pub limit: Option<u32>,
     /// Only calls whose id sorts before this one (call ids are time-ordered).
     pub before: Option<String>,
+    /// Only calls this viewer may see.
+    pub seen: Seen,
+}
+
+/// Whose calls a viewer sees: what a list returns, and which single call a
+/// gateway shows (one it does not see is answered as absent).
+///
+/// ```
+/// use recourse_core::journal::{CallState, Seen};
+///
+/// let mine = Seen::Own("agent".into());
+/// assert!(mine.admits("agent", CallState::Succeeded));
+/// assert!(!mine.admits("ops", CallState::Unknown));
+/// let approver = Seen::OwnAndInDoubt("ops".into());
+/// assert!(approver.admits("agent", CallState::Unknown));
+/// assert!(!approver.admits("agent", CallState::Succeeded));
+/// assert!(Seen::All.admits("agent", CallState::Failed));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Seen {
+    /// Every caller's calls (an admin; a journal read on its own machine).
+    #[default]
+    All,
+    /// The named caller's own calls.
+    Own(String),
+    /// The named caller's own calls, and every caller's call in doubt
+    /// (`unknown`): what an approver sees, to settle it.
+    OwnAndInDoubt(String),
+}
+
+impl Seen {
+    /// Whether a call of `caller` (see [`JournalEntry::caller`]) in `state` is seen.
+    pub fn admits(&self, caller: &str, state: CallState) -> bool {
+        match self {
+            Self::All => true,
+            Self::Own(name) => name == caller,
+            Self::OwnAndInDoubt(name) => name == caller || state == CallState::Unknown,
+        }
+    }
+
+    /// Whether `entry` is seen.
+    pub fn admits_entry(&self, entry: &JournalEntry) -> bool {
+        self.admits(entry.caller(), entry.state)
+    }
 }
 
 /// A call's record as the journal stores it: the JSON text of its

@@ -1,5 +1,6 @@
-//! The gateway's bearer token — or, without one, the loopback `Host` rule
-//! ([`recourse_tool::host`]) — checked before any route runs.
+//! The gateway's bearer tokens — or, without one, the loopback `Host` rule
+//! ([`recourse_tool::host`]) — checked before any route runs: the request
+//! goes on carrying its [`Caller`].
 //!
 //! A check for tower-http's `ValidateRequestHeaderLayer` rather than
 //! `axum::middleware::from_fn`: the check is synchronous, so a request either
@@ -15,25 +16,26 @@ use axum::response::{IntoResponse, Response};
 use recourse_tool::ToolFailure;
 use recourse_tool::host::names_a_loopback_host;
 
+use crate::callers::{Caller, Callers};
 use crate::refusal::Refusal;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
-
-use crate::guard::token_matches;
 
 /// Paths a load balancer asks without a token: status words only.
 const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 
-/// The layer that refuses, with a 401 envelope, a request without the
-/// expected `Authorization: Bearer <token>` — every path but [`OPEN_PATHS`].
-/// With no token configured, everything passes — but for a request naming a
-/// host other than a loopback one when `loopback_hosts_only` (403
-/// `HOST_NOT_ALLOWED`, every path).
+/// The layer that refuses, with a 401 envelope, a request without a
+/// caller's `Authorization: Bearer <token>` — every path but
+/// [`OPEN_PATHS`] — and hands the caller on as a request extension. With no
+/// callers configured, everyone is [`Caller::default_caller`] — but for a
+/// request naming a host other than a loopback one when
+/// `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every path).
 pub(crate) fn layer(
-    token: Option<&str>,
+    callers: Option<Arc<Callers>>,
     loopback_hosts_only: bool,
 ) -> ValidateRequestHeaderLayer<Authorize> {
     ValidateRequestHeaderLayer::custom(Authorize {
-        token: token.map(Arc::from),
+        callers,
+        anyone: Arc::new(Caller::default_caller()),
         loopback_hosts_only,
     })
 }
@@ -41,7 +43,9 @@ pub(crate) fn layer(
 /// See [`layer`].
 #[derive(Debug, Clone)]
 pub(crate) struct Authorize {
-    token: Option<Arc<str>>,
+    callers: Option<Arc<Callers>>,
+    /// Who a request is on a gateway without tokens.
+    anyone: Arc<Caller>,
     loopback_hosts_only: bool,
 }
 
@@ -56,18 +60,21 @@ impl ValidateRequest<Body> for Authorize {
             );
             return Err(ToolFailure::from(error).into_response());
         }
-        let Some(expected) = self
-            .token
-            .as_deref()
-            .filter(|_| !OPEN_PATHS.contains(&request.uri().path()))
-        else {
+        let Some(callers) = self.callers.as_deref() else {
+            request.extensions_mut().insert(Arc::clone(&self.anyone));
             return Ok(());
         };
-        let presented = request
+        if OPEN_PATHS.contains(&request.uri().path()) {
+            return Ok(());
+        }
+        let caller = request
             .headers()
             .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if token_matches(presented, expected) {
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|token| callers.identify(token));
+        if let Some(caller) = caller {
+            request.extensions_mut().insert(caller);
             return Ok(());
         }
         let error =

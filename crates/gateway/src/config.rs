@@ -9,6 +9,7 @@ use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
 use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 
+use crate::callers::Callers;
 use crate::gateway::Gateway;
 use crate::guard::{CommandPattern, Targets, check_mcp_env};
 use crate::ready::Readiness;
@@ -40,6 +41,7 @@ pub struct GatewayConfig {
     executor: ExecutorConfig,
     corrector: Option<Arc<CorrectionChain>>,
     token: Option<String>,
+    callers: Option<Callers>,
     any_host: bool,
     settle_headers: Vec<(String, String)>,
     allow_targets: Vec<String>,
@@ -55,6 +57,7 @@ impl fmt::Debug for GatewayConfig {
             .field("executor", &self.executor)
             .field("corrector", &self.corrector.is_some())
             .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .field("callers", &self.callers)
             .field("any_host", &self.any_host)
             .field(
                 "settle_headers",
@@ -80,6 +83,7 @@ impl GatewayConfig {
             executor,
             corrector: None,
             token: None,
+            callers: None,
             any_host: false,
             settle_headers: Vec::new(),
             allow_targets: Vec::new(),
@@ -102,6 +106,16 @@ impl GatewayConfig {
     #[must_use]
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Serves the named `callers` (a tokens file, [`Callers::from_file`]):
+    /// each request needs one caller's `Authorization: Bearer` token, and
+    /// sees only what its caller may. A token given by
+    /// [`with_token`](Self::with_token) too joins them as caller `default`.
+    #[must_use]
+    pub fn with_callers(mut self, callers: Callers) -> Self {
+        self.callers = Some(callers);
         self
     }
 
@@ -181,6 +195,16 @@ impl GatewayConfig {
     /// variable name that may not be passed, a settle header that cannot be
     /// sent, or an executor configuration (or HTTP client) that cannot be built.
     pub fn build(self) -> Result<Gateway, GatewayError> {
+        let callers = match (self.callers, self.token.as_deref()) {
+            (Some(callers), Some(token)) => Some(
+                callers
+                    .with_default(token)
+                    .map_err(|e| GatewayError::new("--tokens", e))?,
+            ),
+            (Some(callers), None) => Some(callers),
+            (None, Some(token)) => Some(Callers::single(token)),
+            (None, None) => None,
+        };
         let targets = Targets::new(&self.allow_targets)
             .map_err(|e| GatewayError::new("--allow-target", e))?;
         let mcp_commands = self
@@ -221,9 +245,9 @@ impl GatewayConfig {
             targets,
             mcp_commands,
             mcp_env: self.mcp_env,
-            loopback_hosts_only: self.token.is_none() && !self.any_host,
+            loopback_hosts_only: callers.is_none() && !self.any_host,
             settle,
-            token: self.token,
+            callers: callers.map(Arc::new),
             readiness: Readiness::new(self.journal.clone(), self.shared),
             calls: tokio_util::task::TaskTracker::new(),
             journal: self.journal,

@@ -30,6 +30,9 @@ pub struct CallEntry<'a> {
     owner: Option<&'a str>,
     /// Until when `owner` holds the call (RFC 3339, UTC); `null` once it finished.
     lease_until: Option<&'a str>,
+    /// Whose call it is: the gateway caller's name (`default` for a gateway
+    /// with one token or none, and for a call made outside a gateway).
+    caller: &'a str,
 }
 
 impl<'a> From<&'a JournalEntry> for CallEntry<'a> {
@@ -47,6 +50,7 @@ impl<'a> From<&'a JournalEntry> for CallEntry<'a> {
             caller_key: e.caller_key.as_deref(),
             owner: e.owner.as_deref(),
             lease_until: e.lease_until.as_deref(),
+            caller: e.caller(),
         }
     }
 }

@@ -7,12 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recourse::Executor;
+use recourse::call::KeyScope;
 use recourse::journal::{
     CallState, Journal, ListQuery, MAX_LIST, SettleOptions, prune_older_than, settle_with,
 };
 use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
 
+use crate::callers::Callers;
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
 
@@ -27,7 +29,8 @@ pub struct Gateway {
     pub(crate) targets: Targets,
     pub(crate) mcp_commands: Vec<CommandPattern>,
     pub(crate) mcp_env: Vec<String>,
-    pub(crate) token: Option<String>,
+    /// Who may call, by token; `None` when the gateway has no token.
+    pub(crate) callers: Option<Arc<Callers>>,
     /// Without a token (and unless told to serve any host): only requests
     /// naming a loopback host are served.
     pub(crate) loopback_hosts_only: bool,
@@ -47,12 +50,20 @@ impl std::fmt::Debug for Gateway {
         f.debug_struct("Gateway")
             .field("executor", &self.executor)
             .field("journal", &self.journal.is_some())
-            .field("token", &self.token.is_some())
+            .field("callers", &self.callers)
             .finish_non_exhaustive()
     }
 }
 
 impl Gateway {
+    /// Whose key space a caller's idempotency key is in: its own when the
+    /// gateway has named callers.
+    pub(crate) fn key_scope(&self) -> KeyScope {
+        self.callers
+            .as_deref()
+            .map_or(KeyScope::Shared, Callers::key_scope)
+    }
+
     /// The executor every request shares.
     pub fn executor(&self) -> &Arc<Executor> {
         &self.executor
@@ -150,7 +161,7 @@ async fn settle_expired(journal: &dyn Journal, options: &SettleOptions, report: 
     let query = ListQuery {
         state: Some(CallState::InFlight),
         limit: Some(MAX_LIST),
-        before: None,
+        ..ListQuery::default()
     };
     let entries = match journal.list(&query).await {
         Ok(entries) => entries,

@@ -189,15 +189,6 @@ pub(crate) fn check_mcp_env(names: &[String]) -> Result<(), String> {
         .map_err(|e| format!("--mcp-env: {e}"))
 }
 
-/// Compares a presented bearer token with the expected one in constant time.
-pub(crate) fn token_matches(presented: Option<&str>, expected: &str) -> bool {
-    let Some(token) = presented.and_then(|h| h.strip_prefix("Bearer ")) else {
-        return false;
-    };
-    let (a, b) = (token.as_bytes(), expected.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,13 +302,5 @@ mod tests {
             assert_eq!(targets.call_target("url", &url).unwrap().as_str(), url);
         }
         assert!(targets.lock().len() <= REMEMBERED_TARGETS);
-    }
-
-    #[test]
-    fn tokens_compare_exactly() {
-        assert!(token_matches(Some("Bearer s3cret"), "s3cret"));
-        assert!(!token_matches(Some("Bearer s3cre"), "s3cret"));
-        assert!(!token_matches(Some("s3cret"), "s3cret"));
-        assert!(!token_matches(None, "s3cret"));
     }
 }

@@ -24,6 +24,7 @@ use crate::refusal::Refusal;
 use recourse_tool::{ToolFailure, parse_json};
 use serde_json::Value;
 
+use crate::callers::Caller;
 use crate::finish::finishing;
 use crate::gateway::Gateway;
 use crate::request::{self, CallRequest};
@@ -46,7 +47,12 @@ const NOT_HASHED: [&str; 4] = [
 /// The request's headers and body are let go before the call runs: they
 /// share the connection's read buffer, which would otherwise be held (and a
 /// second one allocated beside it) for as long as the call takes.
-pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn call(
+    g: &Gateway,
+    caller: &Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let read = read(g, &headers, &body);
     drop((headers, body));
     let (req, hash) = match read {
@@ -57,6 +63,7 @@ pub(crate) async fn call(g: &Gateway, headers: HeaderMap, body: Bytes) -> Respon
         Ok(resolved) => resolved,
         Err(refused) => return refused.into_response(),
     };
+    let call = call.caller(caller.name(), g.key_scope());
     let call = match request::build(call) {
         Ok(call) => call,
         Err(e) => return fail(e),
@@ -331,7 +338,8 @@ mod tests {
             HeaderValue::from_maybe_shared(buffer.slice(request.len()..)).unwrap(),
         );
         let g = checked_gateway().await;
-        let running = call(&g, headers, body);
+        let caller = Caller::default_caller();
+        let running = call(&g, &caller, headers, body);
         tokio::pin!(running);
         let _held = tokio::select! {
             _ = &mut running => panic!("the call ended without an answer from the tool"),

@@ -43,6 +43,7 @@
 //! `recourse-tool` and a graceful drain.
 
 mod auth;
+mod callers;
 mod config;
 mod entry;
 mod exposure;
@@ -60,6 +61,7 @@ mod resolve;
 mod routes;
 mod serve;
 
+pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};
 pub use entry::CallEntry;
 pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_exposure};

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::journal::{CallState, JournalEntry, ListQuery, MAX_LIST, settle_with};
+use axum::{Extension, Json};
+use recourse::journal::{CallState, Journal, JournalEntry, ListQuery, MAX_LIST, settle_with};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 
@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::callers::Caller;
 use crate::entry::CallEntry;
 use crate::gateway::Gateway;
 use crate::keyed::{in_progress, journal_unavailable};
@@ -54,9 +55,11 @@ fn unknown_call(call_id: &str) -> Response {
 
 /// One journaled call: `GET /v1/calls/{call_id}` and reconcile answer it.
 #[derive(Serialize, JsonSchema)]
-pub(crate) struct JournaledCall {
+pub(crate) struct JournaledCall<'a> {
     /// Where the call stands.
     state: CallState,
+    /// Whose call it is: the gateway caller's name.
+    caller: &'a str,
     /// The call's record: the one its process wrote, or — while it runs,
     /// or when its process stopped mid-call — the record the journal alone
     /// gives (its outcome `unknown`, its attempts counted but not detailed);
@@ -77,26 +80,45 @@ pub(crate) struct CallPage<'a> {
 fn journaled(entry: &JournalEntry) -> Response {
     Json(JournaledCall {
         state: entry.state,
+        caller: entry.caller(),
         record: entry.record_json(),
     })
     .into_response()
 }
 
-/// `{"state", "record"}` of one call.
-pub(crate) async fn one(State(g): State<Arc<Gateway>>, Path(call_id): Path<String>) -> Response {
-    let Some(journal) = g.journal.as_ref() else {
-        return no_journal();
-    };
-    match journal.get(&call_id).await {
-        Ok(Some(entry)) => journaled(&entry),
-        Ok(None) => unknown_call(&call_id),
-        Err(e) => unavailable(&e),
+/// The call `call_id`, if `caller` may see it: another caller's call is
+/// answered exactly as an absent one.
+async fn visible(
+    journal: &dyn Journal,
+    caller: &Caller,
+    call_id: &str,
+) -> Result<JournalEntry, Response> {
+    match journal.get(call_id).await {
+        Ok(Some(entry)) if caller.seen().admits_entry(&entry) => Ok(entry),
+        Ok(_) => Err(unknown_call(call_id)),
+        Err(e) => Err(unavailable(&e)),
     }
 }
 
-/// `{"calls": [...], "next_before"}`, newest first.
+/// `{"state", "caller", "record"}` of one call.
+pub(crate) async fn one(
+    State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Path(call_id): Path<String>,
+) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal();
+    };
+    match visible(journal.as_ref(), &caller, &call_id).await {
+        Ok(entry) => journaled(&entry),
+        Err(answer) => answer,
+    }
+}
+
+/// `{"calls": [...], "next_before"}`, newest first: the calls `caller` sees.
 pub(crate) async fn list(
     State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
     params: Result<Query<ListParams>, QueryRejection>,
 ) -> Response {
     let Some(journal) = g.journal.as_ref() else {
@@ -136,6 +158,7 @@ pub(crate) async fn list(
         state,
         limit: Some(limit),
         before: params.before,
+        seen: caller.seen(),
     };
     match journal.list(&query).await {
         Ok(entries) => {
@@ -152,15 +175,15 @@ pub(crate) async fn list(
 /// Settles the call through its recorded lookup; 409 while another process holds it.
 pub(crate) async fn reconcile(
     State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(call_id): Path<String>,
 ) -> Response {
     let Some(journal) = g.journal.as_ref() else {
         return no_journal();
     };
-    let entry = match journal.get(&call_id).await {
-        Ok(Some(entry)) => entry,
-        Ok(None) => return unknown_call(&call_id),
-        Err(e) => return unavailable(&e),
+    let entry = match visible(journal.as_ref(), &caller, &call_id).await {
+        Ok(entry) => entry,
+        Err(answer) => return answer,
     };
     if matches!(entry.state, CallState::InFlight | CallState::Unknown) {
         if let Some(template) = &entry.reconcile
@@ -176,6 +199,8 @@ pub(crate) async fn reconcile(
             Err(e) => return unavailable(&e),
         }
     }
+    // Settled, it may have left what `caller` sees (an approver's call in
+    // doubt): the record is answered all the same, having been theirs to settle.
     match journal.get(&call_id).await {
         Ok(Some(entry)) => journaled(&entry),
         Ok(None) => unknown_call(&call_id),

@@ -9,10 +9,11 @@ use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use recourse::metrics::Metrics;
 use recourse_tool::{ToolJsonBody, ToolServer};
 
+use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::{auth, keyed, openapi, records};
 
@@ -60,7 +61,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
         .into_router_with(auth::layer(
-            gateway.token.as_deref(),
+            gateway.callers.clone(),
             gateway.loopback_hosts_only,
         ))
         .with_state(gateway)
@@ -68,10 +69,11 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
 
 async fn calls(
     State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
     headers: HeaderMap,
     ToolJsonBody(body): ToolJsonBody,
 ) -> Response {
-    keyed::call(&g, headers, body).await
+    keyed::call(&g, &caller, headers, body).await
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {

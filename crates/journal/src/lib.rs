@@ -24,6 +24,7 @@
 //!     payload: serde_json::json!({"format": "csv"}),
 //!     owner: "this-process".into(),
 //!     lease: Duration::from_secs(30),
+//!     caller: None,
 //! }).await.unwrap();
 //! let entry = journal.get("c-1").await.unwrap().unwrap();
 //! assert_eq!(entry.state, CallState::InFlight);

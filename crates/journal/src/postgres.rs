@@ -25,7 +25,7 @@ use recourse_core::journal::{
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql};
+use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql, viewer};
 
 /// The most connections one journal holds.
 const MAX_CONNECTIONS: usize = 16;
@@ -166,6 +166,7 @@ fn entry(row: &Row) -> JournalEntry {
         owner: row.get(13),
         lease_until: row.get(14),
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
+        caller: row.get(17),
     }
 }
 
@@ -214,10 +215,10 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let now = rfc3339_now();
             let inserted = run_opt(&self.op("claiming the idempotency key").await?, 
-                    "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
-                     VALUES ($1, $2, $3, 'null', 'in_flight', 0, $4, $4, $3, $5, $6, $7)
+                    "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, caller)
+                     VALUES ($1, $2, $3, 'null', 'in_flight', 0, $4, $4, $3, $5, $6, $7, $8)
                      ON CONFLICT (caller_key) DO NOTHING RETURNING call_id",
-                    &[&claim.call_id, &claim.target, &claim.caller_key, &now, &claim.request_hash, &claim.owner, &lease_until(claim.lease)],
+                    &[&claim.call_id, &claim.target, &claim.caller_key, &now, &claim.request_hash, &claim.owner, &lease_until(claim.lease), &claim.caller],
                 )
                 .await
                 .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "claiming the idempotency key", e))?;
@@ -242,13 +243,13 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let now = rfc3339_now();
             run(&self.op("recording call").await?, 
-                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10)
+                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10, $11)
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                        idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                        updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                       verification = excluded.verification",
-                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease), &call.verification.as_ref().map(Value::to_string)],
+                       verification = excluded.verification, caller = excluded.caller",
+                    &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease), &call.verification.as_ref().map(Value::to_string), &call.caller],
                 )
                 .await
                 .map(drop)
@@ -409,7 +410,7 @@ impl Journal for PostgresJournal {
             let state = query.state.map(CallState::as_str);
             let limit = i64::from(query.limit.unwrap_or(MAX_LIST).min(MAX_LIST));
             let sql = list_sql(query, |n| format!("${n}"));
-            let mut bound: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::with_capacity(3);
+            let mut bound: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::with_capacity(4);
             bound.extend(
                 state
                     .as_ref()
@@ -421,6 +422,7 @@ impl Journal for PostgresJournal {
                     .as_ref()
                     .map(|b| b as &(dyn tokio_postgres::types::ToSql + Sync)),
             );
+            bound.extend(viewer(query).map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)));
             bound.push(&limit);
             let rows = self
                 .op("listing calls")

@@ -1,7 +1,7 @@
 //! The journal's tables, as versioned migrations both databases accept, and
 //! the queries they share.
 
-use recourse_core::journal::ListQuery;
+use recourse_core::journal::{DEFAULT_CALLER, ListQuery, Seen};
 
 /// The schema, as versioned migrations shared by both backends (plain SQL
 /// that SQLite and PostgreSQL both accept).
@@ -54,6 +54,8 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
         "CREATE INDEX recourse_calls_state_call ON recourse_calls (state, call_id);
         DROP INDEX recourse_calls_state;",
     ),
+    // Whose call it is: a gateway's named callers each see their own.
+    (5, "ALTER TABLE recourse_calls ADD COLUMN caller TEXT;"),
 ];
 
 /// The calls a prune removes: finished, unleased, last changed before the
@@ -78,8 +80,11 @@ pub(crate) fn prune_sql(mark: fn(usize) -> String) -> [String; 2] {
 /// newest `limit` rows from there. A condition written as `(?1 IS NULL OR
 /// state = ?1)` can use no index: every list scanned the whole journal, on
 /// the SQLite writer's thread. `mark(n)` writes the n-th placeholder (`?n`,
-/// `$n`); the parameters are the state, the `before` id (each if present),
-/// then the limit.
+/// `$n`); the parameters are the state, the `before` id, the viewer's name
+/// (each if present), then the limit.
+///
+/// A call recorded without a caller is [`DEFAULT_CALLER`]'s, as
+/// [`Seen::admits`] reads it.
 pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
     let mut conditions = Vec::new();
     if query.state.is_some() {
@@ -87,6 +92,15 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
     }
     if query.before.is_some() {
         conditions.push(format!("call_id < {}", mark(conditions.len() + 1)));
+    }
+    let own = format!("COALESCE(caller, '{DEFAULT_CALLER}') = ");
+    match &query.seen {
+        Seen::All => {}
+        Seen::Own(_) => conditions.push(format!("{own}{}", mark(conditions.len() + 1))),
+        Seen::OwnAndInDoubt(_) => conditions.push(format!(
+            "({own}{} OR state = 'unknown')",
+            mark(conditions.len() + 1)
+        )),
     }
     let filter = if conditions.is_empty() {
         String::new()
@@ -100,4 +114,12 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
 }
 
 /// The columns every entry query selects, in [`JournalEntry`]'s order.
-pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification";
+pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification, caller";
+
+/// The viewer's name, when the list is limited to what one caller sees.
+pub(crate) fn viewer(query: &ListQuery) -> Option<&String> {
+    match &query.seen {
+        Seen::All => None,
+        Seen::Own(name) | Seen::OwnAndInDoubt(name) => Some(name),
+    }
+}

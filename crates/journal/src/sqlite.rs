@@ -13,7 +13,7 @@ use recourse_core::journal::{
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql};
+use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql, viewer};
 
 /// A journal in a SQLite database. Writes are durable (WAL mode,
 /// `synchronous=FULL`): an operation reports done once it is on disk. One
@@ -111,6 +111,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         owner: row.get(13)?,
         lease_until: row.get(14)?,
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
+        caller: row.get(17)?,
     })
 }
 
@@ -154,16 +155,17 @@ fn finish(
     .map(drop)
 }
 
-/// The parameters of [`list_sql`]'s query, in its order: the state and the
-/// `before` id when the query has them, then the limit.
+/// The parameters of [`list_sql`]'s query, in its order: the state, the
+/// `before` id and the viewer when the query has them, then the limit.
 fn list_params<'a>(
     state: &'a Option<&'static str>,
     query: &'a ListQuery,
     limit: &'a u32,
 ) -> Vec<&'a dyn rusqlite::ToSql> {
-    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(3);
+    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(4);
     params.extend(state.as_ref().map(|s| s as &dyn rusqlite::ToSql));
     params.extend(query.before.as_ref().map(|b| b as &dyn rusqlite::ToSql));
+    params.extend(viewer(query).map(|v| v as &dyn rusqlite::ToSql));
     params.push(limit);
     params
 }
@@ -203,9 +205,9 @@ impl Journal for SqliteJournal {
         let claim = claim.clone();
         Box::pin(self.writer.run(Access::Write, "claiming the idempotency key", move |c| {
             let now = rfc3339_now();
-            let inserted = c.prepare_cached("INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until)
-                 VALUES (?1, ?2, ?3, 'null', 'in_flight', 0, ?4, ?4, ?3, ?5, ?6, ?7)
-                 ON CONFLICT (caller_key) DO NOTHING")?.execute(params![claim.call_id, claim.target, claim.caller_key, now, claim.request_hash, claim.owner, lease_until(claim.lease)])?;
+            let inserted = c.prepare_cached("INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, caller)
+                 VALUES (?1, ?2, ?3, 'null', 'in_flight', 0, ?4, ?4, ?3, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (caller_key) DO NOTHING")?.execute(params![claim.call_id, claim.target, claim.caller_key, now, claim.request_hash, claim.owner, lease_until(claim.lease), claim.caller])?;
             if inserted == 1 {
                 return Ok(Claimed::New);
             }
@@ -219,12 +221,12 @@ impl Journal for SqliteJournal {
         let call = call.clone();
         Box::pin(self.writer.run(Access::Write, "recording call", move |c| {
             let now = rfc3339_now();
-            c.prepare_cached("INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10)
+            c.prepare_cached("INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                    idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                    updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                   verification = excluded.verification")?.execute(params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string)])
+                   verification = excluded.verification, caller = excluded.caller")?.execute(params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string), call.caller])
             .map(drop)
         }))
     }
@@ -423,6 +425,7 @@ mod tests {
                 state,
                 limit: Some(10),
                 before: before.map(str::to_owned),
+                ..ListQuery::default()
             };
             let (rows, steps) = cost(&conn, &query);
             assert_eq!(rows, expected, "{query:?}");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, Journal, KeyClaim, ListQuery, NewCall, RecordJson,
+    AttemptResult, CallState, Claimed, Journal, KeyClaim, ListQuery, NewCall, RecordJson, Seen,
 };
 use recourse_core::policy::Action;
 use recourse_journal::{PostgresJournal, SqliteJournal};
@@ -29,6 +29,7 @@ fn new_call(id: &str) -> NewCall {
         payload: json!({"source_id": "sales-2024", "format": "pdf"}),
         owner: "owner-a".to_owned(),
         lease: LONG,
+        caller: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn claim(id: &str, key: &str, hash: &str, owner: &str) -> KeyClaim {
         target: "http://127.0.0.1:1/api/exports".to_owned(),
         owner: owner.to_owned(),
         lease: LONG,
+        caller: None,
     }
 }
 
@@ -126,6 +128,83 @@ async fn suite(journal: Arc<dyn Journal>) {
     leases(&journal).await;
     keys(&journal).await;
     pages(&journal).await;
+    callers(&journal).await;
+}
+
+/// Each call records its caller; a list shows a viewer what it may see —
+/// and exactly what [`Seen::admits`] says of each call.
+async fn callers(journal: &Arc<dyn Journal>) {
+    for (id, caller) in [("w-a", Some("alice")), ("w-b", Some("bob")), ("w-n", None)] {
+        journal
+            .begin_call(&NewCall {
+                caller: caller.map(str::to_owned),
+                ..new_call(id)
+            })
+            .await
+            .unwrap();
+    }
+    journal
+        .finish_call("w-b", CallState::Unknown, None, None)
+        .await
+        .unwrap();
+    journal
+        .claim_key(&KeyClaim {
+            caller: Some("alice".to_owned()),
+            ..claim("w-k", "alice:k", "h", "owner-a")
+        })
+        .await
+        .unwrap();
+    let entry = journal.get("w-k").await.unwrap().unwrap();
+    assert_eq!(entry.caller.as_deref(), Some("alice"));
+    assert_eq!(
+        journal.get("w-n").await.unwrap().unwrap().caller(),
+        "default"
+    );
+    let everyone = journal.list(&ListQuery::default()).await.unwrap();
+    for seen in [
+        Seen::All,
+        Seen::Own("alice".into()),
+        Seen::Own("default".into()),
+        Seen::OwnAndInDoubt("carol".into()),
+        Seen::Own("nobody".into()),
+    ] {
+        let listed: Vec<String> = journal
+            .list(&ListQuery {
+                seen: seen.clone(),
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.call_id)
+            .collect();
+        let admitted: Vec<String> = everyone
+            .iter()
+            .filter(|e| seen.admits_entry(e))
+            .map(|e| e.call_id.clone())
+            .collect();
+        assert_eq!(listed, admitted, "{seen:?}");
+    }
+    let alice: Vec<_> = journal
+        .list(&ListQuery {
+            seen: Seen::Own("alice".into()),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.call_id)
+        .collect();
+    assert_eq!(alice, ["w-k", "w-a"]);
+    let in_doubt = journal
+        .list(&ListQuery {
+            seen: Seen::OwnAndInDoubt("carol".into()),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(in_doubt.iter().any(|e| e.call_id == "w-b"));
+    assert!(in_doubt.iter().all(|e| e.state == CallState::Unknown));
 }
 
 /// A running call's lease keeps others off it; an expired one lets them in.
@@ -268,7 +347,7 @@ async fn sqlite_file_passes_the_suite_and_survives_reopening() {
     suite(Arc::new(SqliteJournal::open(&path).unwrap())).await;
     let reopened = SqliteJournal::open(&path).unwrap();
     let all = reopened.list(&ListQuery::default()).await.unwrap();
-    assert_eq!(all.len(), 4, "migrations are idempotent and data persists");
+    assert_eq!(all.len(), 8, "migrations are idempotent and data persists");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -282,7 +361,7 @@ async fn postgres_passes_the_suite_when_configured() {
     let again = PostgresJournal::connect(&schema.url).await.unwrap();
     assert_eq!(
         again.list(&ListQuery::default()).await.unwrap().len(),
-        4,
+        8,
         "migrations are idempotent"
     );
     schema.remove().await;

@@ -99,6 +99,7 @@ impl Executor {
             target: call.target.to_string(),
             owner: process_owner().to_owned(),
             lease: self.config.lease,
+            caller: call.caller.clone(),
         };
         match journal.claim_key(&claim).await? {
             Claimed::New => call.call_id = Some(call_id),

@@ -27,6 +27,7 @@ async fn died(journal: &SqliteJournal, id: &str, target: &str, payload: Value, s
         payload: payload.clone(),
         owner: "a-process-that-died".to_owned(),
         lease: LEASE,
+        caller: None,
     };
     journal.begin_call(&call).await.unwrap();
     journal.begin_attempt(id, 1, &payload).await.unwrap();
@@ -216,6 +217,7 @@ async fn died_looking_up(journal: &SqliteJournal, id: &str, base: &str) {
         payload: json!({"format": "csv"}),
         owner: "a-process-that-died".to_owned(),
         lease: LEASE,
+        caller: None,
     };
     journal.begin_call(&call).await.unwrap();
     journal.begin_attempt(id, 1, &call.payload).await.unwrap();

@@ -136,6 +136,9 @@ class JournaledCall:
 
     state: str
     record: CallRecord
+    #: Whose call it is: the gateway caller's name (``default`` on a gateway
+    #: with one token or none).
+    caller: str = "default"
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,9 @@ class CallEntry:
     caller_key: Optional[str]
     owner: Optional[str]
     lease_until: Optional[str]
+    #: Whose call it is: the gateway caller's name (``default`` on a gateway
+    #: with one token or none).
+    caller: str = "default"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use recourse::shared::SharedState;
 use recourse_gateway::{
-    Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
+    Callers, Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
 };
 
 use crate::server_limits::LimitArgs;
@@ -37,6 +37,10 @@ pub(crate) struct ServeArgs {
     /// and needs RECOURSE_GATEWAY_TOKEN (or --insecure-no-auth).
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
+    /// Named callers, each with its own token, calls and keys: a JSON file
+    /// `{"callers": [{"name", "token" | "token_sha256", "admin"?, "approver"?}]}`.
+    #[arg(long, value_name = "FILE", env = "RECOURSE_GATEWAY_TOKENS")]
+    tokens: Option<std::path::PathBuf>,
     /// Allow binding beyond loopback without RECOURSE_GATEWAY_TOKEN: anyone who can
     /// reach the port can make the gateway call its targets.
     #[arg(long)]
@@ -74,7 +78,7 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
     let limits = args.limits.limits()?;
     let exposure = check_exposure(
         args.bind,
-        settings.gateway_token.is_some(),
+        settings.gateway_token.is_some() || args.tokens.is_some(),
         args.insecure_no_auth,
     )?;
     if let Exposure::Unauthenticated(warning) = exposure {
@@ -147,6 +151,9 @@ async fn gateway(
     let mut config = GatewayConfig::new(executor).with_corrector(chain);
     if let Some(token) = &settings.gateway_token {
         config = config.with_token(token.clone());
+    }
+    if let Some(path) = &args.tokens {
+        config = config.with_callers(Callers::from_file(path).context("--tokens")?);
     }
     // Exposed beyond loopback without a token (--insecure-no-auth): clients
     // name it by its address. On loopback, the loopback-Host rule holds.

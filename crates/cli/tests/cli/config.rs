@@ -192,6 +192,7 @@ async fn journal_list_piped_into_head_stops_quietly() {
             payload: serde_json::json!({}),
             owner: "test".to_owned(),
             lease: std::time::Duration::from_secs(1),
+            caller: None,
         };
         journal.begin_call(&call).await.unwrap();
     }
@@ -325,5 +326,52 @@ fn durations_are_checked_and_journal_prune_removes_finished_calls() {
     assert_eq!(
         String::from_utf8_lossy(&pruned.stdout).trim(),
         r#"{"removed":0}"#
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_tokens_file_is_checked_before_the_gateway_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let path = dir.join("tokens.json");
+    let file = path.display().to_string();
+    let write = |text: &str, mode: u32| {
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let good = r#"{"callers": [{"name": "ops", "token": "ops-token-0123456789", "admin": true}]}"#;
+    for (text, mode, says) in [
+        (good, 0o644, "chmod 600"),
+        (
+            r#"{"callers": [{"name": "ops", "token": "ops-token-0123456789", "role": "admin"}]}"#,
+            0o600,
+            "role",
+        ),
+        (
+            r#"{"callers": [{"name": "a", "token": "a-token-0123456789"}, {"name": "a", "token": "b-token-0123456789"}]}"#,
+            0o600,
+            "named twice",
+        ),
+    ] {
+        write(text, mode);
+        let out = recourse(&["serve", "--port", "0", "--tokens", &file, "--check"], &[]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{text}: {said}");
+        assert!(said.contains(says), "{text}: {said}");
+        assert!(!said.contains("ops-token-0123456789"), "{said}");
+        assert!(out.stdout.is_empty());
+    }
+    // Named by the variable, the file is a token: a gateway beyond loopback may start.
+    write(good, 0o600);
+    let ok = recourse(
+        &["serve", "--port", "0", "--bind", "0.0.0.0", "--check"],
+        &[("RECOURSE_GATEWAY_TOKENS", &file)],
+    );
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
     );
 }

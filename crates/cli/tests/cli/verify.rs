@@ -292,6 +292,7 @@ async fn journal_reconcile_reads_back_with_the_headers_it_is_given() {
         payload: payload.clone(),
         owner: "a-process-that-died".to_owned(),
         lease: Duration::from_millis(1),
+        caller: None,
     };
     journal.begin_call(&call).await.unwrap();
     journal.begin_attempt("c-1", 1, &payload).await.unwrap();

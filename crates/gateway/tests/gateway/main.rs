@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod callers;
 mod failover;
 mod hosts;
 mod keyed;

@@ -30,6 +30,7 @@ async fn leave_an_orphan(journal: &dyn Journal, t: &RunningTools, body: &Value) 
             target: body["url"].as_str().unwrap().to_owned(),
             owner: dead.to_owned(),
             lease: Duration::ZERO,
+            caller: None,
         })
         .await
         .unwrap();
@@ -44,6 +45,7 @@ async fn leave_an_orphan(journal: &dyn Journal, t: &RunningTools, body: &Value) 
             payload: body["payload"].clone(),
             owner: dead.to_owned(),
             lease: Duration::ZERO,
+            caller: None,
         })
         .await
         .unwrap();
@@ -153,6 +155,7 @@ async fn a_call_never_sent_is_settled_failed_by_the_journal() {
             payload: body["payload"].clone(),
             owner: "recourse-died-before-sending".to_owned(),
             lease: Duration::ZERO,
+            caller: None,
         })
         .await
         .unwrap();

@@ -75,6 +75,20 @@ pub struct Call {
     pub(crate) verify_transport: Option<Arc<dyn Transport>>,
     pub(crate) capability: Option<String>,
     pub(crate) limits: CallLimits,
+    pub(crate) caller: Option<String>,
+}
+
+/// Whose idempotency keys a caller's key shares a space with: see
+/// [`CallBuilder::caller`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyScope {
+    /// One space for every call: the key is claimed and sent as given (a
+    /// gateway with one caller).
+    Shared,
+    /// The caller's own space: its key is claimed and sent as `NAME:KEY`,
+    /// so two callers may use the same key without meeting each other's
+    /// call — in the journal or at the tool.
+    PerCaller,
 }
 
 /// Per-call overrides of the executor's limits.
@@ -131,6 +145,7 @@ impl Call {
                 verify_transport: None,
                 capability: None,
                 limits: CallLimits::default(),
+                caller: None,
             },
         }
     }
@@ -204,6 +219,11 @@ impl Call {
     pub fn verification(&self) -> Option<&VerifySpec> {
         self.verifier.as_deref().map(Verifier::spec)
     }
+
+    /// Who the call is made for (see [`CallBuilder::caller`]), if anyone in particular.
+    pub fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
+    }
 }
 
 /// Builds a [`Call`]; [`build`](Self::build) checks it.
@@ -240,6 +260,7 @@ struct CallParts {
     verify_transport: Option<Arc<dyn Transport>>,
     capability: Option<String>,
     limits: CallLimits,
+    caller: Option<(String, KeyScope)>,
 }
 
 /// A schema as given: compiled already, or to compile at `build`.
@@ -260,6 +281,28 @@ impl CallBuilder {
     #[must_use]
     pub fn retarget(mut self, target: impl Into<String>) -> Self {
         self.target = Aim::Text(target.into());
+        self
+    }
+
+    /// Makes the call for `name` (a gateway's caller): the journal records
+    /// the call as theirs; with [`KeyScope::PerCaller`] their idempotency
+    /// key is claimed and sent as `NAME:KEY`.
+    ///
+    /// ```
+    /// use recourse::Call;
+    /// use recourse::call::KeyScope;
+    ///
+    /// let call = Call::builder("http://127.0.0.1:8700/api/exports", serde_json::json!({}))
+    ///     .idempotency_key("order-7")
+    ///     .caller("agent", KeyScope::PerCaller)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(call.idempotency_key(), Some("agent:order-7"));
+    /// assert_eq!(call.caller(), Some("agent"));
+    /// ```
+    #[must_use]
+    pub fn caller(mut self, name: impl Into<String>, keys: KeyScope) -> Self {
+        self.call.caller = Some((name.into(), keys));
         self
     }
 
@@ -472,7 +515,10 @@ impl CallBuilder {
         for (name, value) in &c.headers {
             check_header(name, value)?;
         }
-        let caller_key = caller_key(&mut c)?;
+        let caller_key = match (caller_key(&mut c)?, &c.caller) {
+            (Some(key), Some((name, KeyScope::PerCaller))) => Some(scoped(name, &key)?),
+            (key, _) => key,
+        };
         if c.limits.deadline.is_some_and(|d| d.is_zero()) {
             return Err(ConfigError::new(
                 CallField::Deadline,
@@ -522,8 +568,24 @@ impl CallBuilder {
             verify_transport: c.verify_transport,
             capability: c.capability,
             limits: c.limits,
+            caller: c.caller.map(|(name, _)| name),
         })
     }
+}
+
+/// `key` in `caller`'s own space: `CALLER:KEY`, within the length a key may have.
+fn scoped(caller: &str, key: &str) -> Result<String, ConfigError> {
+    let scoped = format!("{caller}:{key}");
+    if scoped.len() > MAX_KEY_LEN {
+        return Err(ConfigError::new(
+            CallField::IdempotencyKey,
+            format!(
+                "a key is at most {} characters for caller {caller:?} (it reaches the tool as \"{caller}:KEY\", at most {MAX_KEY_LEN})",
+                MAX_KEY_LEN - caller.len() - 1
+            ),
+        ));
+    }
+    Ok(scoped)
 }
 
 /// Checks a verification for a call of `payload` to `target`: its read

@@ -21,9 +21,9 @@ mod settle;
 
 pub use prune::prune_older_than;
 pub use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339,
-    rfc3339_now,
+    AttemptResult, CallState, Claimed, DEFAULT_CALLER, Journal, JournalEntry, JournalError,
+    JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, Seen,
+    lease_until, rfc3339, rfc3339_now,
 };
 #[cfg(feature = "postgres")]
 pub use recourse_journal::PostgresJournal;

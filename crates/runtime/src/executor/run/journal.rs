@@ -46,6 +46,7 @@ impl Run<'_> {
             payload: redact_value(&self.payload),
             owner: process_owner().to_owned(),
             lease,
+            caller: self.call.caller.clone(),
         };
         journal.begin_call(&call).await?;
         self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
