@@ -1,6 +1,6 @@
 """Tool calls through the recourse gateway: a read, then a write whose answer the tool loses.
 
-Needs `recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0` and
+Needs `recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0 --no-declared-lookups` and
 `recourse serve --port 8780` running (RECOURSE_TOOLS_URL / RECOURSE_GATEWAY_URL to point elsewhere).
 """
 

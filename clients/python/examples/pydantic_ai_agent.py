@@ -2,7 +2,7 @@
 
 The model is scripted (pydantic-ai's FunctionModel: no network). It asks for the weather in
 "Flower Mound, TX" and for an export, then for the same export again. Needs
-`recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0` and
+`recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0 --no-declared-lookups` and
 `recourse serve --port 8780` running (RECOURSE_TOOLS_URL / RECOURSE_GATEWAY_URL to point elsewhere).
 """
 

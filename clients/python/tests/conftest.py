@@ -18,6 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 STARTUP_SECS = 30
 
+# For `stack(..., tools_args=NO_LOOKUPS)`: the reference tools naming no lookup
+# in their manifest, so a lost export stays unknown through the gateway.
+NO_LOOKUPS = ("--no-declared-lookups",)
+
 
 def recourse_bin() -> str:
     path = Path(os.environ.get("RECOURSE_BIN", ROOT / "target" / "debug" / "recourse"))

@@ -8,7 +8,7 @@ import pytest
 
 from recourse_client import CallRecord, Gateway, GatewayError, Resends, call_body
 
-from conftest import exports_written
+from conftest import NO_LOOKUPS, exports_written
 
 EXPORT = {"source_id": "sales-2024", "format": "pdf"}
 
@@ -37,7 +37,7 @@ def test_writes_get_a_key_and_reads_do_not():
 
 
 def test_a_keyed_write_sent_again_is_replayed_not_repeated(stack):
-    tools, url = stack("exports:crash_after_commit:1.0")
+    tools, url = stack("exports:crash_after_commit:1.0", tools_args=NO_LOOKUPS)
     with Gateway(url) as gateway:
         first = gateway.call(f"{tools}/api/exports", EXPORT, idempotency_key="order-7-export")
         second = gateway.call(f"{tools}/api/exports", EXPORT, idempotency_key="order-7-export")
@@ -84,7 +84,7 @@ def test_an_unkeyed_request_whose_answer_is_lost_is_not_sent_again(stack):
 
 
 def test_get_call_and_reconcile_read_the_journal(stack):
-    tools, url = stack("exports:crash_after_commit:1.0")
+    tools, url = stack("exports:crash_after_commit:1.0", tools_args=NO_LOOKUPS)
     with Gateway(url) as gateway:
         record = gateway.call(f"{tools}/api/exports", EXPORT)
         assert record.outcome == "unknown"

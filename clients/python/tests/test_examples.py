@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import NO_LOOKUPS
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -21,7 +23,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
     ],
 )
 def test_the_example_runs(stack, example, expected):
-    tools, gateway = stack("exports:crash_after_commit:1.0")
+    tools, gateway = stack("exports:crash_after_commit:1.0", tools_args=NO_LOOKUPS)
     env = {**os.environ, "RECOURSE_TOOLS_URL": tools, "RECOURSE_GATEWAY_URL": gateway}
     env.pop("RECOURSE_GATEWAY_TOKEN", None)
     done = subprocess.run(

@@ -19,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from recourse_client import AsyncGateway, CallRecord
 from recourse_client.pydantic_ai import DO_NOT_REPEAT, RecourseToolset, fetch_tools
 
-from conftest import exports_written
+from conftest import NO_LOOKUPS, exports_written
 
 EXPORT = {"source_id": "sales-2024", "format": "pdf"}
 
@@ -102,7 +102,7 @@ def test_a_correction_by_recourse_comes_back_with_its_note(stack):
 
 
 def test_an_unknown_write_is_not_repeated_and_the_model_is_told(stack):
-    tools, url = stack("exports:crash_after_commit:1.0")
+    tools, url = stack("exports:crash_after_commit:1.0", tools_args=NO_LOOKUPS)
     seen: list[str] = []
 
     def again(request: ModelRequest) -> ModelResponse:

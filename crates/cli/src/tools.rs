@@ -33,6 +33,10 @@ pub(crate) struct ToolsServeArgs {
     /// misleading. RATE is 0..1 (default 1). Repeatable.
     #[arg(long = "fault", value_name = "TOOL:KIND[:RATE]")]
     pub(crate) faults: Vec<Fault>,
+    /// Name no lookup for exports_create in the manifest (its route still answers): an export
+    /// whose answer is lost stays unknown through a gateway, for trying what follows.
+    #[arg(long)]
+    pub(crate) no_declared_lookups: bool,
     /// Latency the `slow` fault adds, in milliseconds.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
     pub(crate) slow_ms: u64,
@@ -66,6 +70,7 @@ pub(crate) async fn serve(args: ToolsServeArgs) -> anyhow::Result<()> {
         port: args.port,
         correctable_amounts: args.correctable_amounts,
         limits: args.limits.limits()?,
+        declare_lookups: !args.no_declared_lookups,
     };
     if args.check {
         let addr = SocketAddr::new(args.bind, args.port);

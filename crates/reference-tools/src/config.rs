@@ -44,6 +44,11 @@ pub struct ToolsConfig {
     /// How long, how many and how much the server accepts (see
     /// [`ServerLimits`]); the defaults unless set.
     pub limits: ServerLimits,
+    /// The manifest names `exports_create`'s lookup (`reconcile`), so a
+    /// gateway settles a crashed export by itself. Off, the lookup route
+    /// still answers but the manifest names none: an export whose answer is
+    /// lost stays `unknown` — for trying what follows. On by default.
+    pub declare_lookups: bool,
 }
 
 impl Default for ToolsConfig {
@@ -57,11 +62,20 @@ impl Default for ToolsConfig {
             port: 0,
             correctable_amounts: false,
             limits: ServerLimits::default(),
+            declare_lookups: true,
         }
     }
 }
 
 impl ToolsConfig {
+    /// The manifest names no lookup for `exports_create` (see
+    /// [`declare_lookups`](Self::declare_lookups)).
+    #[must_use]
+    pub fn without_declared_lookups(mut self) -> Self {
+        self.declare_lookups = false;
+        self
+    }
+
     /// Sets the seed.
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {

@@ -61,10 +61,10 @@ impl Shared {
 /// connection cleanly (served plainly, they send headers and then break the
 /// body instead).
 pub fn router(config: &ToolsConfig) -> Router {
-    build(Arc::new(Shared::new(config)))
+    build(Arc::new(Shared::new(config)), config.declare_lookups)
 }
 
-fn build(shared: Arc<Shared>) -> Router {
+fn build(shared: Arc<Shared>, declare_lookups: bool) -> Router {
     ToolServer::new()
         .tool(
             Capability::post::<WeatherInput>(
@@ -96,8 +96,14 @@ fn build(shared: Arc<Shared>) -> Router {
             orders::refund,
         )
         .tool(
-            Capability::post::<ExportInput>("exports_create", "/api/exports", "Export a data source version as pdf, docx or csv. Not idempotent: send an Idempotency-Key.")
-                .with_reconcile("/api/exports/{operation_id}"),
+            {
+                let create = Capability::post::<ExportInput>("exports_create", "/api/exports", "Export a data source version as pdf, docx or csv. Not idempotent: send an Idempotency-Key.");
+                if declare_lookups {
+                    create.with_reconcile("/api/exports/{operation_id}")
+                } else {
+                    create
+                }
+            },
             exports::create,
         )
         .tool(
@@ -161,7 +167,7 @@ pub async fn spawn(config: ToolsConfig) -> Result<RunningTools, SpawnError> {
     let addr = listener.local_addr().map_err(bind_error)?;
     let shared = Arc::new(Shared::new(&config));
     let (stop, stopped) = oneshot::channel::<()>();
-    let mut app = build(Arc::clone(&shared));
+    let mut app = build(Arc::clone(&shared), config.declare_lookups);
     // Without authentication on loopback: only requests for a loopback host
     // (a web page cannot reach the tools by DNS rebinding). Bound beyond
     // loopback, they are served to whoever names them.

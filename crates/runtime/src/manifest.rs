@@ -1,8 +1,10 @@
 //! What HTTP tools declare about themselves: the capability manifest
 //! (`GET /api/capabilities`), read for each origin once and cached.
 //!
-//! The executor asks the manifest one question — does the tool declare this
-//! endpoint and method idempotent? — when the caller did not say. A manifest
+//! The executor asks the manifest whether the tool declares an endpoint and
+//! method idempotent, when the caller did not say; and, for a write with no
+//! lookup of its own, how to settle it if its outcome is unknown — the
+//! entry's `reconcile` lookup or `verify` read-back, on the tool's own origin. A manifest
 //! that is missing, unreadable or silent about the endpoint is remembered as
 //! such for the same time as a good one, so a tool without a manifest costs
 //! one lookup per minute, not one per call. Calls that find nothing remembered
@@ -20,6 +22,7 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::clock::SystemClock;
+use crate::verify::VerifySpec;
 use recourse_core::allow::TargetAllowlist;
 use recourse_core::clock::Clock;
 use recourse_core::method::Method;
@@ -86,11 +89,23 @@ struct Cached {
 }
 
 /// One manifest entry that says whether it is idempotent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Declared {
     method: Method,
     endpoint: String,
-    idempotent: bool,
+    declaration: Declaration,
+}
+
+/// What a manifest declares of one endpoint and method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declaration {
+    /// Whether sending it twice does what sending it once does.
+    pub idempotent: bool,
+    /// The lookup that settles an unknown outcome: a URL template
+    /// (`{operation_id}`, `{key}`) on the tool's own origin.
+    pub reconcile: Option<String>,
+    /// The read-back that settles it, its `url` on the tool's own origin.
+    pub verify: Option<VerifySpec>,
 }
 
 impl Default for CapabilityManifests {
@@ -144,12 +159,31 @@ impl CapabilityManifests {
         self
     }
 
+    /// The allowlist manifests (and the lookups they declare) are read within, if any.
+    pub fn allowlist(&self) -> Option<Arc<TargetAllowlist>> {
+        self.allowlist.clone()
+    }
+
     /// Whether the tool at `url` declares `method` there idempotent: fetched
     /// (or remembered) from the URL's origin within `timeout` (a manifest
     /// that does not arrive in time counts as missing); `None` when it says
     /// nothing.
     pub async fn declares(&self, url: &Url, method: Method, timeout: Duration) -> Option<bool> {
-        if let Some(known) = self.cached(url, method) {
+        self.declaration(url, method, timeout)
+            .await
+            .map(|d| d.idempotent)
+    }
+
+    /// What the tool at `url` declares of `method` there — as
+    /// [`declares`](Self::declares) finds it, with the entry's lookup and
+    /// read-back.
+    pub async fn declaration(
+        &self,
+        url: &Url,
+        method: Method,
+        timeout: Duration,
+    ) -> Option<Declaration> {
+        if let Some(known) = self.cached_declaration(url, method) {
             return known;
         }
         // One lookup per origin at a time; each caller waits at most its own
@@ -159,14 +193,15 @@ impl CapabilityManifests {
         let fetched = fetching.cell.get_or_init(|| async {
             match tokio::time::timeout(timeout, self.fetch(url)).await {
                 Ok(Lookup::Answered(manifest)) => {
-                    self.store(url, manifest.as_ref().map(declarations), self.ttl);
+                    let declared = manifest.as_ref().map(|m| self.declarations(url, m));
+                    self.store(url, declared, self.ttl);
                 }
                 Ok(Lookup::Unanswered) | Err(_) => self.store(url, None, UNANSWERED_TTL),
             }
         });
         let _in_time = tokio::time::timeout(timeout, fetched).await;
         drop(fetching);
-        self.cached(url, method).flatten()
+        self.cached_declaration(url, method).flatten()
     }
 
     /// The lookup of `url`'s origin to wait on: the running one, or a new
@@ -193,6 +228,12 @@ impl CapabilityManifests {
     /// What is remembered for `url` and `method`: `None` when nothing (fresh)
     /// is; `Some(None)` when the manifest is missing or silent about it.
     pub fn cached(&self, url: &Url, method: Method) -> Option<Option<bool>> {
+        self.cached_declaration(url, method)
+            .map(|known| known.map(|d| d.idempotent))
+    }
+
+    /// As [`cached`](Self::cached), the whole declaration.
+    pub fn cached_declaration(&self, url: &Url, method: Method) -> Option<Option<Declaration>> {
         let now = self.clock.now();
         let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         let cached = origins.get(origin(url).as_ref())?;
@@ -203,13 +244,74 @@ impl CapabilityManifests {
             declared
                 .iter()
                 .find(|d| d.method == method && path_matches(&d.endpoint, url.path()))
-                .map(|d| d.idempotent)
+                .map(|d| d.declaration.clone())
         }))
     }
 
     /// Remembers `manifest` as the manifest of `url`'s origin.
     pub fn remember(&self, url: &Url, manifest: &Value) {
-        self.store(url, Some(declarations(manifest)), self.ttl);
+        self.store(url, Some(self.declarations(url, manifest)), self.ttl);
+    }
+
+    /// The entries of a manifest (an envelope's `data.capabilities`, or a
+    /// bare `{"capabilities": […]}`) that declare their idempotency; their
+    /// lookups and read-backs only where they stay on `url`'s origin and the
+    /// allowlist admits them.
+    fn declarations(&self, url: &Url, manifest: &Value) -> Vec<Declared> {
+        let origin = origin(url);
+        let list = manifest
+            .pointer("/data/capabilities")
+            .or_else(|| manifest.get("capabilities"))
+            .and_then(Value::as_array);
+        list.into_iter()
+            .flatten()
+            .filter_map(|item| {
+                let endpoint = item.get("endpoint")?.as_str()?;
+                let idempotent = item.get("idempotent")?.as_bool()?;
+                let method = match item.get("method").and_then(Value::as_str) {
+                    Some(m) => m.parse().ok()?,
+                    None => Method::Post,
+                };
+                let reconcile = item
+                    .get("reconcile")
+                    .and_then(Value::as_str)
+                    .and_then(|t| on_origin(&origin, t))
+                    .filter(|t| self.admits(t));
+                let verify = item
+                    .get("verify")
+                    .and_then(|v| serde_json::from_value::<VerifySpec>(v.clone()).ok())
+                    .and_then(|mut spec| {
+                        if let Some(read) = &spec.url {
+                            let absolute = on_origin(&origin, read).filter(|u| self.allows(u))?;
+                            spec.url = Some(absolute);
+                        }
+                        Some(spec)
+                    });
+                Some(Declared {
+                    method,
+                    endpoint: endpoint.to_owned(),
+                    declaration: Declaration {
+                        idempotent,
+                        reconcile,
+                        verify,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the allowlist (if any) admits `template`'s URLs.
+    fn admits(&self, template: &str) -> bool {
+        self.allowlist
+            .as_ref()
+            .is_none_or(|allow| allow.check_template(template).is_ok())
+    }
+
+    /// Whether the allowlist (if any) admits `url`.
+    fn allows(&self, url: &str) -> bool {
+        self.allowlist
+            .as_ref()
+            .is_none_or(|allow| allow.check(url).is_ok())
     }
 
     fn store(&self, url: &Url, declared: Option<Vec<Declared>>, ttl: Duration) {
@@ -316,29 +418,15 @@ fn origin(url: &Url) -> Cow<'_, str> {
     Cow::Owned(url.origin().ascii_serialization())
 }
 
-/// The entries of a manifest (an envelope's `data.capabilities`, or a bare
-/// `{"capabilities": […]}`) that declare their idempotency.
-fn declarations(manifest: &Value) -> Vec<Declared> {
-    let list = manifest
-        .pointer("/data/capabilities")
-        .or_else(|| manifest.get("capabilities"))
-        .and_then(Value::as_array);
-    list.into_iter()
-        .flatten()
-        .filter_map(|item| {
-            let endpoint = item.get("endpoint")?.as_str()?;
-            let idempotent = item.get("idempotent")?.as_bool()?;
-            let method = match item.get("method").and_then(Value::as_str) {
-                Some(m) => m.parse().ok()?,
-                None => Method::Post,
-            };
-            Some(Declared {
-                method,
-                endpoint: endpoint.to_owned(),
-                idempotent,
-            })
-        })
-        .collect()
+/// `path` (a manifest's `/api/…`, or an absolute URL) as an absolute URL on
+/// `origin`; `None` for a URL on another origin (a manifest never points
+/// recourse elsewhere) or no URL at all.
+fn on_origin(origin: &str, path: &str) -> Option<String> {
+    if path.starts_with('/') && !path.starts_with("//") {
+        return Some(format!("{origin}{path}"));
+    }
+    let rest = path.strip_prefix(origin)?;
+    rest.starts_with('/').then(|| path.to_owned())
 }
 
 /// Whether a manifest endpoint (`/api/exports/{operation_id}`) names `path`:
@@ -369,6 +457,60 @@ mod tests {
     use super::*;
     use recourse_core::clock::ManualClock;
     use serde_json::json;
+
+    #[test]
+    fn lookups_and_read_backs_are_kept_only_on_the_tools_own_allowed_origin() {
+        let manifest = json!({"capabilities": [
+            {"endpoint": "/api/a", "idempotent": false, "reconcile": "/api/a/{operation_id}",
+             "verify": {"url": "/api/a/lookup", "args": {"id": "{{payload.id}}"}, "expect": ["/found == true"]}},
+            {"endpoint": "/api/b", "idempotent": false,
+             "reconcile": "http://evil.example/steal/{key}",
+             "verify": {"url": "http://evil.example/read", "expect": ["/x == 1"]}},
+            {"endpoint": "/api/c", "idempotent": false, "reconcile": "//evil.example/{key}",
+             "verify": {"url": "/api/c", "expect": ["/x == 1"], "bogus": 1}},
+            {"endpoint": "/api/d", "idempotent": false, "reconcile": "/outside/{key}"}
+        ]});
+        let allow = TargetAllowlist::loopback_only();
+        let manifests = CapabilityManifests::new().with_allowlist(Arc::new(allow));
+        let at = |path: &str| -> Url { format!("http://127.0.0.1:9/{path}").parse().unwrap() };
+        manifests.remember(&at("api/a"), &manifest);
+        let a = manifests
+            .cached_declaration(&at("api/a"), Method::Post)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            a.reconcile.as_deref(),
+            Some("http://127.0.0.1:9/api/a/{operation_id}")
+        );
+        assert_eq!(
+            a.verify.unwrap().url.as_deref(),
+            Some("http://127.0.0.1:9/api/a/lookup")
+        );
+        let b = manifests
+            .cached_declaration(&at("api/b"), Method::Post)
+            .unwrap()
+            .unwrap();
+        assert_eq!((b.reconcile, b.verify), (None, None), "another origin");
+        let c = manifests
+            .cached_declaration(&at("api/c"), Method::Post)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.reconcile, c.verify),
+            (None, None),
+            "not a path; not a spec"
+        );
+        // On the origin, and loopback is allowed: kept.
+        let d = manifests
+            .cached_declaration(&at("api/d"), Method::Post)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            d.reconcile.as_deref(),
+            Some("http://127.0.0.1:9/outside/{key}")
+        );
+        assert!(!d.idempotent);
+    }
 
     #[test]
     fn endpoints_match_whole_segments_and_placeholders_one_segment() {
@@ -530,18 +672,26 @@ mod tests {
 
     #[test]
     fn entries_without_a_declaration_or_with_an_unknown_method_say_nothing() {
-        let declared = declarations(&json!({"capabilities": [
-            {"endpoint": "/a"},
-            {"endpoint": "/b", "idempotent": "yes"},
-            {"endpoint": "/c", "method": "TRACE", "idempotent": true},
-            {"endpoint": "/d", "method": "get", "idempotent": true},
-        ]}));
+        let url: Url = "http://127.0.0.1:9/d".parse().unwrap();
+        let declared = CapabilityManifests::new().declarations(
+            &url,
+            &json!({"capabilities": [
+                {"endpoint": "/a"},
+                {"endpoint": "/b", "idempotent": "yes"},
+                {"endpoint": "/c", "method": "TRACE", "idempotent": true},
+                {"endpoint": "/d", "method": "get", "idempotent": true},
+            ]}),
+        );
         assert_eq!(
             declared,
             [Declared {
                 method: Method::Get,
                 endpoint: "/d".into(),
-                idempotent: true
+                declaration: Declaration {
+                    idempotent: true,
+                    reconcile: None,
+                    verify: None,
+                },
             }]
         );
     }

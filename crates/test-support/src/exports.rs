@@ -15,6 +15,16 @@ pub async fn tools(faults: &[&str], slow: Duration) -> RunningTools {
     spawn(config).await.expect("the reference tools start")
 }
 
+/// The reference tools with `faults`, their manifest naming no lookup for
+/// exports: an export whose answer is lost stays `unknown` through a gateway.
+pub async fn tools_without_lookups(faults: &[&str]) -> RunningTools {
+    let mut config = ToolsConfig::default().without_declared_lookups();
+    for f in faults {
+        config = config.with_fault(f.parse().expect("a fault"));
+    }
+    spawn(config).await.expect("the reference tools start")
+}
+
 /// The reference tools' export call: a write nobody declared idempotent.
 pub fn export(tools: &RunningTools) -> Value {
     json!({

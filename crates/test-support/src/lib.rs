@@ -34,7 +34,7 @@ mod postgres;
 mod redis_server;
 mod skip;
 
-pub use exports::{export, keyed, tools, wait_until_the_tool_has};
+pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;

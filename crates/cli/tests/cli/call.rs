@@ -3,6 +3,7 @@
 use std::process::{Command, Output};
 
 use recourse_reference_tools::{RunningTools, ToolsConfig, spawn};
+use recourse_test_support::tools_without_lookups;
 use serde_json::Value;
 
 async fn tools(faults: &[&str]) -> RunningTools {
@@ -130,7 +131,7 @@ async fn an_auth_failure_stops_at_once_and_never_prints_the_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_outcome_exits_3_with_key_and_operation_id() {
-    let t = tools(&["exports:unknown_outcome"]).await;
+    let t = tools_without_lookups(&["exports:unknown_outcome"]).await;
     let out = call(
         &format!("{}/api/exports", t.base_url()),
         r#"{"source_id":"sales-2024","format":"pdf"}"#,
@@ -202,7 +203,7 @@ fn usage_errors_exit_2() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_flag_the_tools_manifest_decides_and_a_lost_export_stays_unknown() {
+async fn without_a_flag_the_tools_manifest_decides_and_settles_a_lost_export() {
     let t = tools(&["exports:crash_after_commit:1.0"]).await;
     let url = format!("{}/api/exports", t.base_url());
     let out = call(
@@ -211,13 +212,26 @@ async fn without_a_flag_the_tools_manifest_decides_and_a_lost_export_stays_unkno
         &["--json"],
     );
     let r = report(&out);
-    assert_eq!(out.status.code(), Some(3), "{r:#}");
-    assert_eq!(r["outcome"], "unknown");
+    assert_eq!(out.status.code(), Some(0), "{r:#}");
+    assert_eq!(
+        r["outcome"], "succeeded",
+        "the lookup the manifest names found the write"
+    );
     assert_eq!(
         r["idempotency"],
         serde_json::json!({"idempotent": false, "from": "manifest"})
     );
     assert_eq!(t.exports_committed(), 1, "never resent");
+    // A manifest that names no lookup: the lost export stays unknown.
+    let silent = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
+    let out = call(
+        &format!("{}/api/exports", silent.base_url()),
+        r#"{"source_id":"sales-2024","format":"pdf"}"#,
+        &["--json"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(report(&out)["outcome"], "unknown");
+    assert_eq!(silent.exports_committed(), 1, "never resent");
     // A read the manifest declares idempotent; the caller's word outranks it.
     let quote = format!("{}/api/stock/quote", t.base_url());
     let r = report(&call(&quote, r#"{"symbol":"TSLA"}"#, &["--json"]));

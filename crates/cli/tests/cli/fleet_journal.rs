@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use recourse_test_support::{PostgresSchema, service_var};
+use recourse_test_support::{PostgresSchema, service_var, tools_without_lookups};
 use serde_json::{Value, json};
 
 use crate::support;
@@ -27,7 +27,7 @@ async fn a_keyed_retry_on_another_replica_is_replayed_not_dispatched() {
         return;
     };
     let schema = PostgresSchema::create(&url).await;
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let state = tempfile::tempdir().unwrap();
     let (one, two) = (
         replica(state.path(), &schema.url, "30000"),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 
-use recourse_test_support::{export, keyed, tools, wait_until_the_tool_has};
+use recourse_test_support::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 use support::Gateway;
 
 fn journal_path(dir: &std::path::Path) -> String {
@@ -21,7 +21,7 @@ fn journal_path(dir: &std::path::Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_nobody_declared_idempotent_is_sent_once_and_left_unknown() {
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let state = tempfile::tempdir().unwrap();
     let gw = Gateway::start(state.path(), &[]);
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use recourse::journal::open_journal;
 use recourse_gateway::{Callers, GatewayConfig};
-use recourse_test_support::{export, keyed, tools};
+use recourse_test_support::{export, keyed, tools, tools_without_lookups};
 use serde_json::{Value, json};
 use support::{TestGateway, config, journal_path};
 
@@ -121,7 +121,7 @@ async fn a_caller_sees_only_its_own_calls_and_cannot_learn_anothers_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approver_sees_every_call_in_doubt_and_no_other() {
     let ok = tools(&[], Duration::ZERO).await;
-    let crash = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let crash = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let dir = tempfile::tempdir().unwrap();
     let gw = gateway(dir.path()).await;
     let (alice, lead) = (as_caller(&gw, ALICE), as_caller(&gw, LEAD));

@@ -15,13 +15,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use recourse_reference_tools::RunningTools;
 use recourse_test_support::{PostgresSchema, service_var};
-use recourse_test_support::{export, keyed, tools};
+use recourse_test_support::{export, keyed, tools, tools_without_lookups};
 use serde_json::{Value, json};
 use support::{TestGateway, journal_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_retry_gets_the_first_record_and_the_tool_one_write() {
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let state = tempfile::tempdir().unwrap();
     let gw = TestGateway::journaled(&journal_path(state.path())).await;
     let body = keyed(export(&t), "order-7-export");
@@ -73,10 +73,44 @@ async fn a_keyed_retry_gets_the_first_record_and_the_tool_one_write() {
     assert_eq!(t.exports_committed(), 1, "refusals send nothing");
 }
 
+/// A write sent with nothing but its URL and payload (as curl sends it):
+/// the tool's manifest names the lookup, and the gateway settles the lost
+/// answer through it — one export, the call `succeeded`, the lookup
+/// journaled with the call for any later settler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_curl_sent_write_is_settled_through_the_manifests_lookup() {
+    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let state = tempfile::tempdir().unwrap();
+    let gw = TestGateway::journaled(&journal_path(state.path())).await;
+    let (status, r) = gw.post(&export(&t)).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["outcome"], "succeeded", "{r}");
+    assert_eq!(r["idempotency"]["from"], "manifest");
+    assert_eq!(t.exports_committed(), 1);
+    let id = r["call_id"].as_str().unwrap();
+    let entry = gw
+        .gateway
+        .journal()
+        .unwrap()
+        .get(id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        entry.reconcile.as_deref(),
+        Some(format!("{}/api/exports/{{operation_id}}", t.base_url()).as_str()),
+        "the manifest's lookup is journaled with the call"
+    );
+    // The same tools without the declared lookup: the write stays unknown.
+    let silent = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
+    let (_, r) = gw.post(&export(&silent)).await;
+    assert_eq!(r["outcome"], "unknown", "{r}");
+}
+
 /// The first gateway answers, is gone, and a second one on the same
 /// journal answers the retry from the record.
 async fn replayed_across_a_restart(journal: &str) {
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let body = keyed(export(&t), "restart-1");
 
     let first = TestGateway::journaled(journal).await;

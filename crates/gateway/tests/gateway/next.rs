@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use recourse_reference_tools::{ToolsConfig, spawn};
-use recourse_test_support::{export, tools};
+use recourse_test_support::{export, tools, tools_without_lookups};
 use serde_json::{Value, json};
 use support::{TestGateway, journal_path};
 
@@ -87,7 +87,7 @@ async fn each_failure_tells_the_model_the_one_thing_to_do_now() {
     );
 
     // A write whose answer was lost after it committed: not to be repeated.
-    let lossy = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let lossy = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let r = call(&gateway, export(&lossy)).await;
     assert_eq!(r["outcome"], "unknown", "{r}");
     assert_eq!(r["stop_kind"], "unknown_outcome", "{r}");

@@ -5,19 +5,17 @@
 //! real socket (server limits, a header too large) are checked against the
 //! binary in the CLI's tests.
 
-use std::time::Duration;
-
 use recourse_test_support::{check_openapi, openapi_mismatches};
 use serde_json::json;
 
 use crate::support;
 
-use recourse_test_support::{export, keyed, tools};
+use recourse_test_support::{export, keyed, tools_without_lookups};
 use support::{TestGateway, journal_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_and_journal_answers_match_the_document() {
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let state = tempfile::tempdir().unwrap();
     let gw = TestGateway::journaled(&journal_path(state.path())).await;
     let (status, doc) = gw.get("/openapi.json").await;

@@ -4,14 +4,14 @@
 use std::time::Duration;
 
 use recourse::journal::prune_older_than;
-use recourse_test_support::{export, keyed, tools};
+use recourse_test_support::{export, keyed, tools_without_lookups};
 use serde_json::json;
 
 use crate::support::{TestGateway, journal_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pruned_calls_key_starts_a_new_call_and_an_unknown_one_is_never_pruned() {
-    let t = tools(&["exports:crash_after_commit:1.0"], Duration::ZERO).await;
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
     let state = tempfile::tempdir().unwrap();
     let gw = TestGateway::journaled(&journal_path(state.path())).await;
     let quote = keyed(

@@ -264,19 +264,32 @@ impl<'e> Run<'e> {
     /// time left (and never more than the attempt timeout) on it — then
     /// settles the key every attempt carries: the caller's, or a fresh one
     /// for a non-idempotent call.
+    ///
+    /// A write with no lookup of its own (no verification, no reconciler)
+    /// takes the one its manifest entry declares, so that a write sent with
+    /// nothing but a URL can still be settled.
     async fn resolve_idempotency(&mut self) {
         let per_attempt = self.exec.config.request_timeout;
         let budget = self
             .remaining()
             .map_or(per_attempt, |left| (left / 4).min(per_attempt));
-        if self.call.ask_manifest
+        let no_lookup = self.call.verifier.is_none()
+            && self.call.reconciler.is_none()
+            && self.exec.reconciler.is_none();
+        let may_write = self.call.ask_manifest || !self.idempotency.idempotent;
+        if (self.call.ask_manifest || (no_lookup && may_write))
             && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
-            && let Some(idempotent) = manifests.declares(url, self.call.method, budget).await
+            && let Some(declared) = manifests.declaration(url, self.call.method, budget).await
         {
-            self.idempotency = Idempotency {
-                idempotent,
-                from: Evidence::Manifest,
-            };
+            if self.call.ask_manifest {
+                self.idempotency = Idempotency {
+                    idempotent: declared.idempotent,
+                    from: Evidence::Manifest,
+                };
+            }
+            if no_lookup && !self.idempotency.idempotent {
+                self.adopt_lookup(declared);
+            }
         }
         tracing::debug!(
             idempotent = self.idempotency.idempotent,
@@ -288,6 +301,38 @@ impl<'e> Run<'e> {
             .caller_key
             .clone()
             .or_else(|| (!self.idempotency.idempotent).then(new_id));
+    }
+
+    /// Settles this call, should its outcome be unknown, the way its
+    /// manifest entry says: a read-back, else a lookup (journaled with the
+    /// call, for a later settler). A declaration that does not fit the call
+    /// is passed over (with a debug line): the call goes on without it.
+    fn adopt_lookup(&mut self, declared: crate::manifest::Declaration) {
+        if let Some(spec) = declared.verify.filter(|s| s.url.is_some()) {
+            match crate::verify::Verifier::new(spec, &self.payload) {
+                Ok(verifier) => {
+                    self.call.verifier = Some(std::sync::Arc::new(verifier));
+                    return;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "the manifest's verify does not fit the call")
+                }
+            }
+        }
+        if let Some(template) = declared.reconcile {
+            match crate::reconcile::HttpReconciler::new(template) {
+                Ok(reconciler) => {
+                    let reconciler = match self.exec.manifests.as_ref().and_then(|m| m.allowlist())
+                    {
+                        Some(allowlist) => reconciler.with_allowlist(allowlist),
+                        None => reconciler,
+                    };
+                    self.call.reconcile_template = Some(reconciler.template().to_owned());
+                    self.call.reconciler = Some(std::sync::Arc::new(reconciler));
+                }
+                Err(e) => tracing::debug!(error = %e, "the manifest's reconcile is not a template"),
+            }
+        }
     }
 
     fn traits(&self) -> Traits {
