@@ -179,6 +179,34 @@ async fn without_allow_writes_nothing_that_writes_is_sent() {
 }
 
 #[tokio::test]
+async fn with_allow_writes_the_replay_check_runs_on_exports_create_from_its_schema_alone() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let out = probe(&[
+        &tools.base_url(),
+        "--allow-writes",
+        "--tool",
+        "exports_create",
+        "--json",
+    ])
+    .await;
+    let card = card(&out);
+    assert_eq!(out.status.code(), Some(0), "{card:#}");
+    let exports = tool(&card, "exports_create");
+    // The baseline derived from the schema's examples is a valid export, so
+    // the replay sequence runs on it rather than being skipped.
+    assert_eq!(verdict(exports, "replay"), "pass", "{exports:#}");
+    let first = exports["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "replay_first")
+        .unwrap_or_else(|| panic!("no replay_first probe: {exports:#}"));
+    assert_eq!(first["success"], true, "{first:#}");
+    assert_eq!(tools.exports_committed(), 2, "unknown_field and replay_first");
+    tools.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_sloppy_server_fails_exactly_the_checks_it_breaks() {
     let sloppy = Sloppy::start().await;
     let out = probe(&[&sloppy.url, "--allow-writes", "--json"]).await;
