@@ -44,10 +44,12 @@ use crate::export_store::{Begin, ExportResult, Lookup};
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct ExportInput {
     /// The data source to export, e.g. "sales-2024".
+    #[schemars(example = &"sales-2024")]
     pub(crate) source_id: String,
     /// The source version; the latest when omitted.
     pub(crate) version: Option<u32>,
     /// The file format: "pdf", "docx" or "csv".
+    #[schemars(example = &"pdf")]
     pub(crate) format: String,
 }
 
@@ -55,8 +57,10 @@ pub(crate) struct ExportInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct ExportLookupInput {
     /// The data source, e.g. "sales-2024".
+    #[schemars(example = &"sales-2024")]
     pub(crate) source_id: String,
     /// The file format: "pdf", "docx" or "csv".
+    #[schemars(example = &"pdf")]
     pub(crate) format: String,
     /// Only exports of this version; any version when omitted.
     pub(crate) version: Option<u32>,

@@ -14,11 +14,14 @@
 //!
 //! Requests go only to the target given: a manifest endpoint on another
 //! origin is never probed, redirects are not followed, every request has a
-//! timeout and every answer a size cap. A tool that may write (manifest
-//! `idempotent: false`, an MCP tool without `readOnlyHint: true`, an
-//! `--endpoint` without `--idempotent`) is sent nothing without
-//! `--allow-writes`; with it, its probes carry fresh idempotency keys and the
-//! replay check runs (`replay.rs`).
+//! timeout and every answer a size cap. Without `--allow-writes` only tools
+//! that say they only read are sent anything: a manifest entry whose method
+//! is `GET` or `HEAD`, an MCP tool with `readOnlyHint: true`, an `--endpoint`
+//! given `--read-only`. Idempotent is not read-only — a cancel declared
+//! idempotent still cancels — so an idempotent `POST` is a write too. With
+//! `--allow-writes` the probes of a tool that may write carry fresh
+//! idempotency keys, and one not declared idempotent gets the replay check
+//! (`replay.rs`).
 //!
 //! # Verdicts read types
 //!
@@ -78,7 +81,13 @@ pub(crate) struct ProbeArgs {
     /// The --endpoint's input JSON Schema (a file).
     #[arg(long, value_name = "FILE", requires = "endpoint")]
     schema: Option<PathBuf>,
-    /// The --endpoint is idempotent: probe it without --allow-writes.
+    /// The --endpoint only reads (a POST that changes nothing): probe it
+    /// without --allow-writes.
+    #[arg(long, requires = "endpoint")]
+    read_only: bool,
+    /// The --endpoint is idempotent: with --allow-writes, no replay check.
+    /// Idempotent is not read-only: it does not let the endpoint be probed
+    /// without --allow-writes (--read-only does).
     #[arg(long, requires = "endpoint")]
     idempotent: bool,
     /// Probe the tools of the MCP server started as this command, over stdio
@@ -98,7 +107,8 @@ pub(crate) struct ProbeArgs {
     /// derived from its schema (repeatable; JSON inline or @FILE).
     #[arg(long = "payload", value_name = "NAME=JSON")]
     payloads: Vec<String>,
-    /// Also probe tools that may write, including the idempotency replay check.
+    /// Also probe tools that may write (every one not declared read-only),
+    /// including the idempotency replay check.
     #[arg(long)]
     allow_writes: bool,
     /// A header for every HTTP request, 'Name: value' (repeatable; never printed).
@@ -188,7 +198,11 @@ async fn connect(args: &ProbeArgs, timeout: Duration) -> Result<Connected> {
         origin.set_path("/");
         origin.set_query(None);
         let unknown = origin.join("recourse-probe-no-such-route")?;
-        let tool = subject::from_endpoint(url.clone(), schema, args.idempotent);
+        let claims = subject::EndpointClaims {
+            read_only: args.read_only,
+            idempotent: args.idempotent,
+        };
+        let tool = subject::from_endpoint(url.clone(), schema, claims);
         return Ok((
             subject::shown(&url),
             Channel::Http(http),

@@ -30,7 +30,7 @@ impl ToolCard {
         Self {
             name: subject.name.clone(),
             endpoint: subject.endpoint(),
-            writes: subject.writes,
+            writes: subject.writes(),
             not_probed,
             checks,
             answers,

@@ -66,13 +66,14 @@ impl Runner {
     }
 
     /// The scorecard of one tool: every check skipped when it is not probed
-    /// (a write without `--allow-writes`, or an endpoint the battery cannot use).
+    /// (one that may write without `--allow-writes`, or an endpoint the
+    /// battery cannot use).
     pub(crate) async fn probe(&mut self, subject: &Subject) -> ToolCard {
         let not_probed = subject.not_probed.clone().or_else(|| {
-            (subject.writes && !self.allow_writes).then(|| {
-                "it may write (not declared idempotent / read-only): probed only with --allow-writes"
-                    .to_owned()
-            })
+            let why = subject.may_write.as_ref().filter(|_| !self.allow_writes)?;
+            Some(format!(
+                "it may write ({why}): probed only with --allow-writes"
+            ))
         });
         if let Some(why) = not_probed {
             let checks = CheckId::ALL
@@ -126,7 +127,7 @@ impl Runner {
                 url,
             },
             schema: json!({}),
-            writes: false,
+            may_write: None,
             idempotent: true,
             not_probed: None,
             baseline: json!({}),
@@ -145,7 +146,7 @@ impl Runner {
     /// Sends one probe; a write tool's probes each carry a fresh key, as
     /// recourse's own calls to it would.
     async fn send(&mut self, subject: &Subject, probe: &Probe) -> Answer {
-        let key = subject.writes.then(|| self.fresh_key());
+        let key = subject.writes().then(|| self.fresh_key());
         let reply = self
             .channel
             .send(subject, &probe.body, key.as_deref())

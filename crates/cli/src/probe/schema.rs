@@ -11,6 +11,8 @@ use serde_json::{Map, Value, json};
 
 const MAX_REFS: usize = 16;
 const MAX_DEPTH: usize = 8;
+/// The longest string `minLength` makes a derived field.
+const MAX_STRING_CHARS: usize = 1024;
 /// The string every derived text field holds.
 pub(crate) const PLACEHOLDER: &str = "probe";
 
@@ -111,29 +113,18 @@ impl<'a> SchemaView<'a> {
         }
     }
 
-    /// A value `schema` accepts, as far as this reader can tell.
+    /// A value `schema` accepts, as far as this reader can tell: one the
+    /// schema states (on it, or on its first alternative), else one built
+    /// for its first type within its bounds and `format`.
     pub(crate) fn example(&self, schema: &'a Value, depth: usize) -> Value {
-        let schema = self.alternatives(schema)[0];
         if depth > MAX_DEPTH {
             return Value::Null;
         }
-        for key in ["const", "default"] {
-            if let Some(v) = schema.get(key) {
-                return v.clone();
-            }
-        }
-        if let Some(v) = schema
-            .get("examples")
-            .and_then(Value::as_array)
-            .and_then(|e| e.first())
-        {
+        if let Some(v) = stated_value(self.resolve(schema)) {
             return v.clone();
         }
-        if let Some(v) = schema
-            .get("enum")
-            .and_then(Value::as_array)
-            .and_then(|e| e.iter().find(|v| !v.is_null()))
-        {
+        let schema = self.alternatives(schema)[0];
+        if let Some(v) = stated_value(schema) {
             return v.clone();
         }
         match self.types(schema).first().copied() {
@@ -242,40 +233,120 @@ fn array_example<'a>(view: &SchemaView<'a>, schema: &'a Value, depth: usize) -> 
     Value::Array(vec![item; min.min(4) as usize])
 }
 
-/// 1, moved into `[minimum, maximum]` when the schema bounds it.
+/// A value the schema names as valid: its `const` (the only one it
+/// allows), its first `examples` entry (or OpenAPI's `example`), its
+/// `default`, or its first non-null `enum` value.
+fn stated_value(schema: &Value) -> Option<&Value> {
+    schema
+        .get("const")
+        .or_else(|| {
+            schema
+                .get("examples")
+                .and_then(Value::as_array)
+                .and_then(|e| e.first())
+        })
+        .or_else(|| schema.get("example"))
+        .or_else(|| schema.get("default"))
+        .or_else(|| {
+            schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .and_then(|e| e.iter().find(|v| !v.is_null()))
+        })
+}
+
+/// A number within the schema's bounds (`minimum`, `maximum`, their
+/// exclusive forms) and a multiple of its `multipleOf` (of 1 for an
+/// integer): 1 when that fits, else the first of the bounds, nudged inside
+/// and onto the step, that does. Failing all, 1 clamped into the bounds.
 fn number_example(schema: &Value, integer: bool) -> Value {
-    let bound = |key| schema.get(key).and_then(Value::as_f64);
-    let mut n: f64 = 1.0;
-    if let Some(min) = bound("minimum") {
-        n = n.max(min);
-    }
-    if let Some(min) = bound("exclusiveMinimum") {
-        n = n.max(min + 1.0);
-    }
-    if let Some(max) = bound("maximum") {
-        n = n.min(max);
-    }
+    let bound = |key| {
+        schema
+            .get(key)
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite())
+    };
+    let (min, max) = (bound("minimum"), bound("maximum"));
+    let (above, below) = (bound("exclusiveMinimum"), bound("exclusiveMaximum"));
+    let step = bound("multipleOf")
+        .filter(|m| *m > 0.0)
+        .or(integer.then_some(1.0));
+    let fits = |n: f64| {
+        min.is_none_or(|m| n >= m)
+            && max.is_none_or(|m| n <= m)
+            && above.is_none_or(|m| n > m)
+            && below.is_none_or(|m| n < m)
+            && step.is_none_or(|s| ((n / s).round() * s - n).abs() <= 1e-9 * s.max(1.0))
+            && (!integer || n.fract() == 0.0)
+    };
+    let low = min.or(above);
+    let high = max.or(below);
+    let middle = low.zip(high).map(|(l, h)| l + (h - l) / 2.0);
+    let bases = [
+        Some(1.0),
+        min,
+        above,
+        max,
+        below,
+        middle,
+        low.map(|l| l + 1.0),
+    ];
+    let snapped = |n: f64| -> [f64; 4] {
+        match step {
+            Some(s) => [
+                (n / s).ceil() * s,
+                (n / s).ceil() * s + s,
+                (n / s).floor() * s,
+                (n / s).floor() * s - s,
+            ],
+            None => [n; 4],
+        }
+    };
+    let n = bases
+        .into_iter()
+        .flatten()
+        .flat_map(snapped)
+        .find(|n| fits(*n))
+        .unwrap_or_else(|| {
+            let n = low.map_or(1.0, |l| l.max(1.0));
+            high.map_or(n, |h| n.min(h))
+        });
     if integer {
-        json!(n.ceil() as i64)
+        json!(n.round() as i64)
     } else {
         json!(n)
     }
 }
 
+/// A string of its `format` (or the placeholder), lengthened to its
+/// `minLength` and cut to its `maxLength`.
 fn string_example(schema: &Value) -> Value {
     let text = match schema.get("format").and_then(Value::as_str) {
         Some("date-time") => "2024-01-01T00:00:00Z",
         Some("date") => "2024-01-01",
         Some("time") => "00:00:00Z",
-        Some("email") => "probe@example.com",
-        Some("uri" | "url") => "https://example.com/",
+        Some("duration") => "PT1M",
+        Some("email" | "idn-email") => "probe@example.com",
+        Some("hostname" | "idn-hostname") => "example.com",
+        Some("ipv4") => "192.0.2.1",
+        Some("ipv6") => "2001:db8::1",
+        Some("uri" | "url" | "uri-reference" | "iri" | "iri-reference") => "https://example.com/",
         Some("uuid") => "00000000-0000-4000-8000-000000000000",
         _ => PLACEHOLDER,
     };
-    let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let length = |key| {
+        schema
+            .get(key)
+            .and_then(Value::as_u64)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
     let mut text = text.to_owned();
-    while text.chars().count() < min.min(256) {
+    let min = length("minLength").unwrap_or(0).min(MAX_STRING_CHARS);
+    while text.chars().count() < min {
         text.push('x');
+    }
+    if let Some(max) = length("maxLength") {
+        text = text.chars().take(max).collect();
     }
     Value::String(text)
 }
@@ -346,6 +417,43 @@ mod tests {
             json!({"n": 0, "when": "2024-01-01", "tags": ["a"]})
         );
         assert_eq!(SchemaView::new(&json!(true)).baseline(), json!({}));
+    }
+
+    #[test]
+    fn the_baseline_takes_what_the_schema_states_and_keeps_to_its_bounds() {
+        let schema = json!({"type": "object",
+        "required": ["source_id", "format", "kind", "fixed", "id", "mail", "at", "code", "n", "step", "part", "opt"],
+        "properties": {
+            "source_id": {"type": "string", "examples": ["sales-2024", "inventory"], "default": "x"},
+            "format": {"type": "string", "example": "pdf"},
+            "kind": {"type": "string", "default": "full", "enum": ["partial", "full"]},
+            "fixed": {"const": 3, "examples": [4]},
+            "id": {"type": "string", "format": "uuid"},
+            "mail": {"type": "string", "format": "email"},
+            "at": {"type": "string", "format": "date-time"},
+            "code": {"type": "string", "minLength": 8, "maxLength": 8},
+            "n": {"type": "integer", "exclusiveMinimum": 10, "maximum": 20, "multipleOf": 5},
+            "step": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "part": {"type": "integer", "minimum": 0, "maximum": 0.5},
+            "opt": {"anyOf": [{"type": "string"}, {"type": "null"}], "examples": ["given"]}
+        }});
+        assert_eq!(
+            SchemaView::new(&schema).baseline(),
+            json!({
+                "source_id": "sales-2024", "format": "pdf", "kind": "full", "fixed": 3,
+                "id": "00000000-0000-4000-8000-000000000000", "mail": "probe@example.com",
+                "at": "2024-01-01T00:00:00Z", "code": "probexxx", "n": 15, "step": 0.5,
+                "part": 0, "opt": "given"
+            })
+        );
+        let short = json!({"type": "string", "maxLength": 2});
+        assert_eq!(SchemaView::new(&short).example(&short, 0), json!("pr"));
+        let impossible = json!({"type": "integer", "minimum": 5, "maximum": 1});
+        assert_eq!(
+            SchemaView::new(&impossible).example(&impossible, 0),
+            json!(1),
+            "a schema nothing satisfies still yields a value"
+        );
     }
 
     #[test]

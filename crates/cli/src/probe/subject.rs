@@ -1,5 +1,10 @@
 //! What gets probed: the tools of an HTTP manifest, one endpoint with a
-//! schema, or the tools an MCP server lists; and which of them write.
+//! schema, or the tools an MCP server lists; and which of them may write.
+//!
+//! Only a tool that says it reads is read-only: a manifest entry whose
+//! method is `GET` or `HEAD`, an MCP tool with `readOnlyHint: true`, an
+//! `--endpoint` given `--read-only`. Idempotent is not read-only: a second
+//! cancel of the same order changes nothing, but the first one cancels it.
 
 use anyhow::{Context, Result, anyhow, bail};
 use recourse::target::Url;
@@ -27,11 +32,12 @@ pub(crate) struct Subject {
     pub(crate) name: String,
     pub(crate) address: Address,
     pub(crate) schema: Value,
-    /// Whether calling it may write: manifest `idempotent: false`, an MCP
-    /// tool without `readOnlyHint: true`, an `--endpoint` without `--idempotent`.
-    pub(crate) writes: bool,
+    /// Why calling it may write, when it may: a manifest method other than
+    /// `GET` or `HEAD`, an MCP tool without `readOnlyHint: true`, an
+    /// `--endpoint` without `--read-only`. `None` for a read-only tool.
+    pub(crate) may_write: Option<String>,
     /// Whether repeating a call is declared harmless (manifest `idempotent`,
-    /// `--idempotent`, MCP `readOnlyHint` or `idempotentHint`); when not, a
+    /// `--idempotent`, MCP `idempotentHint`, or read-only); when not, a
     /// probed tool gets the replay check.
     pub(crate) idempotent: bool,
     /// Why the battery is not sent to it, when it is not.
@@ -41,17 +47,29 @@ pub(crate) struct Subject {
 }
 
 impl Subject {
-    fn new(name: String, address: Address, schema: Value, writes: bool, idempotent: bool) -> Self {
+    fn new(
+        name: String,
+        address: Address,
+        schema: Value,
+        may_write: Option<String>,
+        idempotent: bool,
+    ) -> Self {
         let baseline = SchemaView::new(&schema).baseline();
+        let idempotent = idempotent || may_write.is_none();
         Self {
             name,
             address,
             schema,
-            writes,
+            may_write,
             idempotent,
             not_probed: None,
             baseline,
         }
+    }
+
+    /// Whether calling it may write.
+    pub(crate) fn writes(&self) -> bool {
+        self.may_write.is_some()
     }
 
     /// `POST http://…/api/x`, or the MCP tool name.
@@ -81,8 +99,8 @@ pub(crate) fn manifest_url(base: &Url) -> Result<(Url, Url)> {
     Ok((manifest, dir))
 }
 
-/// One manifest entry, read leniently: a missing `idempotent` means the
-/// operation may write, a missing method means POST.
+/// One manifest entry, read leniently: a missing method means POST, a
+/// missing `idempotent` not idempotent.
 #[derive(Debug, Deserialize)]
 struct Entry {
     name: String,
@@ -140,7 +158,7 @@ fn entries(raw: &RawResponse) -> Result<Vec<Entry>> {
 }
 
 fn from_entry(entry: Entry, dir: &Url) -> Subject {
-    let writes = !entry.idempotent;
+    let may_write = may_write(&entry);
     let method = reqwest::Method::from_bytes(entry.method.to_ascii_uppercase().as_bytes());
     let url = dir.join(&entry.endpoint);
     let (address, not_probed) = match (method, url) {
@@ -163,9 +181,30 @@ fn from_entry(entry: Entry, dir: &Url) -> Subject {
             )),
         ),
     };
-    let mut subject = Subject::new(entry.name, address, entry.input_schema, writes, !writes);
+    let mut subject = Subject::new(
+        entry.name,
+        address,
+        entry.input_schema,
+        may_write,
+        entry.idempotent,
+    );
     subject.not_probed = not_probed;
     subject
+}
+
+/// Why an entry may write: every method but `GET` and `HEAD` may, whatever
+/// `idempotent` says (a repeat that changes nothing still follows a first
+/// call that did).
+fn may_write(entry: &Entry) -> Option<String> {
+    let method = entry.method.trim().to_ascii_uppercase();
+    if method == "GET" || method == "HEAD" {
+        return None;
+    }
+    Some(if entry.idempotent {
+        format!("{method}, declared idempotent, which is not read-only")
+    } else {
+        format!("{method}, not declared idempotent")
+    })
 }
 
 /// A URL for display: its query's credentials redacted.
@@ -179,9 +218,26 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-/// `--endpoint URL --schema FILE`: one subject, a write unless `idempotent`.
-pub(crate) fn from_endpoint(url: Url, schema: Value, idempotent: bool) -> Subject {
+/// What `--endpoint` says of the endpoint: `--read-only`, `--idempotent`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct EndpointClaims {
+    /// It only reads: probed without `--allow-writes`.
+    pub(crate) read_only: bool,
+    /// A repeat is harmless: no replay check. Still a write.
+    pub(crate) idempotent: bool,
+}
+
+/// `--endpoint URL --schema FILE`: one subject, POSTed, a write unless
+/// `--read-only`.
+pub(crate) fn from_endpoint(url: Url, schema: Value, claims: EndpointClaims) -> Subject {
     let name = url.path().to_owned();
+    let may_write = (!claims.read_only).then(|| {
+        if claims.idempotent {
+            "a POST, --idempotent, which is not --read-only".to_owned()
+        } else {
+            "a POST, not --read-only".to_owned()
+        }
+    });
     Subject::new(
         name,
         Address::Http {
@@ -189,25 +245,26 @@ pub(crate) fn from_endpoint(url: Url, schema: Value, idempotent: bool) -> Subjec
             url,
         },
         schema,
-        !idempotent,
-        idempotent,
+        may_write,
+        claims.idempotent,
     )
 }
 
-/// The tools an MCP server listed: a tool writes unless it says
-/// `readOnlyHint: true`, and is idempotent only when it says so (or is read-only).
+/// The tools an MCP server listed: a tool may write unless it says
+/// `readOnlyHint: true` (`idempotentHint` is not read-only), and is
+/// idempotent only when it says so (or is read-only).
 pub(crate) fn from_mcp(tools: Vec<McpTool>) -> Vec<Subject> {
     tools
         .into_iter()
         .map(|tool| {
-            let writes = tool.read_only_hint != Some(true);
-            let idempotent = !writes || tool.idempotent_hint == Some(true);
+            let may_write =
+                (tool.read_only_hint != Some(true)).then(|| "no readOnlyHint: true".to_owned());
             Subject::new(
                 tool.name.clone(),
                 Address::Mcp(tool.name),
                 tool.input_schema,
-                writes,
-                idempotent,
+                may_write,
+                tool.idempotent_hint == Some(true),
             )
         })
         .collect()
@@ -254,10 +311,9 @@ mod tests {
             input_schema: serde_json::json!({"type": "object", "required": ["q"], "properties": {"q": {"type": "string"}}}),
         };
         let s = from_entry(entry("/api/x", "post", true), &dir);
-        assert!(s.not_probed.is_none() && !s.writes);
+        assert!(s.not_probed.is_none() && s.idempotent);
         assert_eq!(s.endpoint(), "POST http://127.0.0.1:8700/api/x");
         assert_eq!(s.baseline, serde_json::json!({"q": "probe"}));
-        assert!(from_entry(entry("/api/x", "POST", false), &dir).writes);
         for elsewhere in [
             "http://example.com/api/x",
             "//example.com/x",
@@ -279,6 +335,50 @@ mod tests {
                 .not_probed
                 .is_some()
         );
+    }
+
+    #[test]
+    fn only_get_and_head_entries_are_read_only_and_idempotent_is_not() {
+        let dir = url("http://127.0.0.1:8700/");
+        let entry = |method: &str, idempotent| Entry {
+            name: "t".into(),
+            endpoint: "/api/x".into(),
+            method: method.into(),
+            idempotent,
+            input_schema: serde_json::json!({}),
+        };
+        for (method, idempotent) in [
+            ("POST", true),
+            ("post", false),
+            ("DELETE", true),
+            ("PUT", true),
+        ] {
+            let s = from_entry(entry(method, idempotent), &dir);
+            let why = s.may_write.unwrap_or_default();
+            assert!(
+                why.starts_with(&method.to_ascii_uppercase()),
+                "{method}: {why}"
+            );
+            assert_eq!(why.contains("not read-only"), idempotent, "{why}");
+            assert_eq!(s.idempotent, idempotent);
+        }
+        for method in ["GET", "head"] {
+            let s = from_entry(entry(method, false), &dir);
+            assert!(!s.writes() && s.idempotent, "{method}");
+        }
+        let endpoint = |read_only, idempotent| {
+            from_endpoint(
+                dir.clone(),
+                serde_json::json!({}),
+                EndpointClaims {
+                    read_only,
+                    idempotent,
+                },
+            )
+        };
+        assert!(endpoint(false, true).writes() && endpoint(false, true).idempotent);
+        assert!(endpoint(false, false).writes() && !endpoint(false, false).idempotent);
+        assert!(!endpoint(true, false).writes() && endpoint(true, false).idempotent);
     }
 
     #[test]

@@ -148,7 +148,7 @@ async fn without_allow_writes_nothing_that_writes_is_sent() {
     assert!(text.contains("required checks failed: 0"), "{text}");
     assert_eq!(tools.exports_committed(), 0);
 
-    // One endpoint and its schema, without a manifest: a write unless --idempotent.
+    // One endpoint and its schema, without a manifest: a write unless --read-only.
     let dir = temp_dir("endpoint");
     let schema = dir.join("schema.json");
     std::fs::write(
@@ -167,7 +167,7 @@ async fn without_allow_writes_nothing_that_writes_is_sent() {
     let card_of = |out: &Output| card(out);
     let unprobed = card_of(&probe(&args).await);
     assert_eq!(unprobed["tools"][0]["probed"], false, "{unprobed:#}");
-    let out = probe(&[&args[..], &["--idempotent"]].concat()).await;
+    let out = probe(&[&args[..], &["--read-only"]].concat()).await;
     let probed = card_of(&out);
     assert_eq!(out.status.code(), Some(0), "{probed:#}");
     assert_eq!(
@@ -176,6 +176,121 @@ async fn without_allow_writes_nothing_that_writes_is_sent() {
         "{probed:#}"
     );
     tools.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_allow_writes_the_replay_check_runs_on_exports_create_from_its_schema_alone() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let out = probe(&[
+        &tools.base_url(),
+        "--allow-writes",
+        "--tool",
+        "exports_create",
+        "--json",
+    ])
+    .await;
+    let card = card(&out);
+    assert_eq!(out.status.code(), Some(0), "{card:#}");
+    let exports = tool(&card, "exports_create");
+    // The baseline derived from the schema's examples is a valid export, so
+    // the replay sequence runs on it rather than being skipped.
+    assert_eq!(verdict(exports, "replay"), "pass", "{exports:#}");
+    let first = exports["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "replay_first")
+        .unwrap_or_else(|| panic!("no replay_first probe: {exports:#}"));
+    assert_eq!(first["success"], true, "{first:#}");
+    assert_eq!(
+        tools.exports_committed(),
+        2,
+        "unknown_field and replay_first"
+    );
+    tools.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_idempotent_post_is_a_write_and_gets_nothing_without_allow_writes() {
+    let server = Counted::start().await;
+    let card = card(&probe(&[&server.url, "--json"]).await);
+    let cancel = tool(&card, "orders_cancel");
+    assert_eq!(cancel["probed"], false, "{cancel:#}");
+    assert_eq!(cancel["writes"], true);
+    let why = cancel["not_probed"].as_str().unwrap();
+    assert!(
+        why.contains("may write") && why.contains("idempotent, which is not read-only"),
+        "{why}"
+    );
+    assert_eq!(server.calls(), 0, "an idempotent POST is not read-only");
+
+    // The same endpoint given as --endpoint … --idempotent: still a write.
+    let dir = temp_dir("idempotent-endpoint");
+    let schema = dir.join("schema.json");
+    std::fs::write(&schema, Counted::SCHEMA).unwrap();
+    let endpoint = format!("{}/api/orders/cancel", server.url);
+    let args = [
+        "--endpoint",
+        &endpoint,
+        "--schema",
+        schema.to_str().unwrap(),
+    ];
+    let idempotent = self::card(&probe(&[&args[..], &["--idempotent", "--json"]].concat()).await);
+    assert_eq!(idempotent["tools"][0]["probed"], false, "{idempotent:#}");
+    assert_eq!(
+        server.calls(),
+        0,
+        "--idempotent does not make a write read-only"
+    );
+
+    // With --allow-writes it is probed, with no replay check (idempotent).
+    let card = self::card(&probe(&[&server.url, "--allow-writes", "--json"]).await);
+    let cancel = tool(&card, "orders_cancel");
+    assert_eq!(cancel["probed"], true, "{cancel:#}");
+    assert_eq!(verdict(cancel, "replay"), "skipped");
+    assert!(server.calls() > 0);
+}
+
+/// A tool server with one idempotent POST, a cancel, counting every request
+/// that reaches it.
+struct Counted {
+    url: String,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Counted {
+    const SCHEMA: &str =
+        r#"{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"}}}"#;
+
+    async fn start() -> Self {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let schema: Value = serde_json::from_str(Self::SCHEMA).unwrap();
+        let manifest = json!({"capabilities": [{"name": "orders_cancel", "endpoint": "/api/orders/cancel",
+            "method": "POST", "idempotent": true, "input_schema": schema}]});
+        let counter = Arc::clone(&calls);
+        let app = Router::new()
+            .route(
+                "/api/capabilities",
+                get(move || std::future::ready(axum::Json(manifest.clone()))),
+            )
+            .route(
+                "/api/orders/cancel",
+                axum::routing::any(move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    std::future::ready(axum::Json(
+                        json!({"success": true, "data": {"cancelled": true}}),
+                    ))
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self { url, calls }
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
 }
 
 #[tokio::test]

@@ -15,6 +15,16 @@
 //!   expires, which bounds what a caller naming endless endpoints can store;
 //! - `PREFIX probe:HASH`: the one half-open probe out for that endpoint.
 //!
+//! # What is read back
+//!
+//! Only integers. The fields are read inside the scripts, each only once
+//! its length (`HSTRLEN`) shows it is no longer than 64 bytes; a longer or
+//! malformed one is taken the conservative way and overwritten (see
+//! `scripts.rs`), and every script answers a number. Outside the scripts
+//! the state sends only `PING` and `DEL`. So a value planted in Redis, of
+//! whatever size, never reaches this process. (Redis 3.2 or later, for
+//! `HSTRLEN`.)
+//!
 //! # Never in a call's way
 //!
 //! Every operation is bounded by a short timeout (50 ms by default); one
