@@ -128,7 +128,11 @@ async fn a_missing_version_asks_the_user_about_the_latest() {
 
 #[tokio::test]
 async fn an_unknown_outcome_export_says_do_not_repeat_with_the_operation() {
-    let t = tools(ToolsConfig::default(), &["exports:unknown_outcome"]).await;
+    let t = tools(
+        ToolsConfig::default().without_declared_lookups(),
+        &["exports:unknown_outcome"],
+    )
+    .await;
     let call = Call::builder(
         format!("{}/api/exports", t.base_url()),
         json!({"source_id": "sales-2024", "format": "csv"}),
