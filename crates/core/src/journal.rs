@@ -80,6 +80,17 @@ pub struct JournalEntry {
 pub const DEFAULT_CALLER: &str = "default";
 
 impl JournalEntry {
+    /// The entry as read from a journal: its record's attempts given the
+    /// call's payload where they were stored without it
+    /// ([`RecordJson::with_payloads`]).
+    #[must_use]
+    pub fn with_record_payloads(mut self) -> Self {
+        if let Some(record) = self.record.take() {
+            self.record = Some(RecordJson::with_payloads(record, &self.payload));
+        }
+        self
+    }
+
     /// Whose call this is: its caller, or [`DEFAULT_CALLER`] when none was recorded.
     pub fn caller(&self) -> &str {
         self.caller.as_deref().unwrap_or(DEFAULT_CALLER)
@@ -296,12 +307,79 @@ impl RecordJson {
     /// # Errors
     /// When a part of the report cannot be written as JSON.
     pub fn of(report: &crate::record::CallReport) -> Result<Self, serde_json::Error> {
+        Self::written(report, None)
+    }
+
+    /// `report`'s record as a journal keeps it beside the call's own
+    /// `payload`: an attempt that sent that payload is written without it
+    /// (the payload is stored once per call), and
+    /// [`with_payloads`](Self::with_payloads) puts it back when the record
+    /// is read.
+    ///
+    ///
+    /// # Errors
+    /// When a part of the report cannot be written as JSON.
+    pub fn beside(
+        report: &crate::record::CallReport,
+        payload: &Value,
+    ) -> Result<Self, serde_json::Error> {
+        Self::written(report, Some(payload))
+    }
+
+    fn written(
+        report: &crate::record::CallReport,
+        omit: Option<&Value>,
+    ) -> Result<Self, serde_json::Error> {
         let mut out = Vec::with_capacity(1024);
-        report.write_json(&mut out)?;
+        report.write_json_omitting(&mut out, omit)?;
         // JSON written from Rust strings and the tool's (checked) JSON text.
         String::from_utf8(out)
             .map(Self)
             .map_err(<serde_json::Error as serde::ser::Error>::custom)
+    }
+
+    /// A stored record (read back as JSON) with each attempt written
+    /// without its payload ([`beside`](Self::beside)) given the call's
+    /// `payload` again; a record stored whole is returned as it is.
+    ///
+    /// ```
+    /// use recourse_core::journal::RecordJson;
+    /// use serde_json::json;
+    ///
+    /// let payload = json!({"source_id": "sales-2024"});
+    /// let stored = json!({"call_id": "c-1", "attempts": [
+    ///     {"n": 1, "status": null},
+    ///     {"n": 2, "payload": {"source_id": "sales-2025"}, "status": 200}
+    /// ]});
+    /// assert_eq!(
+    ///     RecordJson::with_payloads(stored, &payload)["attempts"],
+    ///     json!([{"n": 1, "payload": {"source_id": "sales-2024"}, "status": null},
+    ///            {"n": 2, "payload": {"source_id": "sales-2025"}, "status": 200}])
+    /// );
+    /// ```
+    pub fn with_payloads(mut record: Value, payload: &Value) -> Value {
+        if let Some(attempts) = record.get_mut("attempts").and_then(Value::as_array_mut) {
+            for attempt in attempts {
+                if let Value::Object(fields) = attempt
+                    && !fields.contains_key("payload")
+                {
+                    // In the record's field order: `payload` follows `n`.
+                    let mut filled = serde_json::Map::with_capacity(fields.len() + 1);
+                    for (name, value) in std::mem::take(fields) {
+                        let after_n = name == "n";
+                        filled.insert(name, value);
+                        if after_n {
+                            filled.insert("payload".to_owned(), payload.clone());
+                        }
+                    }
+                    filled
+                        .entry("payload")
+                        .or_insert_with(|| payload.clone());
+                    *fields = filled;
+                }
+            }
+        }
+        record
     }
 
     /// The JSON text.
@@ -351,12 +429,14 @@ pub trait Journal: Send + Sync {
     /// Records a call as in flight, held by its owner's lease. Called before
     /// the first dispatch; completes the entry of a claimed key.
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>>;
-    /// Records attempt `n` with the payload about to be sent. Called before dispatch.
+    /// Records attempt `n` with the payload about to be sent — `None` when
+    /// it is the call's own payload, as [`begin_call`](Journal::begin_call)
+    /// recorded it (then it is not stored again). Called before dispatch.
     fn begin_attempt<'a>(
         &'a self,
         call_id: &'a str,
         n: u32,
-        payload: &'a Value,
+        payload: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>>;
     /// Completes attempt `n`.
     fn finish_attempt<'a>(

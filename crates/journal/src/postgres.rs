@@ -168,6 +168,7 @@ fn entry(row: &Row) -> JournalEntry {
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
         caller: row.get(17),
     }
+    .with_record_payloads()
 }
 
 /// Runs `sql` with `params` on `client`, the statement prepared once per
@@ -261,17 +262,18 @@ impl Journal for PostgresJournal {
         &'a self,
         call_id: &'a str,
         n: u32,
-        payload: &'a Value,
+        payload: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let now = rfc3339_now();
             let n = n_i32(n);
+            let payload = payload.map(Value::to_string);
             // One statement, one commit: the attempt and the call's count.
             run(
                 &self.op("recording attempt").await?,
                 "WITH attempt AS (INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES ($1, $2, $3, $4))
                  UPDATE recourse_calls SET attempts = $2, updated_at = $4 WHERE call_id = $1",
-                &[&call_id, &n, &payload.to_string(), &now],
+                &[&call_id, &n, &payload, &now],
             )
             .await
             .map(drop)

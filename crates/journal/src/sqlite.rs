@@ -112,7 +112,8 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         lease_until: row.get(14)?,
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
         caller: row.get(17)?,
-    })
+    }
+    .with_record_payloads())
 }
 
 /// An attempt's end as its row stores it.
@@ -234,9 +235,9 @@ impl Journal for SqliteJournal {
         &'a self,
         call_id: &'a str,
         n: u32,
-        payload: &'a Value,
+        payload: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>> {
-        let (id, payload) = (call_id.to_owned(), payload.to_string());
+        let (id, payload) = (call_id.to_owned(), payload.map(Value::to_string));
         Box::pin(self.writer.run(Access::Write, "recording attempt", move |c| {
             let now = rfc3339_now();
             c.prepare_cached("INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES (?1, ?2, ?3, ?4)")?.execute(params![id, n, payload, now])?;

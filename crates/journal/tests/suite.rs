@@ -73,7 +73,7 @@ async fn suite(journal: Arc<dyn Journal>) {
 
     // Attempts are counted as they begin.
     journal
-        .begin_attempt("c1", 1, &json!({"a": 1}))
+        .begin_attempt("c1", 1, Some(&json!({"a": 1})))
         .await
         .unwrap();
     let result = AttemptResult {
@@ -86,7 +86,7 @@ async fn suite(journal: Arc<dyn Journal>) {
     };
     journal.finish_attempt("c1", 1, &result).await.unwrap();
     journal
-        .begin_attempt("c1", 2, &json!({"a": 1}))
+        .begin_attempt("c1", 2, Some(&json!({"a": 1})))
         .await
         .unwrap();
     assert_eq!(journal.get("c1").await.unwrap().unwrap().attempts, 2);
@@ -123,7 +123,7 @@ async fn suite(journal: Arc<dyn Journal>) {
     assert_eq!(c1.record, Some(record));
 
     // Attempts are recorded once.
-    assert!(journal.begin_attempt("c1", 2, &json!({})).await.is_err());
+    assert!(journal.begin_attempt("c1", 2, Some(&json!({}))).await.is_err());
 
     leases(&journal).await;
     keys(&journal).await;
@@ -217,7 +217,7 @@ async fn prunes(journal: &Arc<dyn Journal>) {
         ("p-running", None),
     ] {
         journal.begin_call(&new_call(id)).await.unwrap();
-        journal.begin_attempt(id, 1, &json!({})).await.unwrap();
+        journal.begin_attempt(id, 1, Some(&json!({}))).await.unwrap();
         if let Some(state) = state {
             // The attempt's end and the call's, in one write where the journal can.
             let ended = AttemptResult {

@@ -30,7 +30,7 @@ async fn died(journal: &SqliteJournal, id: &str, target: &str, payload: Value, s
         caller: None,
     };
     journal.begin_call(&call).await.unwrap();
-    journal.begin_attempt(id, 1, &payload).await.unwrap();
+    journal.begin_attempt(id, 1, Some(&payload)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
@@ -220,7 +220,7 @@ async fn died_looking_up(journal: &SqliteJournal, id: &str, base: &str) {
         caller: None,
     };
     journal.begin_call(&call).await.unwrap();
-    journal.begin_attempt(id, 1, &call.payload).await.unwrap();
+    journal.begin_attempt(id, 1, Some(&call.payload)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 

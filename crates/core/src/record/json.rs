@@ -10,6 +10,7 @@
 //! their `Serialize` impls.
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::attempt::millis;
 use crate::policy::Action;
@@ -51,6 +52,20 @@ impl CallReport {
     /// Only if a value in it cannot be JSON: a record holds strings, numbers
     /// and maps with string keys, so in practice never.
     pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        self.write_json_omitting(out, None)
+    }
+
+    /// [`write_json`](Self::write_json), leaving out the `payload` of each
+    /// attempt that sent `omit` (what a journal stores beside the call's
+    /// payload: [`RecordJson::beside`](crate::journal::RecordJson::beside)).
+    ///
+    /// # Errors
+    /// As `write_json`.
+    pub fn write_json_omitting(
+        &self,
+        out: &mut Vec<u8>,
+        omit: Option<&Value>,
+    ) -> Result<(), serde_json::Error> {
         let mut w = Writer(out);
         w.raw(r#"{"record_version":"#);
         w.u64(super::RECORD_VERSION.into());
@@ -105,7 +120,7 @@ impl CallReport {
             if i > 0 {
                 w.raw(",");
             }
-            w.attempt(attempt)?;
+            w.attempt(attempt, omit)?;
         }
         w.raw("]}");
         Ok(())
@@ -142,11 +157,13 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn attempt(&mut self, a: &AttemptRecord) -> Result<(), serde_json::Error> {
+    fn attempt(&mut self, a: &AttemptRecord, omit: Option<&Value>) -> Result<(), serde_json::Error> {
         self.raw(r#"{"n":"#);
         self.u64(a.n.into());
-        self.raw(r#","payload":"#);
-        self.serde(&a.payload)?;
+        if omit != Some(&a.payload) {
+            self.raw(r#","payload":"#);
+            self.serde(&a.payload)?;
+        }
         self.raw(r#","status":"#);
         match a.status {
             Some(status) => self.u64(status.into()),

@@ -50,7 +50,7 @@ async fn leave_an_orphan(journal: &dyn Journal, t: &RunningTools, body: &Value) 
         .await
         .unwrap();
     journal
-        .begin_attempt(&call_id, 1, &body["payload"])
+        .begin_attempt(&call_id, 1, Some(&body["payload"]))
         .await
         .unwrap();
     let committed = reqwest::Client::new()

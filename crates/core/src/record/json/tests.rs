@@ -356,4 +356,23 @@ proptest! {
             before + &String::from_utf8(serde).unwrap()
         );
     }
+
+    #[test]
+    fn a_record_stored_beside_its_payload_reads_back_whole(
+        report in report(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        // The call's payload: one attempt's (so some are left out), or another.
+        let payload = match report.attempts.len() {
+            0 => serde_json::json!({"not": "sent"}),
+            n => report.attempts[pick.index(n)].payload.clone(),
+        };
+        let stored = crate::journal::RecordJson::beside(&report, &payload).unwrap();
+        let read: Value = serde_json::from_str(stored.as_str()).unwrap();
+        let whole = crate::journal::RecordJson::with_payloads(read, &payload);
+        prop_assert_eq!(
+            serde_json::to_string(&whole).unwrap(),
+            serde_json::to_string(&report).unwrap()
+        );
+    }
 }

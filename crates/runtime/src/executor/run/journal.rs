@@ -49,6 +49,7 @@ impl Run<'_> {
             caller: self.call.caller.clone(),
         };
         journal.begin_call(&call).await?;
+        self.journaled = Some(call.payload);
         self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
         self.upcoming.push(Event::Journal {
             state: CallState::InFlight,
@@ -64,7 +65,9 @@ impl Run<'_> {
         match self.journaled() {
             Some(journal) => {
                 let payload = redact_value(&self.payload);
-                let begun = journal.begin_attempt(&self.call_id, n, &payload).await;
+                // The call's own payload is stored once, with the call.
+                let sent = (self.journaled.as_ref() != Some(&payload)).then_some(&payload);
+                let begun = journal.begin_attempt(&self.call_id, n, sent).await;
                 // The attempt's record shows the same payload, redacted once.
                 self.redacted = Some(payload);
                 begun
@@ -129,7 +132,10 @@ impl Run<'_> {
         if let Some(last) = report.attempts.last_mut() {
             last.events.push(event.clone());
         }
-        let record = RecordJson::of(&report)
+        let record = match &self.journaled {
+            Some(payload) => RecordJson::beside(&report, payload),
+            None => RecordJson::of(&report),
+        }
             .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
             .ok();
         let op = report.operation_id.as_deref();

@@ -81,6 +81,9 @@ pub(crate) struct Run<'e> {
     /// The payload being sent, redacted for the journal: its record shows
     /// the same (the payload does not change between the two).
     redacted: Option<Value>,
+    /// The call's payload as the journal recorded it (redacted): an
+    /// attempt, or a record's attempt, that sent it is stored without it.
+    journaled: Option<Value>,
 }
 
 impl<'e> Run<'e> {
@@ -128,6 +131,7 @@ impl<'e> Run<'e> {
             verification: None,
             reconciling: None,
             redacted: None,
+            journaled: None,
         }
     }
 
