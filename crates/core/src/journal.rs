@@ -372,9 +372,7 @@ impl RecordJson {
                             filled.insert("payload".to_owned(), payload.clone());
                         }
                     }
-                    filled
-                        .entry("payload")
-                        .or_insert_with(|| payload.clone());
+                    filled.entry("payload").or_insert_with(|| payload.clone());
                     *fields = filled;
                 }
             }

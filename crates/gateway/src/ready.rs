@@ -253,7 +253,7 @@ mod tests {
             &'a self,
             _: &'a str,
             _: u32,
-            _: &'a Value,
+            _: Option<&'a Value>,
         ) -> BoxFuture<'a, JournalResult<()>> {
             hang()
         }

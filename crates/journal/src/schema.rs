@@ -56,6 +56,27 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
     ),
     // Whose call it is: a gateway's named callers each see their own.
     (5, "ALTER TABLE recourse_calls ADD COLUMN caller TEXT;"),
+    // The payload stored once per call: an attempt that sent the call's
+    // own payload keeps none (NULL). SQLite cannot drop a NOT NULL, so the
+    // table is built again, the same way in both databases.
+    (
+        6,
+        "CREATE TABLE recourse_attempts_v6 (
+        call_id TEXT NOT NULL REFERENCES recourse_calls (call_id),
+        n INTEGER NOT NULL,
+        payload TEXT,
+        status INTEGER,
+        transport_error TEXT,
+        action TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        PRIMARY KEY (call_id, n)
+    );
+    INSERT INTO recourse_attempts_v6 (call_id, n, payload, status, transport_error, action, started_at, finished_at)
+        SELECT call_id, n, payload, status, transport_error, action, started_at, finished_at FROM recourse_attempts;
+    DROP TABLE recourse_attempts;
+    ALTER TABLE recourse_attempts_v6 RENAME TO recourse_attempts;",
+    ),
 ];
 
 /// The calls a prune removes: finished, unleased, last changed before the

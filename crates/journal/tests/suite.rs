@@ -123,7 +123,12 @@ async fn suite(journal: Arc<dyn Journal>) {
     assert_eq!(c1.record, Some(record));
 
     // Attempts are recorded once.
-    assert!(journal.begin_attempt("c1", 2, Some(&json!({}))).await.is_err());
+    assert!(
+        journal
+            .begin_attempt("c1", 2, Some(&json!({})))
+            .await
+            .is_err()
+    );
 
     leases(&journal).await;
     keys(&journal).await;
@@ -217,7 +222,10 @@ async fn prunes(journal: &Arc<dyn Journal>) {
         ("p-running", None),
     ] {
         journal.begin_call(&new_call(id)).await.unwrap();
-        journal.begin_attempt(id, 1, Some(&json!({}))).await.unwrap();
+        journal
+            .begin_attempt(id, 1, Some(&json!({})))
+            .await
+            .unwrap();
         if let Some(state) = state {
             // The attempt's end and the call's, in one write where the journal can.
             let ended = AttemptResult {

@@ -220,7 +220,10 @@ async fn died_looking_up(journal: &SqliteJournal, id: &str, base: &str) {
         caller: None,
     };
     journal.begin_call(&call).await.unwrap();
-    journal.begin_attempt(id, 1, Some(&call.payload)).await.unwrap();
+    journal
+        .begin_attempt(id, 1, Some(&call.payload))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 

@@ -295,7 +295,10 @@ async fn journal_reconcile_reads_back_with_the_headers_it_is_given() {
         caller: None,
     };
     journal.begin_call(&call).await.unwrap();
-    journal.begin_attempt("c-1", 1, Some(&payload)).await.unwrap();
+    journal
+        .begin_attempt("c-1", 1, Some(&payload))
+        .await
+        .unwrap();
     drop(journal);
     tokio::time::sleep(Duration::from_millis(20)).await;
     let at = path.to_str().unwrap();

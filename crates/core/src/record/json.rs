@@ -157,7 +157,11 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn attempt(&mut self, a: &AttemptRecord, omit: Option<&Value>) -> Result<(), serde_json::Error> {
+    fn attempt(
+        &mut self,
+        a: &AttemptRecord,
+        omit: Option<&Value>,
+    ) -> Result<(), serde_json::Error> {
         self.raw(r#"{"n":"#);
         self.u64(a.n.into());
         if omit != Some(&a.payload) {

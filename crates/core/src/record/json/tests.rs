@@ -369,10 +369,13 @@ proptest! {
         };
         let stored = crate::journal::RecordJson::beside(&report, &payload).unwrap();
         let read: Value = serde_json::from_str(stored.as_str()).unwrap();
-        let whole = crate::journal::RecordJson::with_payloads(read, &payload);
-        prop_assert_eq!(
-            serde_json::to_string(&whole).unwrap(),
-            serde_json::to_string(&report).unwrap()
-        );
+        // The payload as a journal reads it back from its own column.
+        let payload_read: Value = serde_json::from_str(&payload.to_string()).unwrap();
+        let whole = crate::journal::RecordJson::with_payloads(read, &payload_read);
+        // As values read back the same way: the tool's data is kept as the
+        // tool wrote it (its spacing too), and a number is read back as a
+        // journal reads it.
+        let read_whole: Value = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+        prop_assert_eq!(whole, read_whole);
     }
 }

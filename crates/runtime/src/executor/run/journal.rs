@@ -136,8 +136,8 @@ impl Run<'_> {
             Some(payload) => RecordJson::beside(&report, payload),
             None => RecordJson::of(&report),
         }
-            .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
-            .ok();
+        .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
+        .ok();
         let op = report.operation_id.as_deref();
         let finished = match self.ended.take() {
             Some((n, attempt)) => {
