@@ -172,24 +172,69 @@ fn entry(row: &Row) -> JournalEntry {
 }
 
 /// Runs `sql` with `params` on `client`, the statement prepared once per
-/// connection (a round trip and a parse saved on every later use).
+/// connection (a round trip and a parse saved on every later use). Given
+/// up on before it ends, the statement is cancelled ([`Running`]).
 async fn run(
-    client: &Object,
+    client: Object,
     sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<u64, tokio_postgres::Error> {
+    let running = Running(Some(client));
+    let client = running.client();
     let statement = client.prepare_cached(sql).await?;
-    client.execute(&statement, params).await
+    let done = client.execute(&statement, params).await;
+    running.finished();
+    done
 }
 
 /// As [`run`], for a query of at most one row.
 async fn run_opt(
-    client: &Object,
+    client: Object,
     sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Option<Row>, tokio_postgres::Error> {
+    let running = Running(Some(client));
+    let client = running.client();
     let statement = client.prepare_cached(sql).await?;
-    client.query_opt(&statement, params).await
+    let done = client.query_opt(&statement, params).await;
+    running.finished();
+    done
+}
+
+/// A pooled connection with a statement under way. Dropped before it
+/// [`finished`](Running::finished) — the caller gave up, as when a call's
+/// deadline passes on a locked table — the statement is cancelled on the
+/// server, and the connection leaves the pool rather than carry the
+/// cancellation (or the statement's late answer) to its next user.
+struct Running(Option<Object>);
+
+impl Running {
+    fn client(&self) -> &Object {
+        self.0
+            .as_ref()
+            .expect("a running statement holds its connection")
+    }
+
+    /// The statement ended: the connection goes back to the pool.
+    fn finished(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let Some(object) = self.0.take() else {
+            return;
+        };
+        let client = Object::take(object);
+        let cancel = client.cancel_token();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _cancelled = cancel.cancel_query(NoTls).await;
+                drop(client);
+            });
+        }
+    }
 }
 
 fn n_i32(n: u32) -> i32 {
@@ -204,7 +249,7 @@ impl PostgresJournal {
 
     async fn get_by(&self, column: &str, value: &str) -> JournalResult<Option<JournalEntry>> {
         let sql = format!("SELECT {ENTRY_COLUMNS} FROM recourse_calls WHERE {column} = $1");
-        let row = run_opt(&self.op("reading a call").await?, &sql, &[&value])
+        let row = run_opt(self.op("reading a call").await?, &sql, &[&value])
             .await
             .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "reading a call", e))?;
         Ok(row.as_ref().map(entry))
@@ -215,7 +260,7 @@ impl Journal for PostgresJournal {
     fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
         Box::pin(async move {
             let now = rfc3339_now();
-            let inserted = run_opt(&self.op("claiming the idempotency key").await?, 
+            let inserted = run_opt(self.op("claiming the idempotency key").await?, 
                     "INSERT INTO recourse_calls (call_id, target, idempotency_key, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, caller)
                      VALUES ($1, $2, $3, 'null', 'in_flight', 0, $4, $4, $3, $5, $6, $7, $8)
                      ON CONFLICT (caller_key) DO NOTHING RETURNING call_id",
@@ -243,7 +288,7 @@ impl Journal for PostgresJournal {
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let now = rfc3339_now();
-            run(&self.op("recording call").await?, 
+            run(self.op("recording call").await?, 
                     "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
                      VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10, $11)
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
@@ -270,7 +315,7 @@ impl Journal for PostgresJournal {
             let payload = payload.map(Value::to_string);
             // One statement, one commit: the attempt and the call's count.
             run(
-                &self.op("recording attempt").await?,
+                self.op("recording attempt").await?,
                 "WITH attempt AS (INSERT INTO recourse_attempts (call_id, n, payload, started_at) VALUES ($1, $2, $3, $4))
                  UPDATE recourse_calls SET attempts = $2, updated_at = $4 WHERE call_id = $1",
                 &[&call_id, &n, &payload, &now],
@@ -290,7 +335,7 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let status = result.status.map(i32::from);
             let failure = result.transport_error_text();
-            run(&self.op("completing attempt").await?, 
+            run(self.op("completing attempt").await?, 
                     "UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6 WHERE call_id = $1 AND n = $2",
                     &[&call_id, &n_i32(n), &status, &failure, &result.action.name(), &rfc3339_now()],
                 )
@@ -309,7 +354,7 @@ impl Journal for PostgresJournal {
     ) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let record = record.map(RecordJson::as_str);
-            run(&self.op("updating call").await?, 
+            run(self.op("updating call").await?, 
                     "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id),
                        record = COALESCE($4, record), lease_until = NULL, updated_at = $5 WHERE call_id = $1",
                     &[&call_id, &state.as_str(), &operation_id, &record, &rfc3339_now()],
@@ -334,7 +379,7 @@ impl Journal for PostgresJournal {
             let record = record.map(RecordJson::as_str);
             // One statement, one commit: the attempt's end and the call's.
             run(
-                &self.op("updating call").await?,
+                self.op("updating call").await?,
                 "WITH attempt AS (UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6
                                   WHERE call_id = $1 AND n = $2)
                  UPDATE recourse_calls SET state = $7, operation_id = COALESCE($8, operation_id),
@@ -354,7 +399,7 @@ impl Journal for PostgresJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         Box::pin(async move {
-            let n = run(&self.op("renewing a lease").await?, 
+            let n = run(self.op("renewing a lease").await?, 
                     "UPDATE recourse_calls SET lease_until = $3 WHERE call_id = $1 AND owner = $2 AND lease_until IS NOT NULL",
                     &[&call_id, &owner, &lease_until(lease)],
                 )
@@ -373,7 +418,7 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let now = rfc3339_now();
             let n = run(
-                &self.op("taking a call over").await?,
+                self.op("taking a call over").await?,
                 "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
                      WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4)",
                 &[&call_id, &owner, &lease_until(lease), &now],

@@ -101,7 +101,14 @@ impl Executor {
             lease: self.config.lease,
             caller: call.caller.clone(),
         };
-        match journal.claim_key(&claim).await? {
+        let left = call.limits.deadline.or(self.config.deadline);
+        let claimed = crate::journal::within(
+            left,
+            "claiming the idempotency key",
+            journal.claim_key(&claim),
+        )
+        .await?;
+        match claimed {
             Claimed::New => call.call_id = Some(call_id),
             Claimed::Exists(entry) => return Ok(answered(entry, request_hash)),
         }

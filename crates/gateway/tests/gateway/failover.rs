@@ -52,3 +52,52 @@ async fn the_gateway_works_again_after_its_database_connections_are_cut() {
     );
     schema.remove().await;
 }
+
+/// A locked journal table: a keyed write whose deadline is shorter than the
+/// database's own lock timeout fails within its deadline (503
+/// `JOURNAL_UNAVAILABLE`, nothing sent, the statement cancelled), `/readyz`
+/// says so, and both recover once the lock is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_journal_fails_a_call_within_its_deadline_and_readyz_says_so() {
+    let Some(url) = service_var("RECOURSE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    let t = tools(&[], Duration::ZERO).await;
+    let schema = PostgresSchema::create(&url).await;
+    let gw = TestGateway::journaled(&schema.url).await;
+    let (status, warm) = gw.post(&keyed(export(&t), "locked-0")).await;
+    assert_eq!(status, 200, "{warm}");
+
+    schema.lock("recourse_calls").await;
+    let mut body = keyed(export(&t), "locked-1");
+    body["deadline_secs"] = serde_json::json!(0.5);
+    let started = Instant::now();
+    let ((status, refused), retry_after) = gw.post_with(&body, &[]).await;
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(refused["error"]["code"], "JOURNAL_UNAVAILABLE");
+    assert_eq!(retry_after.as_deref(), Some("1"));
+    eprintln!("a locked table failed a call with a 0.5 s deadline in {took:?}");
+    // Well before the server's own 2 s lock timeout would have.
+    assert!(took < Duration::from_millis(1900), "{took:?}");
+    let (status, ready) = gw.get("/readyz").await;
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["journal"], "unreachable");
+
+    schema.unlock().await;
+    let started = Instant::now();
+    loop {
+        let (status, answer) = gw.post(&keyed(export(&t), "locked-1")).await;
+        if status == 200 {
+            assert_eq!(answer["outcome"], "succeeded", "{answer}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{answer}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, ready) = gw.get("/readyz").await;
+    assert_eq!(status, 200, "{ready}");
+    assert_eq!(t.exports_committed(), 2, "nothing was sent while locked");
+    schema.remove().await;
+}

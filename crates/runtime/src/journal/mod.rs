@@ -38,3 +38,24 @@ pub fn process_owner() -> &'static str {
     static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     OWNER.get_or_init(|| format!("recourse-{}-{}", std::process::id(), uuid::Uuid::now_v7()))
 }
+
+/// `write`, given up (and so dropped: a journal cancels its statement) when
+/// the call's time runs out first — a write before a dispatch decides
+/// whether anything is sent, and a database that holds it (a locked table)
+/// must fail the call within its deadline, not long after.
+pub(crate) async fn within<T>(
+    left: Option<std::time::Duration>,
+    doing: &'static str,
+    write: impl std::future::Future<Output = Result<T, JournalError>>,
+) -> Result<T, JournalError> {
+    match left {
+        Some(left) => tokio::time::timeout(left, write).await.unwrap_or_else(|_| {
+            Err(JournalError::new(
+                JournalErrorKind::Operation,
+                doing,
+                "the call's deadline passed while the journal was writing",
+            ))
+        }),
+        None => write.await,
+    }
+}

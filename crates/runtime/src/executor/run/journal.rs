@@ -7,6 +7,7 @@ use recourse_protocol::redact_value;
 
 use super::Run;
 use crate::journal::process_owner;
+use crate::journal::within;
 use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson};
 use recourse_core::record::{CallReport, Event, Outcome};
 
@@ -48,7 +49,12 @@ impl Run<'_> {
             lease,
             caller: self.call.caller.clone(),
         };
-        journal.begin_call(&call).await?;
+        within(
+            self.remaining(),
+            "recording call",
+            journal.begin_call(&call),
+        )
+        .await?;
         self.journaled = Some(call.payload);
         self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
         self.upcoming.push(Event::Journal {
@@ -67,7 +73,12 @@ impl Run<'_> {
                 let payload = redact_value(&self.payload);
                 // The call's own payload is stored once, with the call.
                 let sent = (self.journaled.as_ref() != Some(&payload)).then_some(&payload);
-                let begun = journal.begin_attempt(&self.call_id, n, sent).await;
+                let begun = within(
+                    self.remaining(),
+                    "recording attempt",
+                    journal.begin_attempt(&self.call_id, n, sent),
+                )
+                .await;
                 // The attempt's record shows the same payload, redacted once.
                 self.redacted = Some(payload);
                 begun
