@@ -102,7 +102,10 @@ impl TransportFailureKind {
 pub struct TransportFailure {
     /// When and how it failed.
     pub kind: TransportFailureKind,
-    /// A human-readable description (may hold raw URLs; redact before showing a model).
+    /// A human-readable description, redacted as it is made
+    /// ([`TransportFailure::new`]): a URL's `user:pass@` or a secret query
+    /// parameter in an HTTP client's error never reaches a record, a log
+    /// line or a model.
     pub message: String,
     /// The status the tool answered with before the exchange failed, when
     /// it answered: a body over the cap came with one. A 2xx there means the
@@ -111,11 +114,22 @@ pub struct TransportFailure {
 }
 
 impl TransportFailure {
-    /// A failure of `kind`.
+    /// A failure of `kind`, its message redacted ([`recourse_protocol::redact`]).
+    ///
+    /// ```
+    /// use recourse_core::transport::{TransportFailure, TransportFailureKind};
+    ///
+    /// let failure = TransportFailure::new(
+    ///     TransportFailureKind::FailedAfterSend,
+    ///     "error sending request for url (http://ops:hunter2@10.0.0.7/x?api_key=0123456789abcdef)",
+    /// );
+    /// assert!(!failure.message.contains("hunter2"));
+    /// assert!(!failure.message.contains("0123456789abcdef"));
+    /// ```
     pub fn new(kind: TransportFailureKind, message: impl Into<String>) -> Self {
         Self {
             kind,
-            message: message.into(),
+            message: recourse_protocol::redact(&message.into()),
             status: None,
         }
     }

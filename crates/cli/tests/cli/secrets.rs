@@ -163,6 +163,21 @@ async fn tool() -> String {
     format!("http://{addr}")
 }
 
+/// A tool that reads each request and closes the connection without an
+/// answer: the HTTP client's own error names the URL it was sending to.
+async fn dropping() -> String {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf).await;
+        }
+    });
+    format!("http://{addr}/drop?api_key={TARGET_KEY}&q=1")
+}
+
 fn payload() -> Value {
     let text: Vec<&str> = PLANTED.iter().map(|(t, _)| *t).collect();
     json!({
@@ -183,7 +198,9 @@ fn routes(base: &str) -> Vec<String> {
 async fn planted_secrets_never_reach_recourse_call_output() {
     let base = tool().await;
     let payload = payload().to_string();
-    for url in routes(&base) {
+    let mut urls = routes(&base);
+    urls.push(dropping().await);
+    for url in urls {
         for json in [false, true] {
             let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_recourse"));
             // Declared idempotent: the tool's plain 500s are then failures, not unknown outcomes.
