@@ -7,7 +7,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use recourse::Journal;
 use recourse::journal::{
-    CallState, JournalEntry, ListQuery, SettleOptions, open_journal, settle_with,
+    CallState, HandSettleError, HandSettlement, JournalEntry, ListQuery, SettleOptions,
+    open_journal, settle_by_hand, settle_with,
 };
 use recourse_gateway::CallEntry;
 use recourse_mcp::{McpTarget, McpTransport};
@@ -65,6 +66,28 @@ enum JournalCommand {
         #[arg(long, value_name = "URL")]
         mcp_url: Option<String>,
     },
+    /// Settle an open call by hand (unknown, or left in flight past its lease): record what
+    /// a person found, who and why. Nothing is sent.
+    ///
+    /// Example: recourse journal settle 01a2… --state succeeded --note "the export is in the tool's console"
+    Settle {
+        /// The call's id (`journal list` shows it).
+        call_id: String,
+        /// What the person found: succeeded (the write took effect) or failed (it did not).
+        #[arg(long, value_parser = ["succeeded", "failed"])]
+        state: String,
+        /// How they know, in words (1–2000 characters; stored redacted).
+        #[arg(long)]
+        note: String,
+        /// Who settles it.
+        #[arg(long, value_name = "NAME", env = "USER")]
+        by: Option<String>,
+        /// Print the settled call as JSON ({"state", "caller", "record"}).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        lease: crate::settings::LeaseArg,
+    },
     /// Remove finished calls (succeeded or failed) last changed longer ago than
     /// --older-than; a call in flight or unknown is never removed. A removed call's
     /// idempotency key starts a new call.
@@ -107,6 +130,24 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
             }
             Ok(0)
         }
+        JournalCommand::Settle {
+            call_id,
+            state,
+            note,
+            by,
+            json,
+            lease,
+        } => {
+            let mut config = settings.executor.clone();
+            lease.apply(&mut config);
+            let who = by.clone().unwrap_or_else(|| "someone".to_owned());
+            let settlement = HandSettlement {
+                state: state.parse().unwrap_or(CallState::Failed),
+                who,
+                note: note.clone(),
+            };
+            settle(journal.as_ref(), call_id, &settlement, config.lease, *json).await
+        }
         JournalCommand::Reconcile {
             json,
             lease,
@@ -130,6 +171,52 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
                 options = options.with_tool_transport(Arc::new(McpTransport::new(server)));
             }
             reconcile(journal, &options, *json).await
+        }
+    }
+}
+
+/// `journal settle`: 0 when settled; 1 (with why) for a call that is absent
+/// or not open.
+async fn settle(
+    journal: &dyn Journal,
+    call_id: &str,
+    settlement: &HandSettlement,
+    lease: std::time::Duration,
+    json: bool,
+) -> Result<i32> {
+    match settle_by_hand(journal, call_id, settlement, lease).await {
+        Ok(Some(entry)) => {
+            if json {
+                let record = entry.record_json();
+                outln!(
+                    "{}",
+                    serde_json::json!({"state": entry.state, "caller": entry.caller(), "record": record})
+                );
+            } else {
+                outln!(
+                    "{}: {} (settled by {})",
+                    entry.call_id,
+                    entry.state.as_str(),
+                    settlement.who
+                );
+            }
+            Ok(0)
+        }
+        Ok(None) => {
+            eprintln!("recourse: CALL_NOT_FOUND: no call {call_id} in the journal");
+            Ok(1)
+        }
+        Err(HandSettleError::NotSettleable(state)) => {
+            eprintln!(
+                "recourse: CALL_NOT_SETTLEABLE: {}",
+                HandSettleError::NotSettleable(state)
+            );
+            Ok(1)
+        }
+        Err(HandSettleError::Journal(e)) => Err(e.into()),
+        Err(e) => {
+            eprintln!("recourse: {e}");
+            Ok(2)
         }
     }
 }

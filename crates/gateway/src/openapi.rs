@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::keyed::Answer;
 use crate::ready::{Health, Ready};
-use crate::records::{CallPage, JournaledCall};
+use crate::records::{CallPage, JournaledCall, SettleBody};
 use crate::refusal::Refusal;
 use crate::request::CallRequest;
 
@@ -155,6 +155,7 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
     let request = reads.subschema_for::<CallRequest>();
     let answer = g.subschema_for::<Answer<'static>>();
     let journaled = g.subschema_for::<JournaledCall>();
+    let settle = reads.subschema_for::<SettleBody>();
     let page = g.subschema_for::<CallPage<'static>>();
     let health = g.subschema_for::<Health>();
     let ready = g.subschema_for::<Ready>();
@@ -210,6 +211,18 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
                 Refusal::TargetNotAllowed, Refusal::CallNotFound, Refusal::NoJournal,
                 Refusal::CallInProgress, Refusal::JournalUnavailable,
             ], &[]), "The call after settling (still unknown when the lookup could not tell)", json_body(&journaled))
+        }},
+        "/v1/calls/{call_id}/settle": {"post": {
+            "summary": "Settle an open call by hand",
+            "description": "An approver records what a person found: the call (unknown, or left in flight past its lease) becomes `succeeded` or `failed`, its record's `settlement` saying `by: person`, who (the caller's name) and the note; its `next` says a person settled it. Never sends anything. Answered as `GET /v1/calls/{call_id}` does.",
+            "parameters": [call_id],
+            "requestBody": {"required": true, "description": "What the person found", "content": {"application/json": {"schema": settle}}},
+            "responses": with_ok(errors(&[
+                Refusal::InvalidCall, Refusal::NotApprover, Refusal::CallNotFound, Refusal::NoJournal,
+                Refusal::CallNotSettleable, Refusal::JournalUnavailable,
+            ], &[
+                ("400", "The body is not JSON, or not the settlement's shape (MALFORMED_JSON, INVALID_FIELD, …)"),
+            ]), "The call, settled", json_body(&journaled))
         }},
         "/healthz": {"get": {
             "summary": "Liveness",

@@ -7,9 +7,12 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use recourse::journal::{CallState, Journal, JournalEntry, ListQuery, MAX_LIST, settle_with};
-use recourse_tool::ToolFailure;
+use recourse::journal::{
+    CallState, HandSettleError, HandSettlement, Journal, JournalEntry, ListQuery, MAX_LIST,
+    settle_by_hand, settle_with,
+};
 use recourse_tool::protocol::ToolError;
+use recourse_tool::{ToolFailure, ToolJsonBody};
 
 use crate::refusal::Refusal;
 use schemars::JsonSchema;
@@ -206,4 +209,78 @@ pub(crate) async fn reconcile(
         Ok(None) => unknown_call(&call_id),
         Err(e) => unavailable(&e),
     }
+}
+
+/// `POST /v1/calls/{call_id}/settle`: what a person found.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "HandSettlement")]
+pub(crate) struct SettleBody {
+    /// `succeeded` (the write took effect) or `failed` (it did not).
+    state: SettledState,
+    /// How the person knows, in words (1–2000 characters; stored redacted).
+    note: String,
+}
+
+/// The states a person settles a call as.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum SettledState {
+    Succeeded,
+    Failed,
+}
+
+/// Settles an open call by hand (an approver only): `unknown`, or left in
+/// flight past its lease; answered as `GET /v1/calls/{call_id}`.
+pub(crate) async fn settle(
+    State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Path(call_id): Path<String>,
+    ToolJsonBody(body): ToolJsonBody,
+) -> Response {
+    if !caller.is_approver() {
+        return fail(Refusal::NotApprover.error(
+            "settling a call by hand needs a caller with the approver role (a tokens file's \"approver\": true)",
+        ));
+    }
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal();
+    };
+    let body: SettleBody = match recourse_tool::parse_json(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused.into_response(),
+    };
+    let settlement = HandSettlement {
+        state: match body.state {
+            SettledState::Succeeded => CallState::Succeeded,
+            SettledState::Failed => CallState::Failed,
+        },
+        who: caller.name().to_owned(),
+        note: body.note,
+    };
+    let lease = g.executor.config().lease;
+    match settle_by_hand(journal.as_ref(), &call_id, &settlement, lease).await {
+        Ok(Some(entry)) => journaled(&entry),
+        Ok(None) => unknown_call(&call_id),
+        Err(HandSettleError::NotSettleable(state)) => refuse(
+            Refusal::CallNotSettleable,
+            Refusal::CallNotSettleable
+                .error(HandSettleError::NotSettleable(state).to_string())
+                .detail("call_id", &call_id)
+                .detail("state", state.as_str()),
+        ),
+        Err(HandSettleError::Journal(e)) => unavailable(&e),
+        Err(e @ (HandSettleError::BadNote | HandSettleError::NotAState(_))) => fail(
+            Refusal::InvalidCall
+                .error(e.to_string())
+                .detail("field", "note"),
+        ),
+    }
+}
+
+/// `error`, answered with `refusal`'s status.
+fn refuse(refusal: Refusal, error: ToolError) -> Response {
+    ToolFailure::from(error)
+        .with_status(refusal.status())
+        .into_response()
 }

@@ -58,11 +58,17 @@ pub enum Refusal {
     McpUnavailable,
     /// The gateway could not build its HTTP client for a read.
     HttpClient,
+    /// Settling a call by hand needs a caller with the `approver` role.
+    NotApprover,
+    /// The call is not open (it finished, or its process still holds it):
+    /// only an `unknown` call, or one left in flight past its lease, is
+    /// settled by hand.
+    CallNotSettleable,
 }
 
 impl Refusal {
     /// Every refusal, in declaration order (what the OpenAPI document lists).
-    pub const ALL: [Refusal; 18] = [
+    pub const ALL: [Refusal; 20] = [
         Self::Unauthorized,
         Self::HostNotAllowed,
         Self::InvalidCall,
@@ -81,6 +87,8 @@ impl Refusal {
         Self::CallAborted,
         Self::McpUnavailable,
         Self::HttpClient,
+        Self::NotApprover,
+        Self::CallNotSettleable,
     ];
 
     /// The envelope's `error.code`.
@@ -104,6 +112,8 @@ impl Refusal {
             Self::CallAborted => "CALL_ABORTED",
             Self::McpUnavailable => "MCP_UNAVAILABLE",
             Self::HttpClient => "HTTP_CLIENT",
+            Self::NotApprover => "NOT_APPROVER",
+            Self::CallNotSettleable => "CALL_NOT_SETTLEABLE",
         }
     }
 
@@ -117,12 +127,13 @@ impl Refusal {
             | Self::MissingRequiredField
             | Self::JournalRequired
             | Self::InvalidQuery => StatusCode::BAD_REQUEST,
-            Self::HostNotAllowed | Self::TargetNotAllowed | Self::CommandNotAllowed => {
-                StatusCode::FORBIDDEN
-            }
+            Self::HostNotAllowed
+            | Self::TargetNotAllowed
+            | Self::CommandNotAllowed
+            | Self::NotApprover => StatusCode::FORBIDDEN,
             Self::NoJournal | Self::CallNotFound => StatusCode::NOT_FOUND,
             Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::CallInProgress => StatusCode::CONFLICT,
+            Self::CallInProgress | Self::CallNotSettleable => StatusCode::CONFLICT,
             Self::CallAborted => StatusCode::INTERNAL_SERVER_ERROR,
             Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -172,6 +183,10 @@ impl Refusal {
                 "the MCP server could not be started or reached; nothing was sent"
             }
             Self::HttpClient => "the gateway could not build its HTTP client; nothing was sent",
+            Self::NotApprover => "settling a call by hand needs a caller with the approver role",
+            Self::CallNotSettleable => {
+                "the call is not open: only an unknown call, or one left in flight past its lease, is settled by hand"
+            }
         }
     }
 
@@ -182,9 +197,10 @@ impl Refusal {
         let code = self.code();
         match self {
             Self::Unauthorized => ToolError::auth_error(code, message),
-            Self::HostNotAllowed | Self::TargetNotAllowed | Self::CommandNotAllowed => {
-                ToolError::permission_denied(code, message)
-            }
+            Self::HostNotAllowed
+            | Self::TargetNotAllowed
+            | Self::CommandNotAllowed
+            | Self::NotApprover => ToolError::permission_denied(code, message),
             Self::NoJournal | Self::CallNotFound => ToolError::not_found(code, message),
             Self::CallAborted => ToolError::unknown_outcome(code, message),
             Self::JournalUnavailable | Self::McpUnavailable | Self::CallInProgress => {
@@ -198,7 +214,8 @@ impl Refusal {
             | Self::NumberNotRepresentable
             | Self::InvalidTarget
             | Self::JournalRequired
-            | Self::InvalidQuery => ToolError::input_error(code, message),
+            | Self::InvalidQuery
+            | Self::CallNotSettleable => ToolError::input_error(code, message),
         }
     }
 
@@ -241,7 +258,9 @@ mod tests {
                 | Refusal::CallInProgress
                 | Refusal::CallAborted
                 | Refusal::McpUnavailable
-                | Refusal::HttpClient => true,
+                | Refusal::HttpClient
+                | Refusal::NotApprover
+                | Refusal::CallNotSettleable => true,
             };
             assert!(listed);
         }

@@ -22,7 +22,7 @@ const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The gateway's routes, as an axum [`Router`]: `POST /v1/calls`,
 /// `GET /v1/calls`, `GET /v1/calls/{call_id}`,
-/// `POST /v1/calls/{call_id}/reconcile`, `/healthz`, `/readyz`, `/metrics`
+/// `POST /v1/calls/{call_id}/reconcile`, `POST /v1/calls/{call_id}/settle`, `/healthz`, `/readyz`, `/metrics`
 /// and `/openapi.json` — behind the gateway's token (all but the health
 /// routes) or, without one, for loopback `Host` names only, and a 1 MiB
 /// body limit, every refusal an envelope.
@@ -49,6 +49,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/v1/calls", post(calls).get(records::list))
         .route("/v1/calls/{call_id}", get(records::one))
         .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
+        .route("/v1/calls/{call_id}/settle", post(records::settle))
         .route(
             "/healthz",
             get(|State(g): State<Arc<Gateway>>| async move { g.readiness.healthz() }),

@@ -375,3 +375,69 @@ fn a_tokens_file_is_checked_before_the_gateway_starts() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+#[tokio::test]
+async fn journal_settle_records_a_persons_finding_once() {
+    let dir = tempdir();
+    let db = dir.join("settle.db").display().to_string();
+    let journal = recourse::journal::open_journal(&db).await.unwrap();
+    let call = recourse::journal::NewCall {
+        call_id: "call-open".to_owned(),
+        target: "http://127.0.0.1:9/api/exports".to_owned(),
+        capability: None,
+        idempotency_key: Some("key-open-0123456789".to_owned()),
+        reconcile: None,
+        verification: None,
+        payload: serde_json::json!({"source_id": "sales-2024"}),
+        owner: "test".to_owned(),
+        lease: std::time::Duration::ZERO,
+        caller: None,
+    };
+    journal.begin_call(&call).await.unwrap();
+    journal
+        .finish_call(
+            "call-open",
+            recourse::journal::CallState::Unknown,
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    drop(journal);
+    let settle = |id: &str| {
+        recourse(
+            &[
+                "journal",
+                "--journal",
+                &db,
+                "settle",
+                id,
+                "--state",
+                "failed",
+                "--note",
+                "the tool's owner says no export ran",
+                "--by",
+                "dana",
+                "--json",
+            ],
+            &[],
+        )
+    };
+    let out = settle("call-open");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let settled: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(settled["state"], "failed");
+    assert_eq!(settled["record"]["settlement"]["by"], "person");
+    assert_eq!(settled["record"]["settlement"]["who"], "dana");
+    let again = settle("call-open");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("CALL_NOT_SETTLEABLE"));
+    let absent = settle("call-never-was");
+    assert_eq!(absent.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&absent.stderr).contains("CALL_NOT_FOUND"));
+}

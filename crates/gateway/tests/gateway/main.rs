@@ -13,3 +13,4 @@ mod openapi;
 mod orphans;
 mod requests;
 mod retention;
+mod settle;

@@ -16,9 +16,11 @@
 //! `sqlite` and `postgres` features. Settling an open call — which needs the
 //! transports to look it up or read it back — is here ([`settle_with`]).
 
+mod by_hand;
 mod prune;
 mod settle;
 
+pub use by_hand::{HandSettleError, HandSettlement, MAX_NOTE, settle_by_hand, settleable};
 pub use prune::prune_older_than;
 pub use recourse_core::journal::{
     AttemptResult, CallState, Claimed, DEFAULT_CALLER, Journal, JournalEntry, JournalError,
