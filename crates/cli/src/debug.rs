@@ -25,6 +25,7 @@ pub(crate) struct DebugArgs {
 #[derive(Debug, Subcommand)]
 enum DebugCommand {
     /// List the model exchanges written to the LLM debug directory, oldest first.
+    #[command(after_help = r#"Example: recourse debug llm --dir ./llm-debug --json"#)]
     Llm {
         /// The directory [env: RECOURSE_LLM_DEBUG_DIR].
         #[arg(long, value_name = "PATH", value_parser = crate::settings::path)]

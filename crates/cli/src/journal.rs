@@ -38,6 +38,9 @@ pub(crate) struct JournalArgs {
 #[derive(Debug, Subcommand)]
 enum JournalCommand {
     /// List journaled calls, newest first.
+    #[command(
+        after_help = r#"Example: recourse journal --journal recourse.db list --state unknown --json"#
+    )]
     List {
         /// Only calls in this state.
         #[arg(long, value_parser = state_parser())]
@@ -49,6 +52,9 @@ enum JournalCommand {
     /// Settle in-flight and unknown calls by reading back their verification, else through
     /// their reconcile lookup; a call another process still holds (its lease is unexpired:
     /// it may be running) is left alone.
+    #[command(
+        after_help = r#"Example: recourse journal --journal recourse.db reconcile --header 'Authorization: Bearer $TOOL_TOKEN'"#
+    )]
     Reconcile {
         /// Print a JSON array of what each call became.
         #[arg(long)]
@@ -68,8 +74,9 @@ enum JournalCommand {
     },
     /// Settle an open call by hand (unknown, or left in flight past its lease): record what
     /// a person found, who and why. Nothing is sent.
-    ///
-    /// Example: recourse journal settle 01a2… --state succeeded --note "the export is in the tool's console"
+    #[command(
+        after_help = r#"Example: recourse journal --journal recourse.db settle CALL_ID --state succeeded --note "the export is in the tool's console""#
+    )]
     Settle {
         /// The call's id (`journal list` shows it).
         call_id: String,
@@ -91,6 +98,9 @@ enum JournalCommand {
     /// Remove finished calls (succeeded or failed) last changed longer ago than
     /// --older-than; a call in flight or unknown is never removed. A removed call's
     /// idempotency key starts a new call.
+    #[command(
+        after_help = r#"Example: recourse journal --journal recourse.db prune --older-than 7d"#
+    )]
     Prune {
         /// An integer with s, m, h or d (0: every finished call).
         #[arg(long = "older-than", value_name = "DURATION", default_value = "7d",

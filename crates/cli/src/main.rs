@@ -24,11 +24,13 @@ mod demo;
 mod eval;
 mod explain;
 mod glob;
+mod healthcheck;
 mod input;
 mod journal;
 mod mcp;
 mod out;
 mod probe;
+mod selfdoc;
 mod serve;
 mod server_limits;
 mod settings;
@@ -52,7 +54,12 @@ use clap::{Parser, Subcommand};
 
 /// recourse: structured tool failures, handled the way a careful engineer would.
 #[derive(Debug, Parser)]
-#[command(name = "recourse", version, about)]
+#[command(
+    name = "recourse",
+    version = env!("RECOURSE_LONG_VERSION"),
+    about,
+    after_help = "Example: recourse demo"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -61,34 +68,72 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Watch recourse handle real tool failures, offline, in under a minute.
+    #[command(after_help = r#"Example: recourse demo"#)]
     Demo,
     /// Score how recoveries go across the scenario suite: success, false recoveries,
     /// unnecessary stops and pass^k per category.
+    #[command(after_help = r#"Example: recourse eval --k 3 --scenario 'rate_*'"#)]
     Eval(eval::EvalArgs),
     /// Explain what a tool response means and what the policy would do next.
+    #[command(after_help = r#"Example: recourse explain --status 503"#)]
     Explain(explain::ExplainArgs),
     /// Call a tool over HTTP through the executor and report every attempt.
+    #[command(
+        after_help = r#"Example: recourse call http://127.0.0.1:8700/api/stock/quote --payload '{"symbol": "TSLA"}'"#
+    )]
     Call(Box<call::CallArgs>),
     /// Serve the executor over HTTP (POST /v1/calls, /healthz, /readyz, /metrics, /openapi.json).
+    #[command(
+        after_help = r#"Example: RECOURSE_GATEWAY_TOKEN=$(openssl rand -hex 32) recourse serve --port 8780"#
+    )]
     Serve(serve::ServeArgs),
     /// Inspect and settle the journal of calls.
+    #[command(
+        after_help = r#"Example: recourse journal --journal recourse.db list --state unknown"#
+    )]
     Journal(journal::JournalArgs),
     /// Check a tool's error reporting: a fixed battery of bad requests, scored per check.
+    #[command(after_help = r#"Example: recourse probe http://127.0.0.1:8700"#)]
     Probe(Box<probe::ProbeArgs>),
     /// Run a plan's steps as a workflow: references, concurrency, approvals, L4 over the trajectory.
+    #[command(after_help = r#"Example: recourse run plan.json"#)]
     Run(workflow::RunArgs),
     /// Look at what recourse recorded for debugging (the model exchanges).
+    #[command(after_help = r#"Example: recourse debug llm --dir ./llm-debug"#)]
     Debug(debug::DebugArgs),
     /// Run the reference tools.
+    #[command(
+        after_help = r#"Example: recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0"#
+    )]
     Tools {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// Write a completion script for a shell to stdout.
+    #[command(
+        after_help = "Example: recourse completions bash > ~/.local/share/bash-completion/completions/recourse"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: selfdoc::Shell,
+    },
+    /// Write the man page, recourse(1), to stdout.
+    #[command(
+        after_help = "Example: recourse man > ~/.local/share/man/man1/recourse.1 && man recourse"
+    )]
+    Man,
+    /// Exit 0 when URL answers 200 within a second, else 1 (a container's health check).
+    #[command(after_help = "Example: recourse healthcheck http://127.0.0.1:8780/readyz")]
+    Healthcheck(healthcheck::HealthcheckArgs),
 }
 
 #[derive(Debug, Subcommand)]
 enum ToolsCommand {
     /// Serve the five reference tools (on 127.0.0.1 unless --bind), with optional faults.
+    #[command(
+        after_help = r#"Example: recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0"#
+    )]
     Serve(tools::ToolsServeArgs),
 }
 
@@ -97,6 +142,13 @@ const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The command describing itself needs no configuration.
+    match &cli.command {
+        Command::Completions { shell } => return exit(selfdoc::completions::<Cli>(*shell)),
+        Command::Man => return exit(selfdoc::man::<Cli>()),
+        Command::Healthcheck(args) => return ExitCode::from(healthcheck::run(args)),
+        _ => {}
+    }
     // Configuration first, the same way for every command: a bad RECOURSE_*
     // value stops it before it prints anything.
     let settings = match settings::Settings::from_env() {
@@ -120,7 +172,13 @@ fn main() -> ExitCode {
         Command::Tools {
             command: ToolsCommand::Serve(args),
         } => block_on(s, async { tools::serve(args.clone()).await.map(|()| 0) }),
+        Command::Completions { .. } | Command::Man | Command::Healthcheck(_) => Ok(0),
     };
+    exit(result)
+}
+
+/// The process's exit for a command's result: its code, or 2 with the error.
+fn exit(result: anyhow::Result<i32>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         // The reader of stdout has what it wanted (`| head -1`): done.
@@ -145,4 +203,31 @@ fn block_on(
     let result = runtime.block_on(command);
     telemetry.shutdown();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every command a person can run shows an example in its `--help`.
+    #[test]
+    fn every_subcommands_help_has_an_example() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in command.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                let help = sub
+                    .get_after_help()
+                    .or(sub.get_after_long_help())
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                if !help.contains("Example: recourse") && !help.contains("Example: RECOURSE_") {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "recourse", &mut missing);
+        assert!(missing.is_empty(), "no example in --help: {missing:?}");
+    }
 }

@@ -21,6 +21,7 @@ struct Service {
     image: Option<String>,
     command: Option<Vec<String>>,
     environment: Vec<(String, String)>,
+    healthcheck: Option<Vec<String>>,
 }
 
 /// The services, read by the subset's rules.
@@ -77,6 +78,14 @@ fn services(text: &str) -> Result<BTreeMap<String, Service>, String> {
                     _ => {}
                 }
             }
+            6 if in_services && section == "healthcheck" && trimmed.starts_with("test:") => {
+                let test: Vec<String> = serde_json::from_str(trimmed["test:".len()..].trim())
+                    .map_err(|e| {
+                        format!("line {n}: a health check's test is a one-line array: {e}")
+                    })?;
+                let service = services.get_mut(current.as_ref().unwrap()).unwrap();
+                service.healthcheck = Some(test);
+            }
             6 if in_services && section == "environment" => {
                 let entry = trimmed
                     .strip_prefix("- ")
@@ -103,6 +112,58 @@ fn stand_in(value: &str) -> String {
     } else {
         value.to_owned()
     }
+}
+
+/// A health check is `recourse healthcheck URL` on the service's own port,
+/// and the binary takes it: against a port nobody listens on it says
+/// "unhealthy" (1), not "usage" (2).
+fn assert_healthcheck(test: &[String], port: &str, what: &str) {
+    let [cmd, recourse, healthcheck, url] = test else {
+        panic!("{what}: a health check is [CMD, recourse, healthcheck, URL]: {test:?}");
+    };
+    assert_eq!(
+        [cmd, recourse, healthcheck],
+        ["CMD", "recourse", "healthcheck"],
+        "{what}"
+    );
+    let prefix = format!("http://127.0.0.1:{port}/");
+    assert!(
+        url.starts_with(&prefix),
+        "{what}: {url} is not on port {port}"
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let here = url.replacen(
+        &format!("127.0.0.1:{port}"),
+        &closed.local_addr().unwrap().to_string(),
+        1,
+    );
+    drop(closed);
+    let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["healthcheck", &here])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_images_health_check_asks_the_gateways_readiness() {
+    let dockerfile = include_str!("../../../../deploy/Dockerfile");
+    let line = dockerfile
+        .lines()
+        .skip_while(|l| !l.starts_with("HEALTHCHECK"))
+        .find(|l| l.trim_start().starts_with("CMD "))
+        .expect("a HEALTHCHECK with a CMD");
+    let test: Vec<String> = serde_json::from_str(line.trim_start()["CMD ".len()..].trim()).unwrap();
+    let mut with_cmd = vec!["CMD".to_owned()];
+    with_cmd.extend(test);
+    assert_healthcheck(&with_cmd, "8780", "the Dockerfile");
+    assert!(dockerfile.contains("USER recourse"), "non-root");
 }
 
 #[test]
@@ -167,6 +228,16 @@ fn the_compose_file_has_the_fleet_and_each_recourse_command_line_parses() {
         );
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(said.starts_with("configuration ok"), "{name}: {said}");
+        let port = args
+            .windows(2)
+            .find(|w| w[0] == "--port")
+            .map(|w| w[1].clone())
+            .unwrap_or_default();
+        let check = service
+            .healthcheck
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} has no health check"));
+        assert_healthcheck(check, &port, name);
         checked += 1;
     }
     assert_eq!(checked, 4, "three gateways and the tools");

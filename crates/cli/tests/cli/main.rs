@@ -17,6 +17,7 @@ mod demo;
 mod deploy;
 mod eval;
 mod explain;
+mod explains;
 mod fleet;
 mod fleet_journal;
 mod flood;
