@@ -16,7 +16,7 @@ use crate::settings::Settings;
 use crate::style::Style;
 
 /// The plan shipped in `examples/`, so the demo and the example never drift apart.
-const PLAN: &str = include_str!("../../../../examples/sell-and-convert.json");
+const PLAN: &str = include_str!("sell-and-convert.json");
 
 /// The scene's configuration, read (and checked) before the demo prints anything.
 pub(crate) struct Setup {

@@ -1,4 +1,4 @@
-//! The built-in suite: every file of the top-level `scenarios/` folder,
+//! The built-in suite: every file of the crate's `scenarios/` folder,
 //! embedded so `recourse eval` works from any directory.
 //! Keep this list in step with the folder (a test checks it).
 
@@ -6,214 +6,214 @@
 pub(super) const BUILTIN: &[(&str, &str)] = &[
     (
         "auth_retryable_true.json",
-        include_str!("../../../../scenarios/auth_retryable_true.json"),
+        include_str!("../../scenarios/auth_retryable_true.json"),
     ),
     (
         "bad_gateway_write_reconciled.json",
-        include_str!("../../../../scenarios/bad_gateway_write_reconciled.json"),
+        include_str!("../../scenarios/bad_gateway_write_reconciled.json"),
     ),
     (
         "connect_refused_then_ok.json",
-        include_str!("../../../../scenarios/connect_refused_then_ok.json"),
+        include_str!("../../scenarios/connect_refused_then_ok.json"),
     ),
     (
         "control_currency.json",
-        include_str!("../../../../scenarios/control_currency.json"),
+        include_str!("../../scenarios/control_currency.json"),
     ),
     (
         "control_export_once.json",
-        include_str!("../../../../scenarios/control_export_once.json"),
+        include_str!("../../scenarios/control_export_once.json"),
     ),
     (
         "control_refund.json",
-        include_str!("../../../../scenarios/control_refund.json"),
+        include_str!("../../scenarios/control_refund.json"),
     ),
     (
         "control_stock_quote.json",
-        include_str!("../../../../scenarios/control_stock_quote.json"),
+        include_str!("../../scenarios/control_stock_quote.json"),
     ),
     (
         "currency_amount_refused.json",
-        include_str!("../../../../scenarios/currency_amount_refused.json"),
+        include_str!("../../scenarios/currency_amount_refused.json"),
     ),
     (
         "currency_code_case.json",
-        include_str!("../../../../scenarios/currency_code_case.json"),
+        include_str!("../../scenarios/currency_code_case.json"),
     ),
     (
         "delegated_single_dispatch.json",
-        include_str!("../../../../scenarios/delegated_single_dispatch.json"),
+        include_str!("../../scenarios/delegated_single_dispatch.json"),
     ),
     (
         "export_crash_after_commit.json",
-        include_str!("../../../../scenarios/export_crash_after_commit.json"),
+        include_str!("../../scenarios/export_crash_after_commit.json"),
     ),
     (
         "export_format_case.json",
-        include_str!("../../../../scenarios/export_format_case.json"),
+        include_str!("../../scenarios/export_format_case.json"),
     ),
     (
         "export_format_unsupported.json",
-        include_str!("../../../../scenarios/export_format_unsupported.json"),
+        include_str!("../../scenarios/export_format_unsupported.json"),
     ),
     (
         "export_misleading_403.json",
-        include_str!("../../../../scenarios/export_misleading_403.json"),
+        include_str!("../../scenarios/export_misleading_403.json"),
     ),
     (
         "export_missing_version.json",
-        include_str!("../../../../scenarios/export_missing_version.json"),
+        include_str!("../../scenarios/export_missing_version.json"),
     ),
     (
         "export_private_source.json",
-        include_str!("../../../../scenarios/export_private_source.json"),
+        include_str!("../../scenarios/export_private_source.json"),
     ),
     (
         "export_unknown_outcome.json",
-        include_str!("../../../../scenarios/export_unknown_outcome.json"),
+        include_str!("../../scenarios/export_unknown_outcome.json"),
     ),
     (
         "llm_error_body_injection.json",
-        include_str!("../../../../scenarios/llm_error_body_injection.json"),
+        include_str!("../../scenarios/llm_error_body_injection.json"),
     ),
     (
         "llm_fixes_date_format.json",
-        include_str!("../../../../scenarios/llm_fixes_date_format.json"),
+        include_str!("../../scenarios/llm_fixes_date_format.json"),
     ),
     (
         "llm_missing_version_switch.json",
-        include_str!("../../../../scenarios/llm_missing_version_switch.json"),
+        include_str!("../../scenarios/llm_missing_version_switch.json"),
     ),
     (
         "llm_protected_amount.json",
-        include_str!("../../../../scenarios/llm_protected_amount.json"),
+        include_str!("../../scenarios/llm_protected_amount.json"),
     ),
     (
         "llm_semantic_reresolve.json",
-        include_str!("../../../../scenarios/llm_semantic_reresolve.json"),
+        include_str!("../../scenarios/llm_semantic_reresolve.json"),
     ),
     (
         "numeric_string_coerced.json",
-        include_str!("../../../../scenarios/numeric_string_coerced.json"),
+        include_str!("../../scenarios/numeric_string_coerced.json"),
     ),
     (
         "order_id_bare_number.json",
-        include_str!("../../../../scenarios/order_id_bare_number.json"),
+        include_str!("../../scenarios/order_id_bare_number.json"),
     ),
     (
         "order_not_found.json",
-        include_str!("../../../../scenarios/order_not_found.json"),
+        include_str!("../../scenarios/order_not_found.json"),
     ),
     (
         "outage_persists.json",
-        include_str!("../../../../scenarios/outage_persists.json"),
+        include_str!("../../scenarios/outage_persists.json"),
     ),
     (
         "outage_recovers.json",
-        include_str!("../../../../scenarios/outage_recovers.json"),
+        include_str!("../../scenarios/outage_recovers.json"),
     ),
     (
         "outage_retry_refused.json",
-        include_str!("../../../../scenarios/outage_retry_refused.json"),
+        include_str!("../../scenarios/outage_retry_refused.json"),
     ),
     (
         "permission_problem_json.json",
-        include_str!("../../../../scenarios/permission_problem_json.json"),
+        include_str!("../../scenarios/permission_problem_json.json"),
     ),
     (
         "policy_dict_convention.json",
-        include_str!("../../../../scenarios/policy_dict_convention.json"),
+        include_str!("../../scenarios/policy_dict_convention.json"),
     ),
     (
         "rate_limit_detail_wait.json",
-        include_str!("../../../../scenarios/rate_limit_detail_wait.json"),
+        include_str!("../../scenarios/rate_limit_detail_wait.json"),
     ),
     (
         "rate_limit_exceeds_deadline.json",
-        include_str!("../../../../scenarios/rate_limit_exceeds_deadline.json"),
+        include_str!("../../scenarios/rate_limit_exceeds_deadline.json"),
     ),
     (
         "rate_limit_fits_deadline.json",
-        include_str!("../../../../scenarios/rate_limit_fits_deadline.json"),
+        include_str!("../../scenarios/rate_limit_fits_deadline.json"),
     ),
     (
         "reference_drop_seeded.json",
-        include_str!("../../../../scenarios/reference_drop_seeded.json"),
+        include_str!("../../scenarios/reference_drop_seeded.json"),
     ),
     (
         "reference_outage_seeded.json",
-        include_str!("../../../../scenarios/reference_outage_seeded.json"),
+        include_str!("../../scenarios/reference_outage_seeded.json"),
     ),
     (
         "reference_rate_limit_seeded.json",
-        include_str!("../../../../scenarios/reference_rate_limit_seeded.json"),
+        include_str!("../../scenarios/reference_rate_limit_seeded.json"),
     ),
     (
         "refund_window_closed.json",
-        include_str!("../../../../scenarios/refund_window_closed.json"),
+        include_str!("../../scenarios/refund_window_closed.json"),
     ),
     (
         "stock_company_name.json",
-        include_str!("../../../../scenarios/stock_company_name.json"),
+        include_str!("../../scenarios/stock_company_name.json"),
     ),
     (
         "timeout_idempotent_read.json",
-        include_str!("../../../../scenarios/timeout_idempotent_read.json"),
+        include_str!("../../scenarios/timeout_idempotent_read.json"),
     ),
     (
         "timeout_undeclared_call.json",
-        include_str!("../../../../scenarios/timeout_undeclared_call.json"),
+        include_str!("../../scenarios/timeout_undeclared_call.json"),
     ),
     (
         "timeout_write_no_lookup.json",
-        include_str!("../../../../scenarios/timeout_write_no_lookup.json"),
+        include_str!("../../scenarios/timeout_write_no_lookup.json"),
     ),
     (
         "unknown_lookup_cannot_tell.json",
-        include_str!("../../../../scenarios/unknown_lookup_cannot_tell.json"),
+        include_str!("../../scenarios/unknown_lookup_cannot_tell.json"),
     ),
     (
         "unknown_not_committed_resend.json",
-        include_str!("../../../../scenarios/unknown_not_committed_resend.json"),
+        include_str!("../../scenarios/unknown_not_committed_resend.json"),
     ),
     (
         "unknown_outcome_no_lookup.json",
-        include_str!("../../../../scenarios/unknown_outcome_no_lookup.json"),
+        include_str!("../../scenarios/unknown_outcome_no_lookup.json"),
     ),
     (
         "unknown_refused_not_committed.json",
-        include_str!("../../../../scenarios/unknown_refused_not_committed.json"),
+        include_str!("../../scenarios/unknown_refused_not_committed.json"),
     ),
     (
         "verify_already_applied.json",
-        include_str!("../../../../scenarios/verify_already_applied.json"),
+        include_str!("../../scenarios/verify_already_applied.json"),
     ),
     (
         "verify_crash_after_commit.json",
-        include_str!("../../../../scenarios/verify_crash_after_commit.json"),
+        include_str!("../../scenarios/verify_crash_after_commit.json"),
     ),
     (
         "verify_dropped_write_resent.json",
-        include_str!("../../../../scenarios/verify_dropped_write_resent.json"),
+        include_str!("../../scenarios/verify_dropped_write_resent.json"),
     ),
     (
         "verify_not_committed_refused.json",
-        include_str!("../../../../scenarios/verify_not_committed_refused.json"),
+        include_str!("../../scenarios/verify_not_committed_refused.json"),
     ),
     (
         "verify_read_cannot_tell.json",
-        include_str!("../../../../scenarios/verify_read_cannot_tell.json"),
+        include_str!("../../scenarios/verify_read_cannot_tell.json"),
     ),
     (
         "verify_silent_no_op.json",
-        include_str!("../../../../scenarios/verify_silent_no_op.json"),
+        include_str!("../../scenarios/verify_silent_no_op.json"),
     ),
     (
         "weather_abbreviated_region.json",
-        include_str!("../../../../scenarios/weather_abbreviated_region.json"),
+        include_str!("../../scenarios/weather_abbreviated_region.json"),
     ),
     (
         "weather_bad_api_key.json",
-        include_str!("../../../../scenarios/weather_bad_api_key.json"),
+        include_str!("../../scenarios/weather_bad_api_key.json"),
     ),
 ];

@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_embedded_list_matches_the_scenarios_folder() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -12,7 +12,7 @@
 //!   expected output. In an `sh` block without `$ ` lines every line is a
 //!   command with no output shown. Other blocks are illustrations.
 //! - Commands run in `bash`, in a scratch directory that links the
-//!   repository's `examples/`, `scenarios/` and `docs/`, with `recourse` on the
+//!   repository's `examples/` and `docs/`, with `recourse` on the
 //!   `PATH` being the binary under test; `cargo run --release -p recourse-cli
 //!   --` means `recourse`. Other `cargo` commands are not run (this test is one).
 //! - Expected output is matched with all whitespace removed, `…` standing for
@@ -297,7 +297,7 @@ impl Scratch {
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_recourse"), bin.join("recourse")).unwrap();
-        for linked in ["examples", "scenarios", "docs"] {
+        for linked in ["examples", "docs"] {
             let target = Path::new(ROOT).join(linked).canonicalize().unwrap();
             std::os::unix::fs::symlink(target, dir.path().join(linked)).unwrap();
         }
