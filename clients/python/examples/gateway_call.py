@@ -1,19 +1,27 @@
 """Tool calls through the recourse gateway: a read, then a write whose answer the tool loses.
 
-Needs `recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0 --no-declared-lookups` and
-`recourse serve --port 8780` running (RECOURSE_TOOLS_URL / RECOURSE_GATEWAY_URL to point elsewhere).
+Starts the reference tools (losing every export's answer, and naming no lookup for it) and a
+gateway itself, with the `recourse` that `pip install recourse-cli` installed; or uses those at
+RECOURSE_TOOLS_URL / RECOURSE_GATEWAY_URL when set.
 """
 
 import os
 import sys
+from contextlib import ExitStack
 
-from recourse_client import Gateway
+from recourse_client import Gateway, spawn_tools
 
-GATEWAY = os.environ.get("RECOURSE_GATEWAY_URL", "http://127.0.0.1:8780")
-TOOLS = os.environ.get("RECOURSE_TOOLS_URL", "http://127.0.0.1:8700")
 EXPORT = {"source_id": "sales-2024", "format": "pdf"}
 
-with Gateway(GATEWAY, token=os.environ.get("RECOURSE_GATEWAY_TOKEN")) as gateway:
+with ExitStack() as stack:
+    TOOLS = os.environ.get("RECOURSE_TOOLS_URL") or stack.enter_context(
+        spawn_tools(["exports:crash_after_commit:1.0"], args=["--no-declared-lookups"])
+    )
+    if os.environ.get("RECOURSE_GATEWAY_URL"):
+        gateway = stack.enter_context(Gateway(os.environ["RECOURSE_GATEWAY_URL"], os.environ.get("RECOURSE_GATEWAY_TOKEN")))
+    else:
+        gateway = stack.enter_context(Gateway.spawn())
+
     quote = gateway.call(f"{TOOLS}/api/stock/quote", {"symbol": "TSLA"})
     print(f"stock_quote: {quote.outcome}, next step {quote.next.step}, price {quote.data['price']}")
 

@@ -1,19 +1,19 @@
 """Real servers for the tests: ``recourse tools serve`` and ``recourse serve``,
-the built binary (``RECOURSE_BIN``, default ``target/debug/recourse``), each on
-a free loopback port, stopped when the test ends."""
+the built binary (``RECOURSE_BIN``; else ``target/debug/recourse``; else the
+installed wheel's), each on a free loopback port, stopped when the test ends.
+The tests import ``recourse_client`` as installed (CI installs the wheel), never
+from the source tree."""
 
 from __future__ import annotations
 
 import os
-import queue
-import subprocess
-import tempfile
-import threading
 from pathlib import Path
 from typing import Callable, Iterator
 
 import httpx
 import pytest
+
+from recourse_client.spawn import Process, SpawnError
 
 ROOT = Path(__file__).resolve().parents[3]
 STARTUP_SECS = 30
@@ -23,57 +23,22 @@ STARTUP_SECS = 30
 NO_LOOKUPS = ("--no-declared-lookups",)
 
 
-def recourse_bin() -> str:
-    path = Path(os.environ.get("RECOURSE_BIN", ROOT / "target" / "debug" / "recourse"))
-    if not path.is_file():
-        pytest.fail(f"no recourse binary at {path}: build it (cargo build -p recourse-cli) or set RECOURSE_BIN")
-    return str(path)
+# The binary under test: RECOURSE_BIN (CI names the installed wheel's), else
+# this checkout's debug build when there is one, else what recourse_client finds.
+_DEBUG_BIN = ROOT / "target" / "debug" / "recourse"
+if "RECOURSE_BIN" not in os.environ and _DEBUG_BIN.is_file():
+    os.environ["RECOURSE_BIN"] = str(_DEBUG_BIN)
 
 
-class Server:
-    """A started server process and the URL it printed."""
+class Server(Process):
+    """A started ``recourse`` process (``recourse_client.spawn.Process``);
+    a start that fails fails the test."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
-        # A file, not a pipe: nobody reads stderr while the server runs.
-        self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen(
-            [recourse_bin(), *args],
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            text=True,
-            env={**os.environ, **(env or {})},
-        )
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=_pump, args=(self.process.stdout, lines), daemon=True).start()
         try:
-            first = lines.get(timeout=STARTUP_SECS)
-        except queue.Empty:
-            self.stop()
-            pytest.fail(f"{args} printed nothing in {STARTUP_SECS} s: {self.errors()}")
-        self.url = first.strip().split()[-1].rstrip("/")
-        if not self.url.startswith("http://"):
-            self.stop()
-            pytest.fail(f"{args} did not print its URL: {first!r} {self.errors()}")
-
-    def errors(self) -> str:
-        """What the server wrote on stderr so far."""
-        self.stderr.seek(0)
-        return self.stderr.read()[-2000:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.stderr.close()
-
-
-def _pump(stream, lines: queue.Queue[str]) -> None:
-    for line in stream:
-        lines.put(line)
+            super().__init__(args, env, startup=STARTUP_SECS)
+        except SpawnError as e:
+            pytest.fail(str(e))
 
 
 @pytest.fixture

@@ -28,14 +28,17 @@ failed or unknown call is still a record) or a :class:`GatewayError`.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Iterator, Mapping, Optional, Sequence
 
 import httpx
 
 from .models import CallPage, CallRecord, JournaledCall, ToolError, from_json
+from .spawn import spawn_gateway
 
 #: The deadline the gateway gives a call that asks for none: ``deadline_secs``'s
 #: ``default`` in its OpenAPI document (``tests/test_openapi.py`` checks they agree).
@@ -197,6 +200,29 @@ class Gateway:
         self._plan = _Plan(url, token, resends, auto_key)
         self._http = http or httpx.Client(timeout=timeout)
 
+    @classmethod
+    @contextmanager
+    def spawn(
+        cls,
+        *,
+        token: Optional[str] = None,
+        journal_dir: Optional[os.PathLike[str] | str] = None,
+        args: Sequence[str] = (),
+        **options: Any,
+    ) -> Iterator[Gateway]:
+        """A client of a ``recourse serve`` started for it (see
+        :func:`~recourse_client.spawn_gateway`: a free loopback port, a fresh
+        token, a journal in a temporary or given directory), stopped on exit::
+
+            with Gateway.spawn() as gateway:
+                gateway.call("http://127.0.0.1:8700/api/stock/quote", {"symbol": "TSLA"})
+
+        ``options`` go to :class:`Gateway` (``timeout``, ``resends``, …).
+        """
+        with spawn_gateway(token=token, journal_dir=journal_dir, args=args) as spawned:
+            with cls(spawned.url, spawned.token, **options) as gateway:
+                yield gateway
+
     def __enter__(self) -> Gateway:
         return self
 
@@ -272,6 +298,26 @@ class AsyncGateway:
     ) -> None:
         self._plan = _Plan(url, token, resends, auto_key)
         self._http = http or httpx.AsyncClient(timeout=timeout)
+
+    @classmethod
+    @asynccontextmanager
+    async def spawn(
+        cls,
+        *,
+        token: Optional[str] = None,
+        journal_dir: Optional[os.PathLike[str] | str] = None,
+        args: Sequence[str] = (),
+        **options: Any,
+    ) -> AsyncIterator[AsyncGateway]:
+        """See :meth:`Gateway.spawn` (the process is started and stopped off
+        the event loop)."""
+        started = spawn_gateway(token=token, journal_dir=journal_dir, args=args)
+        spawned = await asyncio.to_thread(started.__enter__)
+        try:
+            async with cls(spawned.url, spawned.token, **options) as gateway:
+                yield gateway
+        finally:
+            await asyncio.to_thread(started.__exit__, None, None, None)
 
     async def __aenter__(self) -> AsyncGateway:
         return self
