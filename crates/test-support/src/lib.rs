@@ -13,6 +13,8 @@
 //!   [`NO_SKIP_VAR`] on, it fails the test instead.
 //! - [`OwnedRedis`]: a `redis-server` of the test's own, to stop and start
 //!   mid-run; [`redis_ping`] checks that a Redis answers.
+//! - [`OwnedPostgres`]: a PostgreSQL cluster of the test's own, to restart
+//!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -31,6 +33,8 @@ mod exports;
 mod fake_llm;
 mod openapi;
 mod postgres;
+#[cfg(unix)]
+mod postgres_server;
 mod redis_server;
 mod skip;
 
@@ -38,5 +42,7 @@ pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_to
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
+#[cfg(unix)]
+pub use postgres_server::{OwnedPostgres, Shutdown};
 pub use redis_server::{OwnedRedis, redis_ping};
 pub use skip::{NO_SKIP_VAR, service_var};

@@ -31,4 +31,5 @@ mod readme;
 mod run;
 mod secrets;
 mod server_limits;
+mod soak;
 mod verify;

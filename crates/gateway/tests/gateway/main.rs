@@ -7,6 +7,7 @@ mod support;
 mod callers;
 mod failover;
 mod hosts;
+mod journal_blip;
 mod keyed;
 mod next;
 mod openapi;
