@@ -294,7 +294,7 @@ impl Journal for PostgresJournal {
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                        idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                        updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                       verification = excluded.verification, caller = excluded.caller",
+                       verification = excluded.verification, caller = excluded.caller, state = 'in_flight', record = NULL",
                     &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease), &call.verification.as_ref().map(Value::to_string), &call.caller],
                 )
                 .await

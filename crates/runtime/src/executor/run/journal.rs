@@ -63,6 +63,31 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Gives the key's claim back when the call could not be journaled
+    /// (so nothing was sent): its lease ends now, and a retry of the same
+    /// request takes the call over at once instead of after the lease. The
+    /// journal has just failed, so this is asked in the background, a few
+    /// times, as it comes back.
+    pub(super) fn give_back_claim(&self) {
+        let (Some(journal), Some(_)) = (self.exec.journal.clone(), &self.call.caller_key) else {
+            return;
+        };
+        let call_id = self.call_id.clone();
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(100);
+            for _ in 0..6 {
+                let ended = journal
+                    .renew_lease(&call_id, process_owner(), Duration::ZERO)
+                    .await;
+                if ended.is_ok() {
+                    return;
+                }
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+        });
+    }
+
     pub(super) async fn journal_attempt_start(
         &mut self,
         n: u32,

@@ -188,6 +188,7 @@ impl<'e> Run<'e> {
         self.resolve_idempotency().await;
         let mut machine = CallMachine::new(self.setup());
         if let Err(e) = self.journal_call().await {
+            self.give_back_claim();
             self.journal_failed(&e);
             return self.finished(machine.journal_failed());
         }
