@@ -22,11 +22,13 @@ mod call;
 mod debug;
 mod demo;
 mod eval;
+mod executor_args;
 mod explain;
 mod glob;
 mod input;
 mod journal;
 mod mcp;
+mod mcp_proxy;
 mod out;
 mod probe;
 mod serve;
@@ -79,6 +81,11 @@ enum Command {
     Run(workflow::RunArgs),
     /// Look at what recourse recorded for debugging (the model exchanges).
     Debug(debug::DebugArgs),
+    /// Put recourse between MCP clients and MCP servers.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_proxy::McpCommand,
+    },
     /// Run the reference tools.
     Tools {
         #[command(subcommand)]
@@ -117,6 +124,7 @@ fn main() -> ExitCode {
         Command::Journal(args) => block_on(s, journal::run(args, s)),
         Command::Probe(args) => block_on(s, probe::run(args, s)),
         Command::Run(args) => block_on(s, workflow::run(args, s)),
+        Command::Mcp { command } => block_on(s, mcp_proxy::run(command, s)),
         Command::Tools {
             command: ToolsCommand::Serve(args),
         } => block_on(s, async { tools::serve(args.clone()).await.map(|()| 0) }),
