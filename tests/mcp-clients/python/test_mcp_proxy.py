@@ -1,20 +1,22 @@
 """The official MCP Python SDK (``ClientSession`` over ``stdio_client``) as a
 client of ``recourse mcp proxy``, started as a client config starts it, in
 front of ``recourse tools serve --mcp`` (the built binary: ``RECOURSE_BIN``,
-default ``target/debug/recourse``)."""
+default ``target/debug/recourse``) and of a small server of the SDK's own
+(``servers/notes.py``: a tool, resources and a prompt)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[3]
 FAILURE = "io.modelcontextprotocol/toolFailure"
@@ -154,5 +156,49 @@ def test_a_cancelled_write_runs_to_its_end(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, journal(tmp_path)
                 await anyio.sleep(0.1)
             assert await exports(session) == 1
+
+    run(session_test)
+
+
+NOTES = Path(__file__).resolve().parent / "servers" / "notes.py"
+
+
+def test_one_upstreams_resources_and_prompts_pass_through(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        notes = [sys.executable, str(NOTES)]
+        params = StdioServerParameters(command=recourse_bin(), args=["mcp", "proxy", "--journal", "none", "--", *notes])
+        direct = StdioServerParameters(command=notes[0], args=notes[1:])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as proxied:
+            offered = await proxied.initialize()
+            assert offered.capabilities.resources is not None and offered.capabilities.prompts is not None
+            async with stdio_client(direct) as (read2, write2), ClientSession(read2, write2) as own:
+                await own.initialize()
+                assert (await proxied.list_resources()).resources == (await own.list_resources()).resources
+                templates = (await proxied.list_resource_templates()).resource_templates
+                assert templates == (await own.list_resource_templates()).resource_templates
+                for uri in ["note://welcome", "note://cats"]:
+                    assert (await proxied.read_resource(uri)).contents == (await own.read_resource(uri)).contents
+                assert (await proxied.list_prompts()).prompts == (await own.list_prompts()).prompts
+                prompt = await proxied.get_prompt("summarize", {"topic": "cats"})
+                assert prompt.messages == (await own.get_prompt("summarize", {"topic": "cats"})).messages
+
+    run(session_test)
+
+
+def test_with_several_upstreams_only_tools_are_offered(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        notes = f"notes='{sys.executable}' '{NOTES}'"
+        tools = f"tools='{recourse_bin()}' tools serve --mcp --port 0"
+        args = ["mcp", "proxy", "--journal", "none", "--upstream", notes, "--upstream", tools]
+        params = StdioServerParameters(command=recourse_bin(), args=args)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            offered = await session.initialize()
+            assert offered.capabilities.resources is None and offered.capabilities.prompts is None
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert "notes__add_note" in names and "tools__exports_create" in names
+            kept = await session.call_tool("notes__add_note", {"text": "hi"})
+            assert not kept.is_error and kept.content[0].text == "kept: hi"
+            with pytest.raises(MCPError):
+                await session.list_resources()
 
     run(session_test)
