@@ -62,11 +62,12 @@ pub(crate) async fn run(
     if keyed && !shared.journaled {
         return Ok(journal_required(&call_id));
     }
+    let upstream = &shared.upstreams[offered.upstream];
     let capture = Arc::new(Capture::new(
-        Arc::clone(&shared.upstreams[offered.upstream].transport),
+        Arc::clone(&upstream.transport),
         offered.tool.name.clone(),
     ));
-    let executor = shared.executor.with_transport(Arc::clone(&capture) as _);
+    let executor = upstream.executor.with_transport(Arc::clone(&capture) as _);
     if call.traits().idempotent && !keyed {
         let report = executor.execute_with_cancel(call, cancel).await;
         return Ok(answer::ran(&report, capture.take(), SystemTime::now()));

@@ -1,13 +1,22 @@
 //! [`McpProxy`] and its builder: the upstreams started, their tools listed
-//! and offered, the operator's policy applied, and one executor shared by
-//! every call.
+//! and offered, the operator's policy applied, and an executor per upstream.
+//!
+//! # Why an executor per upstream
+//!
+//! Circuit breakers are kept per endpoint, and an MCP tool's endpoint is its
+//! name; two servers may both have a `read_file`. One upstream down must not
+//! open the breaker of another's tool of the same name, so each upstream's
+//! executor has breakers of its own. Everything else — the retry budget
+//! (resends stay a fraction of all calls, whichever server they go to), the
+//! corrector, the journal, shared state — is one for the whole proxy.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse::budget::RetryBudget;
 use recourse::shared::SharedState;
 use recourse::{CorrectionChain, Executor, ExecutorConfig, Journal};
-use recourse_mcp::McpTransport;
+use recourse_mcp::{McpTool, McpTransport};
 use serde_json::{Map, Value};
 use tokio_util::task::TaskTracker;
 
@@ -33,8 +42,6 @@ pub struct McpProxy {
 pub(crate) struct Shared {
     pub(crate) upstreams: Vec<Connected>,
     pub(crate) catalog: Catalog,
-    /// Shared by every call; each call gets its upstream as its transport.
-    pub(crate) executor: Executor,
     /// Whether the executor journals (keyed calls need it).
     pub(crate) journaled: bool,
     /// Calls that may write, run to their end whoever waits for them.
@@ -47,15 +54,14 @@ pub(crate) struct Shared {
 pub(crate) struct Connected {
     pub(crate) upstream: Upstream,
     pub(crate) transport: Arc<McpTransport>,
+    /// Its calls' executor (each call gets its own transport to the upstream).
+    pub(crate) executor: Executor,
 }
 
 /// Configures an [`McpProxy`]: where its upstreams are, the operator's
 /// policy for their tools, and the executor's configuration and state.
 pub struct McpProxyBuilder {
-    config: ExecutorConfig,
-    corrector: Option<Arc<CorrectionChain>>,
-    journal: Option<Arc<dyn Journal>>,
-    shared: Option<Arc<dyn SharedState>>,
+    parts: ExecutorParts,
     upstreams: Vec<Upstream>,
     policies: ToolPolicies,
 }
@@ -73,10 +79,12 @@ impl McpProxy {
     /// A builder whose calls run with `config` (limits, timeouts, lease).
     pub fn builder(config: ExecutorConfig) -> McpProxyBuilder {
         McpProxyBuilder {
-            config,
-            corrector: None,
-            journal: None,
-            shared: None,
+            parts: ExecutorParts {
+                config,
+                corrector: None,
+                journal: None,
+                shared: None,
+            },
             upstreams: Vec::new(),
             policies: ToolPolicies::default(),
         }
@@ -114,7 +122,7 @@ impl McpProxyBuilder {
     /// the chain has one.
     #[must_use]
     pub fn with_corrector(mut self, chain: Arc<CorrectionChain>) -> Self {
-        self.corrector = Some(chain);
+        self.parts.corrector = Some(chain);
         self
     }
 
@@ -122,14 +130,14 @@ impl McpProxyBuilder {
     /// idempotency key from it.
     #[must_use]
     pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
-        self.journal = Some(journal);
+        self.parts.journal = Some(journal);
         self
     }
 
     /// Shares the retry budget and circuit breakers with other processes.
     #[must_use]
     pub fn with_shared_state(mut self, shared: Arc<dyn SharedState>) -> Self {
-        self.shared = Some(shared);
+        self.parts.shared = Some(shared);
         self
     }
 
@@ -153,83 +161,126 @@ impl McpProxyBuilder {
     pub async fn connect(self) -> Result<McpProxy, ProxyError> {
         check_names(&self.upstreams)?;
         let prefixed = self.upstreams.len() > 1;
-        let mut upstreams = Vec::with_capacity(self.upstreams.len());
+        let mut upstreams: Vec<Connected> = Vec::with_capacity(self.upstreams.len());
         let mut catalog = Catalog::default();
-        let mut capabilities = Map::new();
-        capabilities.insert("tools".to_owned(), Value::Object(Map::new()));
+        let mut capabilities = offered_capabilities(None);
         for (index, upstream) in self.upstreams.into_iter().enumerate() {
-            let in_context = |e: recourse_mcp::McpError| {
-                ProxyError::from(e.context(&format!("starting {upstream}")))
-            };
-            let transport = McpTransport::connect(upstream.target().clone(), STARTUP_TIMEOUT)
-                .await
-                .map_err(in_context)?;
-            let listed = transport
-                .listed_tools(STARTUP_TIMEOUT)
-                .await
-                .map_err(in_context)?;
-            let described = transport.tools().await.map_err(in_context)?;
+            let started = start(&upstream).await?;
             let prefix = upstream.name().filter(|_| prefixed);
-            catalog.add(index, prefix, listed, &described)?;
+            catalog.add(index, prefix, started.listed, &started.described)?;
             if !prefixed {
-                // One upstream: its resources and prompts are passed on as they are.
-                let declared = transport
-                    .capabilities(STARTUP_TIMEOUT)
-                    .await
-                    .map_err(in_context)?;
-                for kind in ["resources", "prompts"] {
-                    if declared.get(kind).is_some_and(Value::is_object) {
-                        capabilities.insert(kind.to_owned(), Value::Object(Map::new()));
-                    }
-                }
+                capabilities = offered_capabilities(Some(&started.declared));
             }
+            let transport = Arc::new(started.transport);
+            // One retry budget for the proxy: the first upstream's.
+            let budget = upstreams
+                .first()
+                .and_then(|first| first.executor.retry_budget().map(Arc::clone));
+            let executor = self.parts.build(Arc::clone(&transport) as _, budget)?;
             upstreams.push(Connected {
                 upstream,
-                transport: Arc::new(transport),
+                transport,
+                executor,
             });
         }
         self.policies.apply(&mut catalog)?;
-        let executor = executor(
-            Arc::clone(&upstreams[0].transport) as _,
-            self.config,
-            self.corrector,
-            self.journal.clone(),
-            self.shared,
-        )?;
         Ok(McpProxy {
             shared: Arc::new(Shared {
                 upstreams,
                 catalog,
-                executor,
-                journaled: self.journal.is_some(),
+                journaled: self.parts.journal.is_some(),
                 calls: TaskTracker::new(),
-                capabilities: Value::Object(capabilities),
+                capabilities,
             }),
         })
     }
 }
 
-/// The executor every call shares (each with its upstream as transport).
-fn executor(
-    transport: Arc<dyn recourse::Transport>,
+/// An upstream as it answered at startup.
+struct Started {
+    transport: McpTransport,
+    /// Its tools, every field kept.
+    listed: Vec<Value>,
+    /// Its tools, as recourse reads them.
+    described: Vec<McpTool>,
+    /// The capabilities it declared.
+    declared: Value,
+}
+
+/// Starts `upstream` and asks it what it offers.
+async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
+    let in_context =
+        |e: recourse_mcp::McpError| ProxyError::from(e.context(&format!("starting {upstream}")));
+    let transport = McpTransport::connect(upstream.target().clone(), STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    let listed = transport
+        .listed_tools(STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    let described = transport.tools().await.map_err(in_context)?;
+    let declared = transport
+        .capabilities(STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    Ok(Started {
+        transport,
+        listed,
+        described,
+        declared,
+    })
+}
+
+/// What the proxy offers its client: tools, and — in front of one upstream
+/// that `declared` them — its resources and prompts, passed on as they are
+/// (without subscriptions or change notifications, which are not passed on).
+fn offered_capabilities(declared: Option<&Value>) -> Value {
+    let mut offered = Map::new();
+    offered.insert("tools".to_owned(), Value::Object(Map::new()));
+    for kind in ["resources", "prompts"] {
+        if declared
+            .and_then(|d| d.get(kind))
+            .is_some_and(Value::is_object)
+        {
+            offered.insert(kind.to_owned(), Value::Object(Map::new()));
+        }
+    }
+    Value::Object(offered)
+}
+
+/// What every upstream's executor is made of.
+struct ExecutorParts {
     config: ExecutorConfig,
     corrector: Option<Arc<CorrectionChain>>,
     journal: Option<Arc<dyn Journal>>,
     shared: Option<Arc<dyn SharedState>>,
-) -> Result<Executor, ProxyError> {
-    let mut executor = Executor::builder_arc(transport)
-        .with_config(config)
-        .map_err(|e| ProxyError::config(e.to_string()))?;
-    if let Some(chain) = corrector {
-        executor = executor.with_corrector(chain);
+}
+
+impl ExecutorParts {
+    /// An upstream's executor, with breakers of its own and `budget`
+    /// (another upstream's) when given.
+    fn build(
+        &self,
+        transport: Arc<dyn recourse::Transport>,
+        budget: Option<Arc<RetryBudget>>,
+    ) -> Result<Executor, ProxyError> {
+        let mut executor = Executor::builder_arc(transport)
+            .with_config(self.config.clone())
+            .map_err(|e| ProxyError::config(e.to_string()))?;
+        if let Some(budget) = budget {
+            executor = executor.with_retry_budget(budget);
+        }
+        if let Some(chain) = &self.corrector {
+            executor = executor.with_corrector(Arc::clone(chain) as _);
+        }
+        if let Some(shared) = &self.shared {
+            executor = executor.with_shared_state(Arc::clone(shared));
+        }
+        if let Some(journal) = &self.journal {
+            executor = executor.with_journal(Arc::clone(journal));
+        }
+        Ok(executor.build())
     }
-    if let Some(shared) = shared {
-        executor = executor.with_shared_state(shared);
-    }
-    if let Some(journal) = journal {
-        executor = executor.with_journal(journal);
-    }
-    Ok(executor.build())
 }
 
 /// At least one upstream; with several, each named, no name twice.
@@ -262,6 +313,34 @@ fn check_names(upstreams: &[Upstream]) -> Result<(), ProxyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_upstream_has_breakers_of_its_own_and_one_budget_is_shared() {
+        let parts = ExecutorParts {
+            config: ExecutorConfig::default(),
+            corrector: None,
+            journal: None,
+            shared: None,
+        };
+        let tool = || -> Arc<dyn recourse::Transport> {
+            Arc::new(recourse::InProcessTransport::from_tool(|_| async {
+                recourse_protocol::ToolResponse::ok(serde_json::json!({}))
+            }))
+        };
+        let first = parts.build(tool(), None).unwrap();
+        let budget = first.retry_budget().map(Arc::clone);
+        let second = parts.build(tool(), budget).unwrap();
+        let (a, b) = (
+            first.retry_budget().unwrap(),
+            second.retry_budget().unwrap(),
+        );
+        assert!(Arc::ptr_eq(a, b));
+        let (a, b) = (
+            first.circuit_breakers().unwrap(),
+            second.circuit_breakers().unwrap(),
+        );
+        assert!(!Arc::ptr_eq(a, b));
+    }
 
     #[test]
     fn several_upstreams_need_distinct_names() {

@@ -73,7 +73,7 @@ impl McpProxy {
         let params = serde_json::to_value(params)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         let params = (!params.is_null()).then_some(params);
-        let timeout = shared.executor.config().request_timeout;
+        let timeout = shared.upstreams[0].executor.config().request_timeout;
         let answer = shared.upstreams[0]
             .transport
             .forward(method, params, timeout)

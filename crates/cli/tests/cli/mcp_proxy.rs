@@ -103,7 +103,10 @@ async fn mcp_proxy_offers_the_upstreams_tools_and_results_unchanged() {
     assert_eq!(summary["outcome"], "succeeded");
     assert_eq!(summary["attempts"], 1);
     assert!(summary["call_id"].is_string());
-    if through["_meta"].as_object().is_some_and(serde_json::Map::is_empty) {
+    if through["_meta"]
+        .as_object()
+        .is_some_and(serde_json::Map::is_empty)
+    {
         through.as_object_mut().unwrap().remove("_meta");
     }
     assert_eq!(through, ok(&direct, "exports_lookup", read).await);
@@ -137,14 +140,21 @@ async fn mcp_proxy_answers_a_repeated_key_from_its_journal() {
         first["_meta"][CALL_META]["call_id"]
     );
     assert_eq!(again["structuredContent"], first["structuredContent"]);
-    assert_eq!(exports(&proxied, "exports_lookup").await, 1, "nothing resent");
+    assert_eq!(
+        exports(&proxied, "exports_lookup").await,
+        1,
+        "nothing resent"
+    );
 
     let other = json!({"source_id": "sales-2024", "format": "csv"});
     let reused = call(&proxied, "exports_create", other, key())
         .await
         .unwrap();
     assert_eq!(reused["isError"], true, "{reused}");
-    assert_eq!(reused["_meta"][FAILURE_META]["code"], "IDEMPOTENCY_KEY_REUSED");
+    assert_eq!(
+        reused["_meta"][FAILURE_META]["code"],
+        "IDEMPOTENCY_KEY_REUSED"
+    );
     assert_eq!(reused["_meta"][FAILURE_META]["retryable"], false);
     assert_eq!(exports(&proxied, "exports_lookup").await, 1);
 
@@ -215,16 +225,32 @@ async fn mcp_proxy_in_front_of_mcp_server_time() {
 
     let now = ok(&proxied, "get_current_time", json!({"timezone": "UTC"})).await;
     assert_eq!(now["isError"], false, "{now}");
-    assert!(now["content"][0]["text"].as_str().unwrap().contains("UTC"), "{now}");
+    assert!(
+        now["content"][0]["text"].as_str().unwrap().contains("UTC"),
+        "{now}"
+    );
     assert_eq!(now["_meta"][CALL_META]["outcome"], "succeeded");
 
     // The server's own isError: input the model must fix, not resent.
-    let wrong = ok(&proxied, "get_current_time", json!({"timezone": "America/NewYork"})).await;
+    let wrong = ok(
+        &proxied,
+        "get_current_time",
+        json!({"timezone": "America/NewYork"}),
+    )
+    .await;
     assert_eq!(wrong["isError"], true, "{wrong}");
-    assert_eq!(wrong["_meta"][FAILURE_META]["class"], "capability", "{wrong}");
+    assert_eq!(
+        wrong["_meta"][FAILURE_META]["class"], "capability",
+        "{wrong}"
+    );
     assert_eq!(wrong["_meta"][FAILURE_META]["retryable"], false);
-    assert_eq!(wrong["_meta"][CALL_META]["step"], "fix_arguments", "{wrong}");
-    let guidance = wrong["_meta"][FAILURE_META]["agentGuidance"].as_str().unwrap();
+    assert_eq!(
+        wrong["_meta"][CALL_META]["step"], "fix_arguments",
+        "{wrong}"
+    );
+    let guidance = wrong["_meta"][FAILURE_META]["agentGuidance"]
+        .as_str()
+        .unwrap();
     assert_eq!(wrong["content"][0]["text"], guidance);
     assert!(guidance.contains("America/NewYork"), "{guidance}");
 }
@@ -282,7 +308,11 @@ async fn mcp_proxy_restarts_a_dead_upstream_and_never_resends_the_write_it_was_r
     let started = std::fs::read_to_string(&pids).unwrap();
     assert_eq!(started.lines().count(), 2, "{started}");
     let sent = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(sent.matches("tools/call exports_create").count(), 1, "{sent}");
+    assert_eq!(
+        sent.matches("tools/call exports_create").count(),
+        1,
+        "{sent}"
+    );
 
     // The journal has the call, unknown, for `recourse journal` to settle.
     let listed = Command::new(BIN)
@@ -324,13 +354,25 @@ fn mcp_proxy_startup_errors_are_named() {
     };
     let run = |args: Vec<String>| refused(&args.iter().map(String::as_str).collect::<Vec<_>>());
 
-    let typo = policy("typo.json", r#"{"tools": {"exports_create": {"idempotnt": false}}}"#);
+    let typo = policy(
+        "typo.json",
+        r#"{"tools": {"exports_create": {"idempotnt": false}}}"#,
+    );
     let said = run(with(&["--tools", &typo]));
-    assert!(said.contains("exports_create") && said.contains("idempotnt"), "{said}");
+    assert!(
+        said.contains("exports_create") && said.contains("idempotnt"),
+        "{said}"
+    );
 
-    let unknown = policy("unknown.json", r#"{"tools": {"exports_creat": {"idempotent": false}}}"#);
+    let unknown = policy(
+        "unknown.json",
+        r#"{"tools": {"exports_creat": {"idempotent": false}}}"#,
+    );
     let said = run(with(&["--tools", &unknown]));
-    assert!(said.contains("\"exports_creat\"") && said.contains("no upstream offers"), "{said}");
+    assert!(
+        said.contains("\"exports_creat\"") && said.contains("no upstream offers"),
+        "{said}"
+    );
 
     let elsewhere = policy(
         "read.json",
@@ -346,7 +388,14 @@ fn mcp_proxy_startup_errors_are_named() {
     assert!(said.contains("cannot be used with"), "{said}");
     let said = refused(&["--journal", "none", "--upstream", "two words=x"]);
     assert!(said.contains("two words"), "{said}");
-    let said = refused(&["--journal", "none", "--upstream", "a=x", "--upstream", "a=y"]);
+    let said = refused(&[
+        "--journal",
+        "none",
+        "--upstream",
+        "a=x",
+        "--upstream",
+        "a=y",
+    ]);
     assert!(said.contains("\"a\""), "{said}");
     let said = refused(&["--journal", "none"]);
     assert!(said.contains("no upstream"), "{said}");
