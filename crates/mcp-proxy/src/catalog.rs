@@ -8,7 +8,7 @@ use recourse_mcp::McpTool;
 use serde_json::Value;
 
 use crate::error::ProxyError;
-use crate::policy::ToolPolicy;
+use crate::policy::{ToolPolicies, ToolPolicy};
 use crate::upstream::offered_name;
 
 /// One tool as offered to the client.
@@ -84,6 +84,43 @@ impl Catalog {
         &self.tools
     }
 
+    /// Gives each tool its policy; a verification's read is aimed at the
+    /// upstream's own name for it.
+    ///
+    /// # Errors
+    /// A tool no upstream offers, or a verification reading a tool that is
+    /// not offered, is on another upstream, or is the write itself.
+    pub(crate) fn apply(&mut self, policies: ToolPolicies) -> Result<(), ProxyError> {
+        for (name, mut policy) in policies.into_tools() {
+            let Some(offered) = self.find(&name) else {
+                return Err(ProxyError::config(format!(
+                    "the policy file names the tool {name:?}, which no upstream offers (offered: {})",
+                    self.names().join(", ")
+                )));
+            };
+            if let Some(verify) = &mut policy.verify {
+                let read = verify.tool.clone().unwrap_or_default();
+                let upstream = offered.upstream;
+                let Some(reader) = self.find(&read) else {
+                    return Err(ProxyError::config(format!(
+                        "tools.{name}.verify: the tool {read:?} is not offered (offered: {})",
+                        self.names().join(", ")
+                    )));
+                };
+                if reader.upstream != upstream || reader.name == name {
+                    return Err(ProxyError::config(format!(
+                        "tools.{name}.verify: the read {read:?} must be another tool of the same upstream"
+                    )));
+                }
+                verify.tool = Some(reader.tool.name.clone());
+            }
+            if let Some(offered) = self.find_mut(&name) {
+                offered.policy = Some(policy);
+            }
+        }
+        Ok(())
+    }
+
     /// The offered names, for messages.
     pub(crate) fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name.as_str()).collect()
@@ -132,5 +169,48 @@ mod tests {
             .add(0, None, vec![tool.clone(), tool], &[described("t")])
             .unwrap_err();
         assert!(err.to_string().contains("\"t\""), "{err}");
+    }
+
+    #[test]
+    fn a_policy_names_offered_tools_and_reads_on_the_same_upstream() {
+        let mut catalog = Catalog::default();
+        let listed = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        let both = [described("write"), described("read")];
+        for (i, prefix) in [(0, "a"), (1, "b")] {
+            catalog
+                .add(
+                    i,
+                    Some(prefix),
+                    vec![listed("write"), listed("read")],
+                    &both,
+                )
+                .unwrap();
+        }
+        let policy = |text: &str| ToolPolicies::from_json(text.as_bytes()).unwrap();
+        let verify = |write: &str, read: &str| {
+            policy(&format!(
+                r#"{{"tools": {{"{write}": {{"verify": {{"tool": "{read}", "expect": ["/x exists"]}}}}}}}}"#
+            ))
+        };
+        let err = catalog
+            .apply(policy(r#"{"tools": {"write": {}}}"#))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("\"write\", which no upstream offers"),
+            "{err}"
+        );
+        for (write, read, says) in [
+            ("a__write", "b__read", "same upstream"),
+            ("a__write", "a__write", "another tool"),
+            ("a__write", "a__nope", "\"a__nope\" is not offered"),
+        ] {
+            let err = catalog.apply(verify(write, read)).unwrap_err();
+            assert!(err.to_string().contains(says), "{write} {read}: {err}");
+        }
+        catalog.apply(verify("a__write", "a__read")).unwrap();
+        let policy = catalog.find("a__write").unwrap().policy.as_ref().unwrap();
+        let read = policy.verify.as_ref().unwrap().tool.as_deref();
+        assert_eq!(read, Some("read"), "the upstream's own name is called");
     }
 }

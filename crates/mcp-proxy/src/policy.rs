@@ -18,7 +18,6 @@ use recourse::VerifySpec;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::catalog::Catalog;
 use crate::error::ProxyError;
 
 /// What the policy file declares for one tool.
@@ -126,41 +125,9 @@ impl ToolPolicies {
         self.tools.iter().map(|(name, _)| name.as_str()).collect()
     }
 
-    /// Gives each tool of `catalog` its policy; a verification's read is
-    /// aimed at the upstream's own name for it.
-    ///
-    /// # Errors
-    /// A tool no upstream offers, or a verification reading a tool that is
-    /// not offered, is on another upstream, or is the write itself.
-    pub(crate) fn apply(self, catalog: &mut Catalog) -> Result<(), ProxyError> {
-        for (name, mut policy) in self.tools {
-            let Some(offered) = catalog.find(&name) else {
-                return Err(ProxyError::config(format!(
-                    "the policy file names the tool {name:?}, which no upstream offers (offered: {})",
-                    catalog.names().join(", ")
-                )));
-            };
-            if let Some(verify) = &mut policy.verify {
-                let read = verify.tool.clone().unwrap_or_default();
-                let upstream = offered.upstream;
-                let Some(reader) = catalog.find(&read) else {
-                    return Err(ProxyError::config(format!(
-                        "tools.{name}.verify: the tool {read:?} is not offered (offered: {})",
-                        catalog.names().join(", ")
-                    )));
-                };
-                if reader.upstream != upstream || reader.name == name {
-                    return Err(ProxyError::config(format!(
-                        "tools.{name}.verify: the read {read:?} must be another tool of the same upstream"
-                    )));
-                }
-                verify.tool = Some(reader.tool.name.clone());
-            }
-            if let Some(offered) = catalog.find_mut(&name) {
-                offered.policy = Some(policy);
-            }
-        }
-        Ok(())
+    /// Each tool's policy, by the name the file gives it.
+    pub(crate) fn into_tools(self) -> Vec<(String, ToolPolicy)> {
+        self.tools
     }
 }
 

@@ -183,7 +183,7 @@ impl McpProxyBuilder {
                 executor,
             });
         }
-        self.policies.apply(&mut catalog)?;
+        catalog.apply(self.policies)?;
         Ok(McpProxy {
             shared: Arc::new(Shared {
                 upstreams,
@@ -347,7 +347,7 @@ mod tests {
         let named = |n: &str| Upstream::parse(&format!("{n}=server")).unwrap();
         let unnamed = Upstream::unnamed(recourse_mcp::McpTarget::command_line("s").unwrap());
         assert!(check_names(&[]).is_err());
-        assert!(check_names(&[unnamed.clone()]).is_ok());
+        assert!(check_names(std::slice::from_ref(&unnamed)).is_ok());
         assert!(check_names(&[named("a")]).is_ok());
         assert!(check_names(&[named("a"), named("b")]).is_ok());
         let twice = check_names(&[named("a"), named("a")]).unwrap_err();
