@@ -22,6 +22,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use recourse::correction::Schema;
 use recourse::record::OutcomeKind;
 use recourse::{Action, CallReport, StopKind, StopReason};
 use recourse_protocol::mcp::TOOL_FAILURE_META_KEY;
@@ -31,8 +32,13 @@ use serde_json::{Map, Value, json};
 pub const CALL_META_KEY: &str = "recourse/call";
 
 /// A call that ran: `raw` is the tool's latest answer, used when the call
-/// succeeded on it.
-pub(crate) fn ran(report: &CallReport, raw: Option<Map<String, Value>>, now: SystemTime) -> Value {
+/// succeeded on it; `output` the tool's output schema, if it declares one.
+pub(crate) fn ran(
+    report: &CallReport,
+    raw: Option<Map<String, Value>>,
+    output: Option<&Schema>,
+    now: SystemTime,
+) -> Value {
     let answered = matches!(report.outcome.kind(), OutcomeKind::Succeeded)
         && report
             .attempts
@@ -43,14 +49,34 @@ pub(crate) fn ran(report: &CallReport, raw: Option<Map<String, Value>>, now: Sys
         .reason()
         .is_some_and(|reason| retryable(reason, report.attempts.len()));
     let record = report.to_json();
-    of_record(&record, raw.filter(|_| answered), retryable, false, now)
+    let shown = Shown {
+        retryable,
+        replayed: false,
+        output,
+    };
+    of_record(&record, raw.filter(|_| answered), &shown, now)
+}
+
+/// How a record is shown besides what it holds.
+struct Shown<'a> {
+    /// Whether sending the same call again may succeed.
+    retryable: bool,
+    /// Whether the record is a replay's: nothing was sent for this request.
+    replayed: bool,
+    /// The tool's output schema, if it declares one.
+    output: Option<&'a Schema>,
 }
 
 /// The record of a call that ran before under the same key: nothing was
 /// sent for this request. Sending it again is answered the same way, so a
 /// replayed failure is never retryable.
 pub(crate) fn replayed(record: &Value, now: SystemTime) -> Value {
-    of_record(record, None, false, true, now)
+    let shown = Shown {
+        retryable: false,
+        replayed: true,
+        output: None,
+    };
+    of_record(record, None, &shown, now)
 }
 
 /// Whether sending the same call again may succeed, after it stopped for
@@ -80,8 +106,7 @@ fn class(kind: Option<StopKind>) -> &'static str {
 fn of_record(
     record: &Value,
     raw: Option<Map<String, Value>>,
-    retryable: bool,
-    replayed: bool,
+    shown: &Shown<'_>,
     now: SystemTime,
 ) -> Value {
     let outcome = record["outcome"]
@@ -91,7 +116,7 @@ fn of_record(
     let mut call = Map::new();
     call.insert("call_id".to_owned(), record["call_id"].clone());
     call.insert("outcome".to_owned(), Value::from(outcome.as_str()));
-    if replayed {
+    if shown.replayed {
         call.insert("replayed".to_owned(), Value::Bool(true));
     }
     if outcome == OutcomeKind::Succeeded {
@@ -102,7 +127,7 @@ fn of_record(
         }
         let result = match raw {
             Some(raw) => raw,
-            None => rebuilt(record, replayed),
+            None => rebuilt(record, shown),
         };
         return with_meta(result, [(CALL_META_KEY, Value::Object(call))]);
     }
@@ -117,7 +142,7 @@ fn of_record(
     let failure = Failure {
         class: class(stop_kind),
         code: record["reason"].as_str().unwrap_or("outcome_unknown"),
-        retryable,
+        retryable: shown.retryable,
         wait,
         call_id: record["call_id"].as_str().unwrap_or_default(),
         message,
@@ -128,10 +153,10 @@ fn of_record(
 /// A success whose own answer the proxy does not hold: a replay (the record
 /// kept the tool's `structuredContent`, or its whole result when it had
 /// none), or a write whose answer was lost and whose effect was read back.
-fn rebuilt(record: &Value, replayed: bool) -> Map<String, Value> {
+fn rebuilt(record: &Value, shown: &Shown<'_>) -> Map<String, Value> {
     let data = &record["data"];
     let text = |text: String| json!({"type": "text", "text": text});
-    if replayed {
+    if shown.replayed {
         if let Value::Object(result) = data
             && result.get("content").is_some_and(Value::is_array)
         {
@@ -143,8 +168,9 @@ fn rebuilt(record: &Value, replayed: bool) -> Map<String, Value> {
         result.insert("isError".to_owned(), Value::Bool(false));
         return result;
     }
-    // The read's document is not the write's answer (nor of its output
-    // schema): the model gets the record's message, and the document as text.
+    // The read's document is not the write's answer: the model gets the
+    // record's message, and the document as text — and as the structured
+    // result only when it is one the tool's output schema allows.
     let message = record["next"]["model_message"]
         .as_str()
         .unwrap_or_default()
@@ -155,6 +181,9 @@ fn rebuilt(record: &Value, replayed: bool) -> Map<String, Value> {
     }
     let mut result = Map::new();
     result.insert("content".to_owned(), Value::Array(content));
+    if shown.output.is_some_and(|schema| schema.is_valid(data)) {
+        result.insert("structuredContent".to_owned(), data.clone());
+    }
     result.insert("isError".to_owned(), Value::Bool(false));
     result
 }
@@ -249,7 +278,7 @@ mod tests {
 
     fn stopped(outcome: Outcome) -> Value {
         let report = CallReport::new("c-1", outcome, Idempotency::decide(None, None, None));
-        ran(&report, None, now())
+        ran(&report, None, None, now())
     }
 
     fn failure(result: &Value) -> &Value {
@@ -363,7 +392,12 @@ mod tests {
                             "attempts": [{}, {}], "verification": null});
         let raw = json!({"content": [{"type": "text", "text": "{\"t\":1}"}],
                          "structuredContent": {"t": 1}, "isError": false, "_meta": {"server/x": 7}});
-        let result = of_record(&record, raw.as_object().cloned(), false, false, now());
+        let shown = Shown {
+            retryable: false,
+            replayed: false,
+            output: None,
+        };
+        let result = of_record(&record, raw.as_object().cloned(), &shown, now());
         let mut expected = raw;
         expected["_meta"][CALL_META_KEY] =
             json!({"call_id": "c-3", "outcome": "succeeded", "attempts": 2});
@@ -394,6 +428,32 @@ mod tests {
         for broken in [json!(null), json!({"outcome": 3}), json!([])] {
             let result = replayed(&broken, now());
             assert_eq!(result["isError"], true, "{result}");
+        }
+    }
+
+    #[test]
+    fn a_write_read_back_is_structured_only_as_its_output_schema_allows() {
+        let record = json!({"call_id": "c-6", "outcome": "succeeded", "verification": "verified",
+                            "data": {"id": "o-1", "status": "cancelled"}, "attempts": [{}],
+                            "next": {"step": "use_result", "model_message": "confirmed"}});
+        let order = Schema::compile(&json!({"type": "object", "required": ["id"]})).unwrap();
+        let other = Schema::compile(&json!({"type": "object", "required": ["receipt"]})).unwrap();
+        for (output, structured) in [(None, false), (Some(&order), true), (Some(&other), false)] {
+            let shown = Shown {
+                retryable: false,
+                replayed: false,
+                output,
+            };
+            let result = of_record(&record, None, &shown, now());
+            assert_eq!(result["isError"], false);
+            assert_eq!(result["content"][0]["text"], "confirmed");
+            assert_eq!(result["content"][1]["text"], record["data"].to_string());
+            assert_eq!(
+                result.get("structuredContent").is_some(),
+                structured,
+                "{result}"
+            );
+            assert_eq!(result["_meta"][CALL_META_KEY]["verification"], "verified");
         }
     }
 }

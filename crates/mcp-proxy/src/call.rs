@@ -70,7 +70,12 @@ pub(crate) async fn run(
     let executor = upstream.executor.with_transport(Arc::clone(&capture) as _);
     if call.traits().idempotent && !keyed {
         let report = executor.execute_with_cancel(call, cancel).await;
-        return Ok(answer::ran(&report, capture.take(), SystemTime::now()));
+        return Ok(answer::ran(
+            &report,
+            capture.take(),
+            offered.output.as_ref(),
+            SystemTime::now(),
+        ));
     }
     let lease = executor.config().lease;
     let running = shared
@@ -82,7 +87,9 @@ pub(crate) async fn run(
     };
     let now = SystemTime::now();
     Ok(match finished {
-        Ok(Ok(Keyed::Ran(report))) => answer::ran(&report, capture.take(), now),
+        Ok(Ok(Keyed::Ran(report))) => {
+            answer::ran(&report, capture.take(), offered.output.as_ref(), now)
+        }
         Ok(Ok(Keyed::Replayed { record, .. })) => answer::replayed(&record, now),
         Ok(Ok(Keyed::InProgress { call_id })) => in_progress(&call_id, lease),
         Ok(Ok(Keyed::KeyReused { call_id })) => key_reused(&call_id),

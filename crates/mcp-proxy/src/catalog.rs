@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use recourse::correction::Schema;
 use recourse_mcp::McpTool;
 use serde_json::Value;
 
@@ -22,6 +23,8 @@ pub(crate) struct Offered {
     pub(crate) tool: McpTool,
     /// The tool as its upstream listed it, every field kept, renamed to `name`.
     pub(crate) listed: Value,
+    /// Its `outputSchema`, when it declares a usable one.
+    pub(crate) output: Option<Schema>,
     /// What the operator's policy file says of it.
     pub(crate) policy: Option<ToolPolicy>,
 }
@@ -57,12 +60,17 @@ impl Catalog {
                 )));
             }
             entry["name"] = Value::String(name.clone());
+            let output = entry
+                .get("outputSchema")
+                .filter(|schema| schema.is_object())
+                .and_then(|schema| Schema::compile(schema).ok());
             self.index.insert(name.clone(), self.tools.len());
             self.tools.push(Offered {
                 name,
                 upstream,
                 tool: tool.clone(),
                 listed: entry,
+                output,
                 policy: None,
             });
         }
