@@ -402,3 +402,38 @@ fn mcp_proxy_startup_errors_are_named() {
     let said = refused(&["--journal", "none", "--", "/nonexistent/mcp-server"]);
     assert!(said.contains("/nonexistent/mcp-server"), "{said}");
 }
+
+#[tokio::test]
+async fn mcp_proxies_share_their_breakers_through_redis() {
+    if service_var("RECOURSE_TEST_REDIS_URL").is_none() {
+        return;
+    }
+    // A Redis of this test's own: no other test's breakers in it.
+    let redis = recourse_test_support::OwnedRedis::start();
+    let url = redis.url();
+    let down = ["--fault", "stock:unavailable"];
+    let flags = [
+        "--shared-state",
+        &url,
+        "--journal",
+        "none",
+        "--max-retries",
+        "0",
+    ];
+    let first = proxy_of_reference_tools(&flags, &down);
+    let quote = || json!({"symbol": "TSLA"});
+    for _ in 0..5 {
+        let failed = ok(&first, "stock_quote", quote()).await;
+        assert_eq!(
+            failed["_meta"][FAILURE_META]["code"], "retries_exhausted",
+            "{failed}"
+        );
+    }
+    // Another proxy of the fleet finds the breaker open: nothing is sent.
+    let second = proxy_of_reference_tools(&flags, &down);
+    let refused = ok(&second, "stock_quote", quote()).await;
+    let failure = &refused["_meta"][FAILURE_META];
+    assert_eq!(failure["code"], "circuit_open", "{refused}");
+    assert_eq!(failure["class"], "reliability");
+    assert_eq!(failure["retryable"], true);
+}
