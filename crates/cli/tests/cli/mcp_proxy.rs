@@ -437,3 +437,48 @@ async fn mcp_proxies_share_their_breakers_through_redis() {
     assert_eq!(failure["class"], "reliability");
     assert_eq!(failure["retryable"], true);
 }
+
+#[tokio::test]
+async fn mcp_proxy_in_front_of_the_filesystem_server() {
+    let Some(command) = service_var("RECOURSE_TEST_MCP_FILESYSTEM_CMD") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    let line = format!("{command} '{}'", root_path.display());
+    let McpTarget::Command { program, args, .. } = McpTarget::command_line(&line).unwrap() else {
+        unreachable!("a command line");
+    };
+    let journal = journal_in(&root);
+    let mut all = vec!["--journal", journal.as_str(), "--", program.as_str()];
+    all.extend(args.iter().map(String::as_str));
+    let proxied = proxy(&all);
+    let direct = McpTransport::new(McpTarget::command_line(&line).unwrap());
+    assert_eq!(
+        proxied.listed_tools(WAIT).await.unwrap(),
+        direct.listed_tools(WAIT).await.unwrap()
+    );
+
+    let file = root_path.join("note.txt");
+    let wrote = ok(
+        &proxied,
+        "write_file",
+        json!({"path": file.display().to_string(), "content": "kept"}),
+    )
+    .await;
+    // The server's own result: it leaves out `isError`, and so does the proxy.
+    assert!(wrote.get("isError").is_none(), "{wrote}");
+    assert_eq!(wrote["_meta"][CALL_META]["outcome"], "succeeded");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+
+    // A path outside the root: the server's own refusal, for the model to fix.
+    let outside = ok(
+        &proxied,
+        "write_file",
+        json!({"path": "/nonexistent-root/note.txt", "content": "no"}),
+    )
+    .await;
+    assert_eq!(outside["isError"], true, "{outside}");
+    assert_eq!(outside["_meta"][FAILURE_META]["class"], "capability");
+    assert_eq!(outside["_meta"][CALL_META]["step"], "fix_arguments");
+}
