@@ -82,6 +82,9 @@ enum Command {
     /// Look at what recourse recorded for debugging (the model exchanges).
     Debug(debug::DebugArgs),
     /// Put recourse between MCP clients and MCP servers.
+    #[command(
+        after_help = "Example: recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data"
+    )]
     Mcp {
         #[command(subcommand)]
         command: mcp_proxy::McpCommand,

@@ -19,12 +19,13 @@ use crate::settings::Settings;
 pub(crate) enum McpCommand {
     /// Serve MCP on stdio in front of MCP servers: every tools/call runs through recourse
     /// (resend what is safe, settle a write whose outcome is unknown, stop honestly).
-    #[command(after_help = "Examples:
-  recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
-  recourse mcp proxy --tools tools.json --upstream 'time=uvx mcp-server-time' \\
+    #[command(
+        after_help = "Example: recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
+Example: recourse mcp proxy --tools tools.json --upstream 'time=uvx mcp-server-time' \\
       --upstream 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/data'
 
-stdout carries MCP only; diagnostics go to stderr. The policy file and client setup: docs/mcp-proxy.md.")]
+stdout carries MCP only; diagnostics go to stderr. The policy file and client setup: docs/mcp-proxy.md."
+    )]
     Proxy(Box<ProxyArgs>),
 }
 
