@@ -22,12 +22,14 @@ mod call;
 mod debug;
 mod demo;
 mod eval;
+mod executor_args;
 mod explain;
 mod glob;
 mod healthcheck;
 mod input;
 mod journal;
 mod mcp;
+mod mcp_proxy;
 mod out;
 mod probe;
 mod selfdoc;
@@ -101,6 +103,14 @@ enum Command {
     /// Look at what recourse recorded for debugging (the model exchanges).
     #[command(after_help = r#"Example: recourse debug llm --dir ./llm-debug"#)]
     Debug(debug::DebugArgs),
+    /// Put recourse between MCP clients and MCP servers.
+    #[command(
+        after_help = "Example: recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data"
+    )]
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_proxy::McpCommand,
+    },
     /// Run the reference tools.
     #[command(
         after_help = r#"Example: recourse tools serve --port 8700 --fault exports:crash_after_commit:1.0"#
@@ -169,6 +179,7 @@ fn main() -> ExitCode {
         Command::Journal(args) => block_on(s, journal::run(args, s)),
         Command::Probe(args) => block_on(s, probe::run(args, s)),
         Command::Run(args) => block_on(s, workflow::run(args, s)),
+        Command::Mcp { command } => block_on(s, mcp_proxy::run(command, s)),
         Command::Tools {
             command: ToolsCommand::Serve(args),
         } => block_on(s, async { tools::serve(args.clone()).await.map(|()| 0) }),

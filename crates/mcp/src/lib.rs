@@ -24,6 +24,9 @@
 //!   a fresh one. Every exchange is bounded by the request timeout.
 //! - An executor's `Idempotency-Key` travels in the `tools/call` `_meta` under
 //!   [`IDEMPOTENCY_META_KEY`].
+//! - For a proxy, the transport also gives the server's tools as listed and
+//!   its capabilities, and forwards any other request once
+//!   ([`McpTransport::forward`]), all as JSON.
 //!
 //! Serving recourse tools over MCP is the other direction and another crate,
 //! `recourse-mcp-server`, which needs no executor.
@@ -50,6 +53,7 @@
 //! is compiled here.
 
 mod failure;
+mod forward;
 mod reply;
 mod target;
 mod tool;
@@ -60,6 +64,7 @@ use std::time::{Duration, Instant};
 
 use recourse::{CallBuilder, Transport};
 
+pub use forward::RpcError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use recourse_protocol::mcp::{McpError, McpErrorKind};
 pub use target::{BASE_ENV, McpTarget};

@@ -82,13 +82,13 @@ pub struct McpTransport {
     sessions_started: AtomicU64,
 }
 
-struct Session {
-    service: RunningService<RoleClient, ()>,
-    tools: Vec<Tool>,
+pub(crate) struct Session {
+    pub(crate) service: RunningService<RoleClient, ()>,
+    pub(crate) tools: Vec<Tool>,
 }
 
 impl Session {
-    fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.service.is_closed() && !self.service.is_transport_closed()
     }
 
@@ -158,7 +158,7 @@ impl McpTransport {
     /// The live session, starting one if there is none or it died: waiting
     /// for the lock (another caller's handshake) and the handshake together
     /// take at most `timeout`.
-    async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpError> {
+    pub(crate) async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpError> {
         let session = async {
             let mut slot = self.session.lock().await;
             if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
@@ -221,7 +221,7 @@ impl McpTransport {
 
     /// Forgets `session` if it is still the current one (its last holder's
     /// drop closes it, which ends a child process).
-    async fn discard(&self, session: &Arc<Session>) {
+    pub(crate) async fn discard(&self, session: &Arc<Session>) {
         let mut slot = self.session.lock().await;
         if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
             *slot = None;

@@ -45,22 +45,28 @@ pub(crate) const NONE: &str = "none";
 /// `none` for no journal, or by default `$XDG_STATE_HOME/recourse/gateway.db`
 /// (`~/.local/state/recourse/gateway.db` without `XDG_STATE_HOME`).
 pub(crate) async fn open(location: Option<&str>) -> Result<Option<Arc<dyn Journal>>> {
+    open_named(location, "gateway.db", "the gateway's journal").await
+}
+
+/// Opens `what` as [`open`] does, its default file named `file` in the same directory.
+pub(crate) async fn open_named(
+    location: Option<&str>,
+    file: &str,
+    what: &str,
+) -> Result<Option<Arc<dyn Journal>>> {
     let location = match location {
         Some(NONE) => return Ok(None),
         Some(location) => location.to_owned(),
-        None => default_location()?,
+        None => default_location(file)?,
     };
     // A PostgreSQL URL may hold a password: it never reaches the terminal.
-    let journal = open_journal(&location).await.with_context(|| {
-        format!(
-            "opening the gateway's journal at {}",
-            recourse_protocol::redact(&location)
-        )
-    })?;
+    let journal = open_journal(&location)
+        .await
+        .with_context(|| format!("opening {what} at {}", recourse_protocol::redact(&location)))?;
     Ok(Some(journal))
 }
 
-fn default_location() -> Result<String> {
+fn default_location(file: &str) -> Result<String> {
     let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
         (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
         (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
@@ -71,7 +77,7 @@ fn default_location() -> Result<String> {
     let dir = state.join("recourse");
     create_private_dir(&dir)
         .with_context(|| format!("creating the journal's directory {}", dir.display()))?;
-    Ok(dir.join("gateway.db").display().to_string())
+    Ok(dir.join(file).display().to_string())
 }
 
 #[cfg(unix)]

@@ -12,7 +12,7 @@
 //! `--shared-state redis://…` (`fleet.rs`).
 
 mod fleet;
-mod journal;
+pub(crate) mod journal;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

@@ -25,6 +25,7 @@ mod gateway;
 mod gateway_writes;
 mod journal_crash;
 mod mcp;
+mod mcp_proxy;
 mod openapi;
 mod probe;
 mod readme;

@@ -121,6 +121,25 @@ impl VerifySpec {
         self.always = true;
         self
     }
+
+    /// Checks the verification before any call is made with it, as a door
+    /// that reads it from configuration does at startup: everything a
+    /// call's [`build`](crate::CallBuilder::build) checks, except that the
+    /// payload has the fields its templates name (no payload is known yet).
+    ///
+    /// ```
+    /// use recourse::VerifySpec;
+    ///
+    /// assert!(VerifySpec::tool("exports_lookup").expect("/latest exists").check().is_ok());
+    /// assert!(VerifySpec::tool("exports_lookup").check().is_err()); // no expectation
+    /// assert!(VerifySpec::tool("r").expect("/a === 1").check().is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`build`](crate::CallBuilder::build) names them, for the setting `verify`.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        Verifier::checked(self.clone()).map(drop)
+    }
 }
 
 /// A verification checked against the payload it reads back for: its read
@@ -153,6 +172,16 @@ impl Verifier {
     /// no expectation, or a malformed one; a template that is malformed,
     /// reads anything but `{{payload.…}}`, or names a field the payload lacks.
     pub(crate) fn new(spec: VerifySpec, payload: &Value) -> Result<Self, ConfigError> {
+        let verifier = Self::checked(spec)?;
+        verifier
+            .resolve(payload)
+            .map_err(|why| ConfigError::new(CallField::Verify, why))?;
+        Ok(verifier)
+    }
+
+    /// Checks `spec` on its own: everything [`new`](Self::new) checks but
+    /// the payload's fields the templates name.
+    fn checked(spec: VerifySpec) -> Result<Self, ConfigError> {
         let bad = |why: String| ConfigError::new(CallField::Verify, why);
         let target = match (&spec.url, &spec.tool) {
             (Some(url), None) => {
@@ -216,7 +245,6 @@ impl Verifier {
             expectations,
         };
         verifier.check_templates()?;
-        verifier.resolve(payload).map_err(bad)?;
         Ok(verifier)
     }
 

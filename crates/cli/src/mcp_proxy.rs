@@ -1,0 +1,148 @@
+//! `recourse mcp proxy`: an MCP server on stdio in front of MCP servers,
+//! every `tools/call` run through the executor (`recourse-mcp-proxy`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use recourse::shared::{RedisSharedState, SharedState};
+use recourse_mcp::McpTarget;
+use recourse_mcp_proxy::{McpProxy, ToolPolicies, Upstream};
+
+use crate::executor_args::ExecutorArgs;
+use crate::settings::Settings;
+
+/// `recourse mcp …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Serve MCP on stdio in front of MCP servers: every tools/call runs through recourse
+    /// (resend what is safe, settle a write whose outcome is unknown, stop honestly).
+    #[command(
+        after_help = "Example: recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
+Example: recourse mcp proxy --tools tools.json --upstream 'time=uvx mcp-server-time' \\
+      --upstream 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/data'
+
+stdout carries MCP only; diagnostics go to stderr. The policy file and client setup: docs/mcp-proxy.md."
+    )]
+    Proxy(Box<ProxyArgs>),
+}
+
+/// Arguments of `recourse mcp proxy`.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// An MCP server to stand in front of: NAME=CMD ARGS (started over stdio; split as a shell
+    /// splits words, never run by one) or NAME=http://HOST/mcp. NAME is 1 to 32 letters, digits
+    /// and hyphens. Repeatable; with several, each tool is offered as NAME__TOOL. Not with -- CMD.
+    #[arg(
+        long = "upstream",
+        value_name = "NAME=CMD ARGS",
+        conflicts_with = "command"
+    )]
+    upstreams: Vec<String>,
+    /// Pass this environment variable to stdio upstreams; they get only PATH, HOME, LANG,
+    /// LANGUAGE, LC_*, TZ and these. Repeatable.
+    #[arg(long = "mcp-env", value_name = "NAME")]
+    mcp_env: Vec<String>,
+    /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect",
+    /// "max_retries"}}}, NAME as offered: whether a tool may be resent, and how to read a write
+    /// back when its answer is lost.
+    #[arg(long, value_name = "FILE", value_parser = crate::settings::path)]
+    tools: Option<PathBuf>,
+    #[command(flatten)]
+    executor: ExecutorArgs,
+    /// Where calls that may write are journaled: a SQLite path, a postgres:// URL, or `none`
+    /// (then a client's idempotency key is refused) [env: RECOURSE_JOURNAL]
+    /// [default: $XDG_STATE_HOME/recourse/mcp-proxy.db].
+    #[arg(long, value_name = "PATH|URL|none", value_parser = crate::settings::location)]
+    journal: Option<String>,
+    /// Share the retry budget and circuit breakers with every proxy and gateway using this
+    /// Redis, redis://[:PASSWORD@]HOST[:PORT][/DB] [env: RECOURSE_SHARED_STATE].
+    #[arg(long = "shared-state", value_name = "URL", value_parser = crate::settings::location)]
+    shared_state: Option<String>,
+    /// The one MCP server to stand in front of, started over stdio with these arguments as
+    /// they are; its tools keep their names.
+    #[arg(last = true, value_name = "CMD ARGS")]
+    command: Vec<String>,
+}
+
+/// Runs `recourse mcp …`.
+pub(crate) async fn run(command: &McpCommand, settings: &Settings) -> Result<i32> {
+    match command {
+        McpCommand::Proxy(args) => proxy(args, settings).await,
+    }
+}
+
+async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
+    let mut config = settings.executor.clone();
+    args.executor.apply(&mut config);
+    let chain = Arc::new(settings.chain(&config)?);
+    let policies = match &args.tools {
+        Some(path) => ToolPolicies::read(path)?,
+        None => ToolPolicies::default(),
+    };
+    let mut builder = McpProxy::builder(config.clone())
+        .with_corrector(chain)
+        .with_policies(policies);
+    for upstream in upstreams(args)? {
+        builder = builder.upstream(upstream);
+    }
+    if let Some(url) = args.shared_state.as_deref().or(settings.shared_state()) {
+        let state =
+            RedisSharedState::builder(url).map_err(|e| anyhow::anyhow!("--shared-state: {e}"))?;
+        let state = recourse_gateway::connect_shared_state(state, |line| eprintln!("{line}")).await;
+        builder = builder.with_shared_state(state as Arc<dyn SharedState>);
+    }
+    // Every flag is checked before the journal is opened.
+    builder.check()?;
+    let location = settings.journal(args.journal.as_deref());
+    let journal =
+        crate::serve::journal::open_named(location, "mcp-proxy.db", "the MCP proxy's journal")
+            .await?;
+    let journal_words = match (&journal, location) {
+        (None, _) => "no journal".to_owned(),
+        (Some(_), Some(location)) => format!("journal {}", recourse_protocol::redact(location)),
+        (Some(_), None) => "the default journal".to_owned(),
+    };
+    if let Some(journal) = journal {
+        builder = builder.with_journal(journal);
+    }
+    let proxy = builder.connect().await?;
+    eprintln!(
+        "recourse mcp proxy: offering {} tool(s) from {} upstream(s), {journal_words}",
+        proxy.tool_names().len(),
+        proxy.upstreams().count()
+    );
+    let grace = config.deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5);
+    let served = proxy.serve_stdio(grace).await?;
+    if served.calls_left > 0 {
+        eprintln!(
+            "recourse mcp proxy: stopped with {} call(s) still running, left in flight in the \
+             journal (recourse journal reconcile settles them once their lease expires)",
+            served.calls_left
+        );
+    }
+    Ok(0)
+}
+
+/// The upstreams the flags name: `-- CMD ARGS`, or each `--upstream`.
+fn upstreams(args: &ProxyArgs) -> Result<Vec<Upstream>> {
+    let upstreams = match args.command.split_first() {
+        Some((program, rest)) => vec![Upstream::unnamed(McpTarget::Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+            pass_env: Vec::new(),
+        })],
+        None => args
+            .upstreams
+            .iter()
+            .map(|arg| Upstream::parse(arg))
+            .collect::<Result<_, _>>()?,
+    };
+    upstreams
+        .into_iter()
+        .map(|u| u.with_pass_env(args.mcp_env.iter().cloned()))
+        .collect::<Result<_, _>>()
+        .context("--mcp-env")
+}

@@ -1,0 +1,459 @@
+//! What the client is told: a call's record as a `CallToolResult`.
+//!
+//! A success is the tool's own answer, untouched but for one `_meta` key,
+//! [`CALL_META_KEY`] (`{call_id, outcome, attempts}`), so a client or model
+//! sees what it would have seen without the proxy. Anything else is an
+//! `isError` result whose one text block is the record's model message —
+//! what happened, what recourse already did, what to do now, the tool's own
+//! words fenced as such — with the structured failure MCP clients read
+//! (`_meta["io.modelcontextprotocol/toolFailure"]`) and the record's
+//! summary under [`CALL_META_KEY`].
+//!
+//! # The failure's class and retryability
+//!
+//! `class` follows the kind of problem that stopped the call: one that
+//! passes with time (transient, a spent budget) or a write in doubt is
+//! `reliability`; wrong input or setup is `capability`; credentials,
+//! access and business rules are `governance`. `retryable` says whether
+//! sending the same call again may succeed, and is true only where the
+//! record shows it: the tool was down or limited and did not refuse
+//! retries, or nothing was sent because the journal was away. A write whose
+//! outcome is unknown is never retryable: the model is told not to repeat it.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use recourse::correction::Schema;
+use recourse::record::OutcomeKind;
+use recourse::{Action, CallReport, StopKind, StopReason};
+use recourse_protocol::mcp::TOOL_FAILURE_META_KEY;
+use serde_json::{Map, Value, json};
+
+/// The `_meta` key of the record's summary on every result of the proxy.
+pub const CALL_META_KEY: &str = "recourse/call";
+
+/// A call that ran: `raw` is the tool's latest answer, used when the call
+/// succeeded on it; `output` the tool's output schema, if it declares one.
+pub(crate) fn ran(
+    report: &CallReport,
+    raw: Option<Map<String, Value>>,
+    output: Option<&Schema>,
+    now: SystemTime,
+) -> Value {
+    let answered = matches!(report.outcome.kind(), OutcomeKind::Succeeded)
+        && report
+            .attempts
+            .last()
+            .is_some_and(|a| a.action == Action::Succeed);
+    let retryable = report
+        .outcome
+        .reason()
+        .is_some_and(|reason| retryable(reason, report.attempts.len()));
+    let record = report.to_json();
+    let shown = Shown {
+        retryable,
+        replayed: false,
+        output,
+    };
+    of_record(&record, raw.filter(|_| answered), &shown, now)
+}
+
+/// How a record is shown besides what it holds.
+struct Shown<'a> {
+    /// Whether sending the same call again may succeed.
+    retryable: bool,
+    /// Whether the record is a replay's: nothing was sent for this request.
+    replayed: bool,
+    /// The tool's output schema, if it declares one.
+    output: Option<&'a Schema>,
+}
+
+/// The record of a call that ran before under the same key: nothing was
+/// sent for this request. Sending it again is answered the same way, so a
+/// replayed failure is never retryable.
+pub(crate) fn replayed(record: &Value, now: SystemTime) -> Value {
+    let shown = Shown {
+        retryable: false,
+        replayed: true,
+        output: None,
+    };
+    of_record(record, None, &shown, now)
+}
+
+/// Whether sending the same call again may succeed, after it stopped for
+/// `reason` having made `attempts` attempts.
+fn retryable(reason: &StopReason, attempts: usize) -> bool {
+    match reason {
+        StopReason::RetriesExhausted
+        | StopReason::RateLimited { .. }
+        | StopReason::DeadlineExceeded
+        | StopReason::RetryBudgetExhausted
+        | StopReason::CircuitOpen
+        | StopReason::Cancelled => true,
+        StopReason::JournalUnavailable => attempts == 0,
+        _ => false,
+    }
+}
+
+/// The failure class of a stop of `kind`.
+fn class(kind: Option<StopKind>) -> &'static str {
+    match kind {
+        Some(StopKind::Transient | StopKind::Budget | StopKind::UnknownOutcome) => "reliability",
+        Some(StopKind::Auth | StopKind::Permission | StopKind::Policy) => "governance",
+        Some(StopKind::Input | StopKind::Configuration) | None => "capability",
+    }
+}
+
+fn of_record(
+    record: &Value,
+    raw: Option<Map<String, Value>>,
+    shown: &Shown<'_>,
+    now: SystemTime,
+) -> Value {
+    let outcome = record["outcome"]
+        .as_str()
+        .and_then(|o| o.parse::<OutcomeKind>().ok())
+        .unwrap_or(OutcomeKind::Unknown);
+    let mut call = Map::new();
+    call.insert("call_id".to_owned(), record["call_id"].clone());
+    call.insert("outcome".to_owned(), Value::from(outcome.as_str()));
+    if shown.replayed {
+        call.insert("replayed".to_owned(), Value::Bool(true));
+    }
+    if outcome == OutcomeKind::Succeeded {
+        let attempts = record["attempts"].as_array().map_or(0, Vec::len);
+        call.insert("attempts".to_owned(), Value::from(attempts));
+        if let Some(verification) = record.get("verification").filter(|v| !v.is_null()) {
+            call.insert("verification".to_owned(), verification.clone());
+        }
+        let result = match raw {
+            Some(raw) => raw,
+            None => rebuilt(record, shown),
+        };
+        return with_meta(result, [(CALL_META_KEY, Value::Object(call))]);
+    }
+    let stop_kind = record["stop_kind"]
+        .as_str()
+        .and_then(|k| k.parse::<StopKind>().ok());
+    let next = &record["next"];
+    call.insert("stop_kind".to_owned(), record["stop_kind"].clone());
+    call.insert("step".to_owned(), next["step"].clone());
+    let message = next["model_message"].as_str().unwrap_or_default();
+    let wait = next["retry_after_ms"].as_u64().map(Duration::from_millis);
+    let failure = Failure {
+        class: class(stop_kind),
+        code: record["reason"].as_str().unwrap_or("outcome_unknown"),
+        retryable: shown.retryable,
+        wait,
+        call_id: record["call_id"].as_str().unwrap_or_default(),
+        message,
+    };
+    failed(&failure, call, now)
+}
+
+/// A success whose own answer the proxy does not hold: a replay (the record
+/// kept the tool's `structuredContent`, or its whole result when it had
+/// none), or a write whose answer was lost and whose effect was read back.
+fn rebuilt(record: &Value, shown: &Shown<'_>) -> Map<String, Value> {
+    let data = &record["data"];
+    let text = |text: String| json!({"type": "text", "text": text});
+    if shown.replayed {
+        if let Value::Object(result) = data
+            && result.get("content").is_some_and(Value::is_array)
+        {
+            return result.clone();
+        }
+        let mut result = Map::new();
+        result.insert("content".to_owned(), json!([text(data.to_string())]));
+        result.insert("structuredContent".to_owned(), data.clone());
+        result.insert("isError".to_owned(), Value::Bool(false));
+        return result;
+    }
+    // The read's document is not the write's answer: the model gets the
+    // record's message, and the document as text — and as the structured
+    // result only when it is one the tool's output schema allows.
+    let message = record["next"]["model_message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut content = vec![text(message)];
+    if !data.is_null() {
+        content.push(text(data.to_string()));
+    }
+    let mut result = Map::new();
+    result.insert("content".to_owned(), Value::Array(content));
+    if shown.output.is_some_and(|schema| schema.is_valid(data)) {
+        result.insert("structuredContent".to_owned(), data.clone());
+    }
+    result.insert("isError".to_owned(), Value::Bool(false));
+    result
+}
+
+/// A failure as the client sees it.
+#[derive(Debug)]
+pub(crate) struct Failure<'a> {
+    /// `reliability`, `capability` or `governance`.
+    pub(crate) class: &'static str,
+    /// The stop reason's code, or a refusal's.
+    pub(crate) code: &'a str,
+    /// Whether the same call may succeed when sent again.
+    pub(crate) retryable: bool,
+    /// How long to wait before sending it again, when known.
+    pub(crate) wait: Option<Duration>,
+    /// The call the failure belongs to.
+    pub(crate) call_id: &'a str,
+    /// What the model reads.
+    pub(crate) message: &'a str,
+}
+
+/// `failure` as an `isError` result, with `call` as [`CALL_META_KEY`].
+pub(crate) fn failed(failure: &Failure<'_>, call: Map<String, Value>, now: SystemTime) -> Value {
+    let mut meta = Map::new();
+    meta.insert("class".to_owned(), Value::from(failure.class));
+    meta.insert("code".to_owned(), Value::from(failure.code));
+    meta.insert("retryable".to_owned(), Value::Bool(failure.retryable));
+    if let Some(not_before) = failure.wait.and_then(|wait| epoch_ms(now, wait)) {
+        meta.insert("retryNotBefore".to_owned(), Value::from(not_before));
+    }
+    meta.insert("correlationId".to_owned(), Value::from(failure.call_id));
+    meta.insert("agentGuidance".to_owned(), Value::from(failure.message));
+    let mut result = Map::new();
+    result.insert(
+        "content".to_owned(),
+        json!([{"type": "text", "text": failure.message}]),
+    );
+    result.insert("isError".to_owned(), Value::Bool(true));
+    with_meta(
+        result,
+        [
+            (TOOL_FAILURE_META_KEY, Value::Object(meta)),
+            (CALL_META_KEY, Value::Object(call)),
+        ],
+    )
+}
+
+/// A refusal made before anything was sent (or, for an abort, while it
+/// ran): `failure`, summarized under [`CALL_META_KEY`] as that refusal.
+pub(crate) fn refused(failure: &Failure<'_>, now: SystemTime) -> Value {
+    let mut call = Map::new();
+    call.insert("call_id".to_owned(), Value::from(failure.call_id));
+    call.insert("refused".to_owned(), Value::from(failure.code));
+    failed(failure, call, now)
+}
+
+/// `result` with `entries` added to its `_meta` (made an object if it was not one).
+fn with_meta<const N: usize>(mut result: Map<String, Value>, entries: [(&str, Value); N]) -> Value {
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Value::Object(meta) = meta {
+        for (key, value) in entries {
+            meta.insert(key.to_owned(), value);
+        }
+    }
+    Value::Object(result)
+}
+
+/// `now + wait` in milliseconds since the Unix epoch, if representable.
+fn epoch_ms(now: SystemTime, wait: Duration) -> Option<u64> {
+    let at = now.checked_add(wait)?.duration_since(UNIX_EPOCH).ok()?;
+    u64::try_from(at.as_millis()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use recourse::Outcome;
+    use recourse::idempotency::Idempotency;
+    use recourse_protocol::{ErrorCategory, ToolError};
+
+    use super::*;
+
+    const NOW: Duration = Duration::from_secs(1_800_000_000);
+
+    fn now() -> SystemTime {
+        UNIX_EPOCH + NOW
+    }
+
+    fn stopped(outcome: Outcome) -> Value {
+        let report = CallReport::new("c-1", outcome, Idempotency::decide(None, None, None));
+        ran(&report, None, None, now())
+    }
+
+    fn failure(result: &Value) -> &Value {
+        &result["_meta"][TOOL_FAILURE_META_KEY]
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_a_reliability_failure_never_to_repeat() {
+        let result = stopped(Outcome::Unknown {
+            error: Some(ToolError::unknown_outcome("LOST", "the connection dropped")),
+            reason: StopReason::OutcomeUnknown,
+        });
+        assert_eq!(result["isError"], true);
+        let meta = failure(&result);
+        assert_eq!(meta["class"], "reliability");
+        assert_eq!(meta["code"], "outcome_unknown");
+        assert_eq!(meta["retryable"], false);
+        assert_eq!(meta["correlationId"], "c-1");
+        assert!(meta.get("retryNotBefore").is_none());
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(meta["agentGuidance"], text);
+        assert_eq!(result["content"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            result["_meta"][CALL_META_KEY],
+            json!({"call_id": "c-1", "outcome": "unknown", "stop_kind": "unknown_outcome", "step": "do_not_repeat"})
+        );
+    }
+
+    #[test]
+    fn each_kind_of_stop_has_its_class() {
+        let error = |category| Some(ToolError::new(category, "E", "no"));
+        for (outcome, class, retryable) in [
+            (
+                Outcome::Failed {
+                    error: error(ErrorCategory::PermissionDenied),
+                    reason: StopReason::PermissionDenied,
+                },
+                "governance",
+                false,
+            ),
+            (
+                Outcome::Failed {
+                    error: error(ErrorCategory::PolicyRejection),
+                    reason: StopReason::PolicyRejected,
+                },
+                "governance",
+                false,
+            ),
+            (
+                Outcome::Failed {
+                    error: error(ErrorCategory::InputError),
+                    reason: StopReason::NoCorrector,
+                },
+                "capability",
+                false,
+            ),
+            (
+                Outcome::Failed {
+                    error: error(ErrorCategory::ServiceError),
+                    reason: StopReason::RetriesExhausted,
+                },
+                "reliability",
+                true,
+            ),
+            (
+                Outcome::Failed {
+                    error: error(ErrorCategory::ServiceError),
+                    reason: StopReason::RetryRefused,
+                },
+                "reliability",
+                false,
+            ),
+            (
+                Outcome::Failed {
+                    error: None,
+                    reason: StopReason::JournalUnavailable,
+                },
+                "capability",
+                true,
+            ),
+        ] {
+            let result = stopped(outcome);
+            assert_eq!(failure(&result)["class"], class, "{result}");
+            assert_eq!(failure(&result)["retryable"], retryable, "{result}");
+        }
+    }
+
+    #[test]
+    fn a_wait_is_written_in_epoch_milliseconds() {
+        let failure = Failure {
+            class: "reliability",
+            code: "CALL_IN_PROGRESS",
+            retryable: true,
+            wait: Some(Duration::from_millis(1500)),
+            call_id: "c-2",
+            message: "later",
+        };
+        let result = refused(&failure, now());
+        let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
+        let expected = u64::try_from((NOW + Duration::from_millis(1500)).as_millis()).unwrap();
+        assert_eq!(meta["retryNotBefore"], expected);
+        assert_eq!(
+            result["_meta"][CALL_META_KEY],
+            json!({"call_id": "c-2", "refused": "CALL_IN_PROGRESS"})
+        );
+    }
+
+    #[test]
+    fn a_success_is_the_upstreams_own_result_with_its_meta_kept() {
+        let record = json!({"call_id": "c-3", "outcome": "succeeded", "data": {"t": 1},
+                            "attempts": [{}, {}], "verification": null});
+        let raw = json!({"content": [{"type": "text", "text": "{\"t\":1}"}],
+                         "structuredContent": {"t": 1}, "isError": false, "_meta": {"server/x": 7}});
+        let shown = Shown {
+            retryable: false,
+            replayed: false,
+            output: None,
+        };
+        let result = of_record(&record, raw.as_object().cloned(), &shown, now());
+        let mut expected = raw;
+        expected["_meta"][CALL_META_KEY] =
+            json!({"call_id": "c-3", "outcome": "succeeded", "attempts": 2});
+        assert_eq!(result, expected);
+    }
+
+    #[test]
+    fn a_replayed_success_is_rebuilt_from_the_record() {
+        let structured = json!({"call_id": "c-4", "outcome": "succeeded", "data": {"id": "e-1"}, "attempts": [{}]});
+        let result = replayed(&structured, now());
+        assert_eq!(result["structuredContent"], json!({"id": "e-1"}));
+        assert_eq!(result["content"][0]["text"], "{\"id\":\"e-1\"}");
+        assert_eq!(result["_meta"][CALL_META_KEY]["replayed"], true);
+        let whole = json!({"call_id": "c-4", "outcome": "succeeded", "attempts": [{}],
+                           "data": {"content": [{"type": "text", "text": "done"}], "isError": false}});
+        let result = replayed(&whole, now());
+        assert_eq!(result["content"], json!([{"type": "text", "text": "done"}]));
+        assert!(result.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn a_replayed_failure_is_not_retryable_and_a_broken_record_still_answers() {
+        let record = json!({"call_id": "c-5", "outcome": "failed", "reason": "retries_exhausted",
+                            "stop_kind": "transient", "next": {"step": "give_up", "model_message": "down"}});
+        let result = replayed(&record, now());
+        assert_eq!(failure(&result)["retryable"], false);
+        assert_eq!(failure(&result)["class"], "reliability");
+        for broken in [json!(null), json!({"outcome": 3}), json!([])] {
+            let result = replayed(&broken, now());
+            assert_eq!(result["isError"], true, "{result}");
+        }
+    }
+
+    #[test]
+    fn a_write_read_back_is_structured_only_as_its_output_schema_allows() {
+        let record = json!({"call_id": "c-6", "outcome": "succeeded", "verification": "verified",
+                            "data": {"id": "o-1", "status": "cancelled"}, "attempts": [{}],
+                            "next": {"step": "use_result", "model_message": "confirmed"}});
+        let order = Schema::compile(&json!({"type": "object", "required": ["id"]})).unwrap();
+        let other = Schema::compile(&json!({"type": "object", "required": ["receipt"]})).unwrap();
+        for (output, structured) in [(None, false), (Some(&order), true), (Some(&other), false)] {
+            let shown = Shown {
+                retryable: false,
+                replayed: false,
+                output,
+            };
+            let result = of_record(&record, None, &shown, now());
+            assert_eq!(result["isError"], false);
+            assert_eq!(result["content"][0]["text"], "confirmed");
+            assert_eq!(result["content"][1]["text"], record["data"].to_string());
+            assert_eq!(
+                result.get("structuredContent").is_some(),
+                structured,
+                "{result}"
+            );
+            assert_eq!(result["_meta"][CALL_META_KEY]["verification"], "verified");
+        }
+    }
+}

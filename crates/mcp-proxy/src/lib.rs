@@ -1,0 +1,71 @@
+//! # recourse-mcp-proxy
+//!
+//! An MCP server in front of MCP servers: every `tools/call` runs through
+//! the recourse executor, so an MCP client — Claude Desktop, Claude Code,
+//! Cursor, an agent framework — gets recourse's handling of failures with
+//! no code: what is safe to resend is resent, correctable input is
+//! corrected, a write whose outcome is unknown is settled by reading it back
+//! (or left unknown and never repeated), and every other failure stops
+//! honestly, with a message the model can act on. `recourse mcp proxy` is
+//! this crate with flags.
+//!
+//! ```no_run
+//! use recourse::ExecutorConfig;
+//! use recourse_mcp::McpTarget;
+//! use recourse_mcp_proxy::{McpProxy, ToolPolicies, Upstream};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let fs = McpTarget::command_line("npx -y @modelcontextprotocol/server-filesystem /srv/data")?;
+//! let policies = ToolPolicies::from_json(br#"{"tools": {"write_file": {"idempotent": true}}}"#)?;
+//! let proxy = McpProxy::builder(ExecutorConfig::default())
+//!     .upstream(Upstream::unnamed(fs))
+//!     .with_policies(policies)
+//!     .connect()
+//!     .await?;
+//! println!("offering {}", proxy.tool_names().join(", "));
+//! let served = proxy.serve_stdio(std::time::Duration::from_secs(120)).await?;
+//! eprintln!("{} call(s) left in flight", served.calls_left);
+//! # Ok(()) }
+//! ```
+//!
+//! - **Upstreams** ([`Upstream`]): MCP servers started as child processes
+//!   (a cleared environment, no shell) or reached over Streamable HTTP. One
+//!   upstream's tools keep their names; with several, each is offered as
+//!   `NAME__TOOL`. A child that dies is started again for the next call; a
+//!   call in flight when it died is, for a tool that is not idempotent, an
+//!   unknown outcome, never resent.
+//! - **Evidence of idempotency**, in order: the operator's policy file
+//!   ([`ToolPolicies`]), the tool's `readOnlyHint` / `idempotentHint`,
+//!   otherwise not idempotent. A call that is not idempotent carries an
+//!   idempotency key in `_meta["recourse/idempotency-key"]`, is journaled
+//!   when the proxy has a journal, and runs to its end even when the client
+//!   stops waiting.
+//! - **A caller's key**: a client that puts its own key in
+//!   `_meta["recourse/idempotency-key"]` gets the gateway's semantics — the
+//!   same key and arguments answer the first call's record and send
+//!   nothing; the same key with other arguments is refused
+//!   (`IDEMPOTENCY_KEY_REUSED`); one still running answers `CALL_IN_PROGRESS`.
+//! - **What the client sees**: a success is the upstream's own result, with
+//!   the record's summary added under `_meta["recourse/call"]`
+//!   ([`CALL_META_KEY`]); any other outcome is an `isError` result holding
+//!   the record's message for the model and the structured failure
+//!   (`_meta["io.modelcontextprotocol/toolFailure"]`). Only a request the
+//!   proxy cannot route (a tool no upstream offers) is a JSON-RPC error.
+//! - With one upstream, `resources/*` and `prompts/*` are passed through.
+
+mod answer;
+mod call;
+mod capture;
+mod catalog;
+mod error;
+mod policy;
+mod proxy;
+mod server;
+mod upstream;
+
+pub use answer::CALL_META_KEY;
+pub use error::{ProxyError, ProxyErrorKind};
+pub use policy::ToolPolicies;
+pub use proxy::{McpProxy, McpProxyBuilder};
+pub use server::Served;
+pub use upstream::Upstream;

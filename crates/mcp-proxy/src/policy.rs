@@ -1,0 +1,227 @@
+//! The operator's word on each tool: [`ToolPolicies`], read from the
+//! policy file (`--tools FILE`).
+//!
+//! # Why a file, and why it is strict
+//!
+//! Whether a tool may be called twice is the fact every decision about a
+//! failed write turns on, and the tool's own annotations are often missing
+//! (MCP's default is then "not idempotent", so a read that lacks them is
+//! never resent) or wrong. The person who configures the proxy knows their
+//! tools; the file is where they say so, and how to read a write back when
+//! its answer is lost. A typo there would silently change what is resent,
+//! so every unknown key, every tool no upstream offers, and every
+//! verification that could never run is an error at startup, named.
+
+use std::path::Path;
+
+use recourse::VerifySpec;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ProxyError;
+
+/// What the policy file declares for one tool.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolPolicy {
+    /// Whether a call may be sent twice; unset, the tool's annotations decide.
+    #[serde(default)]
+    pub(crate) idempotent: Option<bool>,
+    /// How to read a write back (an MCP tool of the same upstream).
+    #[serde(default)]
+    pub(crate) verify: Option<VerifySpec>,
+    /// JSON Pointers into the arguments no correction may change.
+    #[serde(default)]
+    pub(crate) protect: Vec<String>,
+    /// Same-payload resends at most, for this tool.
+    #[serde(default)]
+    pub(crate) max_retries: Option<u32>,
+}
+
+/// The policy file: `{"tools": {"NAME": {"idempotent", "verify", "protect",
+/// "max_retries"}}}`, each key optional, NAME as the proxy offers the tool.
+///
+/// ```
+/// use recourse_mcp_proxy::ToolPolicies;
+///
+/// let file = br#"{"tools": {
+///     "exports_create": {
+///         "idempotent": false,
+///         "verify": {"tool": "exports_lookup",
+///                    "args": {"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"},
+///                    "expect": ["/latest exists"]},
+///         "protect": ["/source_id"],
+///         "max_retries": 1
+///     },
+///     "get_current_time": {"idempotent": true}
+/// }}"#;
+/// let policies = ToolPolicies::from_json(file).unwrap();
+/// assert_eq!(policies.names(), ["exports_create", "get_current_time"]);
+///
+/// let typo = br#"{"tools": {"exports_create": {"idempotnt": false}}}"#;
+/// let err = ToolPolicies::from_json(typo).unwrap_err().to_string();
+/// assert!(err.contains("exports_create") && err.contains("idempotnt"), "{err}");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolPolicies {
+    tools: Vec<(String, ToolPolicy)>,
+}
+
+impl ToolPolicies {
+    /// Reads the policy file at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be read, or as [`from_json`](Self::from_json), each
+    /// naming the file.
+    pub fn read(path: &Path) -> Result<Self, ProxyError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| ProxyError::config(format!("--tools {}", path.display())).caused_by(e))?;
+        Self::from_json(&bytes)
+            .map_err(|e| ProxyError::config(format!("--tools {}: {e}", path.display())))
+    }
+
+    /// Reads a policy file's bytes.
+    ///
+    /// # Errors
+    /// Not JSON; not `{"tools": {…}}`; a key no policy has (named, with its
+    /// tool); a value of the wrong type; a protected pointer that is not a
+    /// JSON Pointer; a verification that reads a URL rather than a tool, or
+    /// that could never run (no expectation, a malformed one, a template
+    /// that reads anything but `{{payload.…}}`).
+    pub fn from_json(bytes: &[u8]) -> Result<Self, ProxyError> {
+        let file: Value = serde_json::from_slice(bytes)
+            .map_err(|e| ProxyError::config("the policy file is not JSON").caused_by(e))?;
+        let Value::Object(mut top) = file else {
+            return Err(ProxyError::config(
+                "the policy file must be an object: {\"tools\": {\"NAME\": {…}}}",
+            ));
+        };
+        if let Some(unknown) = top.keys().find(|k| *k != "tools") {
+            return Err(ProxyError::config(format!(
+                "the policy file has an unknown key {unknown:?} (it holds only \"tools\")"
+            )));
+        }
+        let tools = match top.remove("tools") {
+            Some(Value::Object(tools)) => tools,
+            None => serde_json::Map::new(),
+            Some(_) => {
+                return Err(ProxyError::config(
+                    "\"tools\" must be an object: {\"NAME\": {…}}",
+                ));
+            }
+        };
+        let tools = tools
+            .into_iter()
+            .map(|(name, policy)| {
+                let policy = read_policy(&name, policy)?;
+                Ok((name, policy))
+            })
+            .collect::<Result<_, ProxyError>>()?;
+        Ok(Self { tools })
+    }
+
+    /// The tools it names, in the file's order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// Each tool's policy, by the name the file gives it.
+    pub(crate) fn into_tools(self) -> Vec<(String, ToolPolicy)> {
+        self.tools
+    }
+}
+
+/// One tool's policy, checked as far as it can be without the upstreams.
+fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, ProxyError> {
+    let policy: ToolPolicy = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!(".{path}")
+        };
+        ProxyError::config(format!("tools.{name}{at}: {}", e.into_inner()))
+    })?;
+    for pointer in &policy.protect {
+        recourse::protect::validate_pointer(pointer).map_err(|e| {
+            ProxyError::config(format!(
+                "tools.{name}.protect: {pointer:?}: {}",
+                e.problem()
+            ))
+        })?;
+    }
+    if let Some(verify) = &policy.verify {
+        if verify.url.is_some() || verify.tool.is_none() {
+            return Err(ProxyError::config(format!(
+                "tools.{name}.verify: the proxy reads a write back through a tool of the same \
+                 upstream: give \"tool\" (not \"url\")"
+            )));
+        }
+        verify
+            .check()
+            .map_err(|e| ProxyError::config(format!("tools.{name}.verify: {}", e.problem())))?;
+    }
+    Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> String {
+        ToolPolicies::from_json(text.as_bytes())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn every_mistake_is_named_where_it_is() {
+        for (file, says) in [
+            ("", "not JSON"),
+            ("[]", "must be an object"),
+            (r#"{"tool": {}}"#, "\"tool\""),
+            (r#"{"tools": []}"#, "\"tools\" must be an object"),
+            (
+                r#"{"tools": {"w": {"idempotent": "yes"}}}"#,
+                "tools.w.idempotent",
+            ),
+            (r#"{"tools": {"w": {"idempotnt": true}}}"#, "idempotnt"),
+            (
+                r#"{"tools": {"w": {"max_retries": -1}}}"#,
+                "tools.w.max_retries",
+            ),
+            (
+                r#"{"tools": {"w": {"protect": ["amount"]}}}"#,
+                "tools.w.protect: \"amount\"",
+            ),
+            (
+                r#"{"tools": {"w": {"verify": {"tool": "r", "expect": [], "tol": 1}}}}"#,
+                "tol",
+            ),
+            (
+                r#"{"tools": {"w": {"verify": {"tool": "r", "expect": []}}}}"#,
+                "tools.w.verify",
+            ),
+            (
+                r#"{"tools": {"w": {"verify": {"url": "http://127.0.0.1/r", "expect": ["/a exists"]}}}}"#,
+                "give \"tool\"",
+            ),
+            (
+                r#"{"tools": {"w": {"verify": {"tool": "r", "args": {"id": "{{steps.x}}"}, "expect": ["/a exists"]}}}}"#,
+                "tools.w.verify",
+            ),
+        ] {
+            let text = problem(file);
+            assert!(text.contains(says), "{file}: {text}");
+        }
+        let typo = problem(r#"{"tools": {"w": {"idempotnt": true}}}"#);
+        assert!(typo.starts_with("tools.w"), "{typo}");
+    }
+
+    #[test]
+    fn an_empty_file_declares_nothing() {
+        assert!(ToolPolicies::from_json(b"{}").unwrap().names().is_empty());
+        let p = ToolPolicies::from_json(br#"{"tools": {"w": {}}}"#).unwrap();
+        assert_eq!(p.tools[0].1, ToolPolicy::default());
+    }
+}

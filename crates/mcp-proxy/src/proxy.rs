@@ -1,0 +1,357 @@
+//! [`McpProxy`] and its builder: the upstreams started, their tools listed
+//! and offered, the operator's policy applied, and an executor per upstream.
+//!
+//! # Why an executor per upstream
+//!
+//! Circuit breakers are kept per endpoint, and an MCP tool's endpoint is its
+//! name; two servers may both have a `read_file`. One upstream down must not
+//! open the breaker of another's tool of the same name, so each upstream's
+//! executor has breakers of its own. Everything else — the retry budget
+//! (resends stay a fraction of all calls, whichever server they go to), the
+//! corrector, the journal, shared state — is one for the whole proxy.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recourse::budget::RetryBudget;
+use recourse::shared::SharedState;
+use recourse::{CorrectionChain, Executor, ExecutorConfig, Journal};
+use recourse_mcp::{McpTool, McpTransport};
+use serde_json::{Map, Value};
+use tokio_util::task::TaskTracker;
+
+use crate::catalog::Catalog;
+use crate::error::ProxyError;
+use crate::policy::ToolPolicies;
+use crate::upstream::Upstream;
+
+/// How long an upstream may take to start and list its tools (a server
+/// started through `npx` or `uvx` may first be downloaded).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An MCP server in front of MCP servers: every `tools/call` runs through
+/// the recourse executor. Serve it with [`serve_stdio`](Self::serve_stdio).
+///
+/// Cloning it is cheap; clones share everything.
+#[derive(Clone)]
+pub struct McpProxy {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// What every request of a proxy shares.
+pub(crate) struct Shared {
+    pub(crate) upstreams: Vec<Connected>,
+    pub(crate) catalog: Catalog,
+    /// Whether the executor journals (keyed calls need it).
+    pub(crate) journaled: bool,
+    /// Calls that may write, run to their end whoever waits for them.
+    pub(crate) calls: TaskTracker,
+    /// The capabilities offered to the client.
+    pub(crate) capabilities: Value,
+}
+
+/// An upstream and its session.
+pub(crate) struct Connected {
+    pub(crate) upstream: Upstream,
+    pub(crate) transport: Arc<McpTransport>,
+    /// Its calls' executor (each call gets its own transport to the upstream).
+    pub(crate) executor: Executor,
+}
+
+/// Configures an [`McpProxy`]: where its upstreams are, the operator's
+/// policy for their tools, and the executor's configuration and state.
+pub struct McpProxyBuilder {
+    parts: ExecutorParts,
+    upstreams: Vec<Upstream>,
+    policies: ToolPolicies,
+}
+
+impl std::fmt::Debug for McpProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpProxy")
+            .field("tools", &self.shared.catalog.names())
+            .field("journaled", &self.shared.journaled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpProxy {
+    /// A builder whose calls run with `config` (limits, timeouts, lease).
+    pub fn builder(config: ExecutorConfig) -> McpProxyBuilder {
+        McpProxyBuilder {
+            parts: ExecutorParts {
+                config,
+                corrector: None,
+                journal: None,
+                shared: None,
+            },
+            upstreams: Vec::new(),
+            policies: ToolPolicies::default(),
+        }
+    }
+
+    /// The names the tools are offered under, in the upstreams' order.
+    pub fn tool_names(&self) -> Vec<String> {
+        let names = self.shared.catalog.names();
+        names.into_iter().map(str::to_owned).collect()
+    }
+
+    /// The upstreams, as given.
+    pub fn upstreams(&self) -> impl Iterator<Item = &Upstream> {
+        self.shared.upstreams.iter().map(|c| &c.upstream)
+    }
+}
+
+impl McpProxyBuilder {
+    /// Stands in front of `upstream` too. With more than one, each must be
+    /// named, and each tool is offered as `NAME__TOOL`.
+    #[must_use]
+    pub fn upstream(mut self, upstream: Upstream) -> Self {
+        self.upstreams.push(upstream);
+        self
+    }
+
+    /// The operator's policy for the offered tools.
+    #[must_use]
+    pub fn with_policies(mut self, policies: ToolPolicies) -> Self {
+        self.policies = policies;
+        self
+    }
+
+    /// Corrects correctable input: deterministic repair, then a model if
+    /// the chain has one.
+    #[must_use]
+    pub fn with_corrector(mut self, chain: Arc<CorrectionChain>) -> Self {
+        self.parts.corrector = Some(chain);
+        self
+    }
+
+    /// Journals every call that may write, and answers a caller's
+    /// idempotency key from it.
+    #[must_use]
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.parts.journal = Some(journal);
+        self
+    }
+
+    /// Shares the retry budget and circuit breakers with other processes.
+    #[must_use]
+    pub fn with_shared_state(mut self, shared: Arc<dyn SharedState>) -> Self {
+        self.parts.shared = Some(shared);
+        self
+    }
+
+    /// Checks what can be checked without starting anything: at least one
+    /// upstream, and with several, each named once. [`connect`](Self::connect)
+    /// checks it too.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), for the upstreams' names.
+    pub fn check(&self) -> Result<(), ProxyError> {
+        check_names(&self.upstreams)
+    }
+
+    /// Starts every upstream, lists its tools, and applies the policies.
+    ///
+    /// # Errors
+    /// No upstream; several, one of them unnamed, or two with one name; an
+    /// upstream that cannot be started or does not list its tools in time;
+    /// a policy naming a tool that is not offered (see
+    /// [`ToolPolicies::from_json`] for the rest); an unusable configuration.
+    pub async fn connect(self) -> Result<McpProxy, ProxyError> {
+        check_names(&self.upstreams)?;
+        let prefixed = self.upstreams.len() > 1;
+        let mut upstreams: Vec<Connected> = Vec::with_capacity(self.upstreams.len());
+        let mut catalog = Catalog::default();
+        let mut capabilities = offered_capabilities(None);
+        for (index, upstream) in self.upstreams.into_iter().enumerate() {
+            let started = start(&upstream).await?;
+            let prefix = upstream.name().filter(|_| prefixed);
+            catalog.add(index, prefix, started.listed, &started.described)?;
+            if !prefixed {
+                capabilities = offered_capabilities(Some(&started.declared));
+            }
+            let transport = Arc::new(started.transport);
+            // One retry budget for the proxy: the first upstream's.
+            let budget = upstreams
+                .first()
+                .and_then(|first| first.executor.retry_budget().map(Arc::clone));
+            let executor = self.parts.build(Arc::clone(&transport) as _, budget)?;
+            upstreams.push(Connected {
+                upstream,
+                transport,
+                executor,
+            });
+        }
+        catalog.apply(self.policies)?;
+        Ok(McpProxy {
+            shared: Arc::new(Shared {
+                upstreams,
+                catalog,
+                journaled: self.parts.journal.is_some(),
+                calls: TaskTracker::new(),
+                capabilities,
+            }),
+        })
+    }
+}
+
+/// An upstream as it answered at startup.
+struct Started {
+    transport: McpTransport,
+    /// Its tools, every field kept.
+    listed: Vec<Value>,
+    /// Its tools, as recourse reads them.
+    described: Vec<McpTool>,
+    /// The capabilities it declared.
+    declared: Value,
+}
+
+/// Starts `upstream` and asks it what it offers.
+async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
+    let in_context =
+        |e: recourse_mcp::McpError| ProxyError::from(e.context(&format!("starting {upstream}")));
+    let transport = McpTransport::connect(upstream.target().clone(), STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    let listed = transport
+        .listed_tools(STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    let described = transport.tools().await.map_err(in_context)?;
+    let declared = transport
+        .capabilities(STARTUP_TIMEOUT)
+        .await
+        .map_err(in_context)?;
+    Ok(Started {
+        transport,
+        listed,
+        described,
+        declared,
+    })
+}
+
+/// What the proxy offers its client: tools, and — in front of one upstream
+/// that `declared` them — its resources and prompts, passed on as they are
+/// (without subscriptions or change notifications, which are not passed on).
+fn offered_capabilities(declared: Option<&Value>) -> Value {
+    let mut offered = Map::new();
+    offered.insert("tools".to_owned(), Value::Object(Map::new()));
+    for kind in ["resources", "prompts"] {
+        if declared
+            .and_then(|d| d.get(kind))
+            .is_some_and(Value::is_object)
+        {
+            offered.insert(kind.to_owned(), Value::Object(Map::new()));
+        }
+    }
+    Value::Object(offered)
+}
+
+/// What every upstream's executor is made of.
+struct ExecutorParts {
+    config: ExecutorConfig,
+    corrector: Option<Arc<CorrectionChain>>,
+    journal: Option<Arc<dyn Journal>>,
+    shared: Option<Arc<dyn SharedState>>,
+}
+
+impl ExecutorParts {
+    /// An upstream's executor, with breakers of its own and `budget`
+    /// (another upstream's) when given.
+    fn build(
+        &self,
+        transport: Arc<dyn recourse::Transport>,
+        budget: Option<Arc<RetryBudget>>,
+    ) -> Result<Executor, ProxyError> {
+        let mut executor = Executor::builder_arc(transport)
+            .with_config(self.config.clone())
+            .map_err(|e| ProxyError::config(e.to_string()))?;
+        if let Some(budget) = budget {
+            executor = executor.with_retry_budget(budget);
+        }
+        if let Some(chain) = &self.corrector {
+            executor = executor.with_corrector(Arc::clone(chain) as _);
+        }
+        if let Some(shared) = &self.shared {
+            executor = executor.with_shared_state(Arc::clone(shared));
+        }
+        if let Some(journal) = &self.journal {
+            executor = executor.with_journal(Arc::clone(journal));
+        }
+        Ok(executor.build())
+    }
+}
+
+/// At least one upstream; with several, each named, no name twice.
+fn check_names(upstreams: &[Upstream]) -> Result<(), ProxyError> {
+    if upstreams.is_empty() {
+        return Err(ProxyError::config(
+            "no upstream: give -- CMD ARGS, or --upstream NAME=CMD ARGS (repeatable)",
+        ));
+    }
+    if upstreams.len() == 1 {
+        return Ok(());
+    }
+    let mut seen = Vec::new();
+    for upstream in upstreams {
+        let Some(name) = upstream.name() else {
+            return Err(ProxyError::config(
+                "with several upstreams, each needs a name: --upstream NAME=CMD ARGS",
+            ));
+        };
+        if seen.contains(&name) {
+            return Err(ProxyError::config(format!(
+                "two upstreams are named {name:?}: each needs its own name"
+            )));
+        }
+        seen.push(name);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_upstream_has_breakers_of_its_own_and_one_budget_is_shared() {
+        let parts = ExecutorParts {
+            config: ExecutorConfig::default(),
+            corrector: None,
+            journal: None,
+            shared: None,
+        };
+        let tool = || -> Arc<dyn recourse::Transport> {
+            Arc::new(recourse::InProcessTransport::from_tool(|_| async {
+                recourse_protocol::ToolResponse::ok(serde_json::json!({}))
+            }))
+        };
+        let first = parts.build(tool(), None).unwrap();
+        let budget = first.retry_budget().map(Arc::clone);
+        let second = parts.build(tool(), budget).unwrap();
+        let (a, b) = (
+            first.retry_budget().unwrap(),
+            second.retry_budget().unwrap(),
+        );
+        assert!(Arc::ptr_eq(a, b));
+        let (a, b) = (
+            first.circuit_breakers().unwrap(),
+            second.circuit_breakers().unwrap(),
+        );
+        assert!(!Arc::ptr_eq(a, b));
+    }
+
+    #[test]
+    fn several_upstreams_need_distinct_names() {
+        let named = |n: &str| Upstream::parse(&format!("{n}=server")).unwrap();
+        let unnamed = Upstream::unnamed(recourse_mcp::McpTarget::command_line("s").unwrap());
+        assert!(check_names(&[]).is_err());
+        assert!(check_names(std::slice::from_ref(&unnamed)).is_ok());
+        assert!(check_names(&[named("a")]).is_ok());
+        assert!(check_names(&[named("a"), named("b")]).is_ok());
+        let twice = check_names(&[named("a"), named("a")]).unwrap_err();
+        assert!(twice.to_string().contains("\"a\""), "{twice}");
+        assert!(check_names(&[named("a"), unnamed]).is_err());
+    }
+}

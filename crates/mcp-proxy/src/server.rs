@@ -1,0 +1,206 @@
+//! The proxy as an MCP server (rmcp's server side): `tools/list` from the
+//! catalog, `tools/call` through the executor, and — with one upstream —
+//! resources and prompts passed through.
+
+use std::time::Duration;
+
+use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::call::{self, Fault};
+use crate::error::ProxyError;
+use crate::proxy::McpProxy;
+
+/// How a proxy's session with its client ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Served {
+    /// Calls that may write still running when the proxy stopped waiting for
+    /// them: each is in flight in the journal, to be settled once its lease
+    /// expires (`recourse journal reconcile`).
+    pub calls_left: usize,
+}
+
+impl McpProxy {
+    /// Serves the client that started this process, over stdin and stdout,
+    /// until it closes the session; then waits for the calls that may write
+    /// to end (each within its deadline; at most `grace`).
+    ///
+    /// Nothing else may write to stdout meanwhile.
+    ///
+    /// # Errors
+    /// The MCP handshake with the client failed.
+    pub async fn serve_stdio(self, grace: Duration) -> Result<Served, ProxyError> {
+        let calls = self.shared.calls.clone();
+        let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
+            ProxyError::unreachable("the MCP handshake on stdio failed").caused_by(e)
+        })?;
+        // However the session ended, the writes it started are seen through.
+        let _ended = running.waiting().await;
+        calls.close();
+        let finished = tokio::time::timeout(grace, calls.wait()).await.is_ok();
+        Ok(Served {
+            calls_left: if finished { 0 } else { calls.len() },
+        })
+    }
+
+    /// Passes `method` to the one upstream, when it offers it.
+    async fn forward<P: Serialize, R: DeserializeOwned>(
+        &self,
+        capability: &str,
+        method: &str,
+        params: P,
+    ) -> Result<R, ErrorData> {
+        let shared = &self.shared;
+        if shared.capabilities.get(capability).is_none() {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("{method} is not offered by this proxy"),
+                None,
+            ));
+        }
+        let params = serde_json::to_value(params)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let params = (!params.is_null()).then_some(params);
+        let timeout = shared.upstreams[0].executor.config().request_timeout;
+        let answer = shared.upstreams[0]
+            .transport
+            .forward(method, params, timeout)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        match answer {
+            Ok(result) => serde_json::from_value(result).map_err(|e| {
+                ErrorData::internal_error(format!("the upstream's {method} answer: {e}"), None)
+            }),
+            Err(refused) => Err(ErrorData::new(
+                ErrorCode(refused.code),
+                refused.message,
+                refused.data,
+            )),
+        }
+    }
+}
+
+impl rmcp::ServerHandler for McpProxy {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities: ServerCapabilities =
+            serde_json::from_value(self.shared.capabilities.clone())
+                .unwrap_or_else(|_| ServerCapabilities::builder().enable_tools().build());
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            "recourse-mcp-proxy",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools: Vec<&Value> = self
+            .shared
+            .catalog
+            .tools()
+            .iter()
+            .map(|t| &t.listed)
+            .collect();
+        serde_json::from_value(serde_json::json!({ "tools": tools }))
+            .map_err(|e| ErrorData::internal_error(format!("the tool list: {e}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp reads a request's `_meta` into the context, not the parameters.
+        let key = match context.meta.get(IDEMPOTENCY_META_KEY) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(key)) => Some(key.clone()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    format!("_meta[\"{IDEMPOTENCY_META_KEY}\"] must be a string"),
+                    None,
+                ));
+            }
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        let answer = call::run(&self.shared, &request.name, arguments, key, context.ct).await;
+        match answer {
+            Ok(result) => serde_json::from_value::<CallToolResult>(result)
+                .map(Into::into)
+                .map_err(|e| ErrorData::internal_error(format!("the tool result: {e}"), None)),
+            Err(Fault::UnknownTool(name)) => Err(ErrorData::invalid_params(
+                format!(
+                    "no tool named {name:?}; tools: {}",
+                    self.shared.catalog.names().join(", ")
+                ),
+                None,
+            )),
+            Err(Fault::BadKey(problem)) => Err(ErrorData::invalid_params(
+                format!("_meta[\"{IDEMPOTENCY_META_KEY}\"]: {problem}"),
+                None,
+            )),
+            Err(Fault::Cancelled) => Err(ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                "cancelled by the client; a call that may write runs to its end and is journaled",
+                None,
+            )),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.forward("resources", "resources/list", request).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.forward("resources", "resources/templates/list", request)
+            .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let result: ReadResourceResult =
+            self.forward("resources", "resources/read", request).await?;
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.forward("prompts", "prompts/list", request).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let result: GetPromptResult = self.forward("prompts", "prompts/get", request).await?;
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,204 @@
+"""The official MCP Python SDK (``ClientSession`` over ``stdio_client``) as a
+client of ``recourse mcp proxy``, started as a client config starts it, in
+front of ``recourse tools serve --mcp`` (the built binary: ``RECOURSE_BIN``,
+default ``target/debug/recourse``) and of a small server of the SDK's own
+(``servers/notes.py``: a tool, resources and a prompt)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[3]
+FAILURE = "io.modelcontextprotocol/toolFailure"
+CALL = "recourse/call"
+EXPORT = {"source_id": "sales-2024", "format": "pdf"}
+# The export commits, then its connection drops before the answer.
+CRASH_AFTER_COMMIT = ("--fault", "exports:crash_after_commit:1.0")
+# Reads the export back by its inputs: there is one once the write took effect.
+VERIFY = {
+    "tools": {
+        "exports_create": {
+            "verify": {
+                "tool": "exports_lookup",
+                "args": {"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"},
+                "expect": ["/latest exists"],
+            }
+        }
+    }
+}
+
+
+def recourse_bin() -> str:
+    path = Path(os.environ.get("RECOURSE_BIN", ROOT / "target" / "debug" / "recourse"))
+    if not path.is_file():
+        pytest.fail(f"no recourse binary at {path}: build it (cargo build -p recourse-cli) or set RECOURSE_BIN")
+    return str(path)
+
+
+def proxy(tmp_path: Path, *flags: str, tools: tuple[str, ...] = ()) -> StdioServerParameters:
+    """The proxy, with a journal in ``tmp_path``, in front of the reference
+    tools (``recourse tools serve --mcp TOOLS``)."""
+    binary = recourse_bin()
+    upstream = [binary, "tools", "serve", "--mcp", "--port", "0", "--no-declared-lookups", *tools]
+    args = ["mcp", "proxy", "--journal", str(tmp_path / "proxy.db"), *flags, "--", *upstream]
+    return StdioServerParameters(command=binary, args=args)
+
+
+def meta(result: Any) -> dict[str, Any]:
+    return result.model_dump(by_alias=True)["_meta"] or {}
+
+
+async def exports(session: ClientSession) -> int:
+    read = await session.call_tool("exports_lookup", EXPORT)
+    assert not read.is_error, read
+    return read.structured_content["count"]
+
+
+def journal(tmp_path: Path) -> list[dict[str, Any]]:
+    out = subprocess.run(
+        [recourse_bin(), "journal", "--journal", str(tmp_path / "proxy.db"), "list", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)
+
+
+def run(session_test) -> None:
+    async def main() -> None:
+        await session_test()
+
+    anyio.run(main)
+
+
+def test_a_dropped_write_is_an_unknown_outcome_never_repeated(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        params = proxy(tmp_path, tools=CRASH_AFTER_COMMIT)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert "exports_create" in names and "exports_lookup" in names
+
+            result = await session.call_tool("exports_create", EXPORT)
+            assert result.is_error
+            failure = meta(result)[FAILURE]
+            assert failure["code"] == "outcome_unknown"
+            assert failure["class"] == "reliability"
+            assert failure["retryable"] is False
+            assert failure["correlationId"] == meta(result)[CALL]["call_id"]
+            assert meta(result)[CALL]["step"] == "do_not_repeat"
+            # One text block: the record's message for the model.
+            assert len(result.content) == 1
+            assert result.content[0].text == failure["agentGuidance"]
+            assert await exports(session) == 1, "one export committed, none resent"
+
+    run(session_test)
+    [entry] = journal(tmp_path)
+    assert entry["state"] == "unknown"
+
+
+def test_a_dropped_write_read_back_ends_in_success(tmp_path: Path) -> None:
+    policy = tmp_path / "tools.json"
+    policy.write_text(json.dumps(VERIFY))
+
+    async def session_test() -> None:
+        params = proxy(tmp_path, "--tools", str(policy), tools=CRASH_AFTER_COMMIT)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("exports_create", EXPORT)
+            assert not result.is_error, result
+            assert meta(result)[CALL]["outcome"] == "succeeded"
+            assert meta(result)[CALL]["verification"] == "verified"
+            assert FAILURE not in meta(result)
+            assert await exports(session) == 1
+
+    run(session_test)
+    [entry] = journal(tmp_path)
+    assert entry["state"] == "succeeded"
+
+
+def test_a_success_is_the_tools_own_result(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        async with stdio_client(proxy(tmp_path)) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("exports_create", EXPORT)
+            assert not result.is_error, result
+            assert result.structured_content["source_id"] == "sales-2024"
+            assert json.loads(result.content[0].text) == result.structured_content
+            assert meta(result)[CALL]["attempts"] == 1
+
+    run(session_test)
+
+
+def test_a_cancelled_write_runs_to_its_end(tmp_path: Path) -> None:
+    """The client stops waiting (the SDK sends notifications/cancelled); the
+    write goes on, and its journal entry ends, not left in flight."""
+
+    async def session_test() -> None:
+        params = proxy(tmp_path, tools=("--fault", "exports:slow:1.0", "--slow-ms", "1500"))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with anyio.move_on_after(0.5) as waited:
+                await session.call_tool("exports_create", EXPORT)
+            assert waited.cancelled_caught, "the call outlasted the client's patience"
+            deadline = time.monotonic() + 20
+            while not [e for e in journal(tmp_path) if e["state"] == "succeeded"]:
+                assert time.monotonic() < deadline, journal(tmp_path)
+                await anyio.sleep(0.1)
+            assert await exports(session) == 1
+
+    run(session_test)
+
+
+NOTES = Path(__file__).resolve().parent / "servers" / "notes.py"
+
+
+def test_one_upstreams_resources_and_prompts_pass_through(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        notes = [sys.executable, str(NOTES)]
+        params = StdioServerParameters(command=recourse_bin(), args=["mcp", "proxy", "--journal", "none", "--", *notes])
+        direct = StdioServerParameters(command=notes[0], args=notes[1:])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as proxied:
+            offered = await proxied.initialize()
+            assert offered.capabilities.resources is not None and offered.capabilities.prompts is not None
+            async with stdio_client(direct) as (read2, write2), ClientSession(read2, write2) as own:
+                await own.initialize()
+                assert (await proxied.list_resources()).resources == (await own.list_resources()).resources
+                templates = (await proxied.list_resource_templates()).resource_templates
+                assert templates == (await own.list_resource_templates()).resource_templates
+                for uri in ["note://welcome", "note://cats"]:
+                    assert (await proxied.read_resource(uri)).contents == (await own.read_resource(uri)).contents
+                assert (await proxied.list_prompts()).prompts == (await own.list_prompts()).prompts
+                prompt = await proxied.get_prompt("summarize", {"topic": "cats"})
+                assert prompt.messages == (await own.get_prompt("summarize", {"topic": "cats"})).messages
+
+    run(session_test)
+
+
+def test_with_several_upstreams_only_tools_are_offered(tmp_path: Path) -> None:
+    async def session_test() -> None:
+        notes = f"notes='{sys.executable}' '{NOTES}'"
+        tools = f"tools='{recourse_bin()}' tools serve --mcp --port 0"
+        args = ["mcp", "proxy", "--journal", "none", "--upstream", notes, "--upstream", tools]
+        params = StdioServerParameters(command=recourse_bin(), args=args)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            offered = await session.initialize()
+            assert offered.capabilities.resources is None and offered.capabilities.prompts is None
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert "notes__add_note" in names and "tools__exports_create" in names
+            kept = await session.call_tool("notes__add_note", {"text": "hi"})
+            assert not kept.is_error and kept.content[0].text == "kept: hi"
+            with pytest.raises(MCPError):
+                await session.list_resources()
+
+    run(session_test)
