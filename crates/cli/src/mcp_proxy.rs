@@ -109,6 +109,8 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         builder = builder.with_journal(journal);
     }
     let proxy = builder.connect().await?;
+    // Calls a killed proxy left in flight are settled once their lease runs out.
+    proxy.sweep(|line| eprintln!("recourse mcp proxy: {line}"));
     eprintln!(
         "recourse mcp proxy: offering {} tool(s) from {} upstream(s), {journal_words}",
         proxy.tool_names().len(),

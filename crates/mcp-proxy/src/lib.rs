@@ -51,6 +51,9 @@
 //!   the record's message for the model and the structured failure
 //!   (`_meta["io.modelcontextprotocol/toolFailure"]`). Only a request the
 //!   proxy cannot route (a tool no upstream offers) is a JSON-RPC error.
+//! - **Orphans settled**: with a journal, [`McpProxy::sweep`] settles the
+//!   calls a killed proxy left in flight once their lease runs out, by
+//!   their read (a tool of the upstreams) or lookup, never by a resend.
 //! - With one upstream, `resources/*` and `prompts/*` are passed through.
 
 mod answer;
@@ -61,6 +64,7 @@ mod error;
 mod policy;
 mod proxy;
 mod server;
+mod sweep;
 mod upstream;
 
 pub use answer::CALL_META_KEY;
