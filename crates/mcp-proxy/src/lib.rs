@@ -54,6 +54,9 @@
 //! - **Orphans settled**: with a journal, [`McpProxy::sweep`] settles the
 //!   calls a killed proxy left in flight once their lease runs out, by
 //!   their read (a tool of the upstreams) or lookup, never by a resend.
+//! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
+//!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
+//!   clients that take a URL).
 //! - With one upstream, `resources/*` and `prompts/*` are passed through.
 
 mod answer;
@@ -61,6 +64,7 @@ mod call;
 mod capture;
 mod catalog;
 mod error;
+mod http;
 mod policy;
 mod proxy;
 mod server;
@@ -69,6 +73,7 @@ mod upstream;
 
 pub use answer::CALL_META_KEY;
 pub use error::{ProxyError, ProxyErrorKind};
+pub use http::MCP_PATH;
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use server::Served;
