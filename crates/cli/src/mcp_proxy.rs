@@ -134,7 +134,8 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     if calls_left > 0 {
         eprintln!(
             "recourse mcp proxy: stopped with {} call(s) still running, left in flight in the \
-             journal (recourse journal reconcile settles them once their lease expires)",
+             journal (the next proxy on this journal, or recourse journal reconcile, settles them \
+             once their lease expires)",
             calls_left
         );
     }

@@ -88,3 +88,30 @@ impl Transport for Reads {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use recourse_mcp::McpTarget;
+
+    use super::*;
+
+    #[test]
+    fn a_read_goes_to_the_one_upstream_offering_the_tool() {
+        // Sessions start when first asked something: these never are.
+        let upstream =
+            |cmd: &str| Arc::new(McpTransport::new(McpTarget::command_line(cmd).unwrap()));
+        let (a, b) = (upstream("a"), upstream("b"));
+        let reads = Reads {
+            upstreams: vec![
+                ("exports_lookup".to_owned(), Arc::clone(&a)),
+                ("read_file".to_owned(), Arc::clone(&a)),
+                ("read_file".to_owned(), Arc::clone(&b)),
+            ],
+        };
+        assert!(Arc::ptr_eq(reads.route("exports_lookup").unwrap(), &a));
+        let twice = reads.route("read_file").unwrap_err();
+        assert!(twice.contains("several upstreams"), "{twice}");
+        let none = reads.route("exports_lookp").unwrap_err();
+        assert!(none.contains("no upstream"), "{none}");
+    }
+}
