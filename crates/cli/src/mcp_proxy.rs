@@ -1,5 +1,8 @@
-//! `recourse mcp proxy`: an MCP server on stdio in front of MCP servers,
-//! every `tools/call` run through the executor (`recourse-mcp-proxy`).
+//! `recourse mcp proxy`: an MCP server on stdio (or, with `--http`, over
+//! Streamable HTTP) in front of MCP servers, every `tools/call` run through
+//! the executor (`recourse-mcp-proxy`).
+
+mod http;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,14 +20,17 @@ use crate::settings::Settings;
 /// `recourse mcp …`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum McpCommand {
-    /// Serve MCP on stdio in front of MCP servers: every tools/call runs through recourse
-    /// (resend what is safe, settle a write whose outcome is unknown, stop honestly).
+    /// Serve MCP on stdio (or over Streamable HTTP) in front of MCP servers: every tools/call
+    /// runs through recourse (resend what is safe, settle a write whose outcome is unknown,
+    /// stop honestly).
     #[command(
         after_help = "Example: recourse mcp proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
 Example: recourse mcp proxy --tools tools.json --upstream 'time=uvx mcp-server-time' \\
       --upstream 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/data'
+Example: recourse mcp proxy --http --port 8790 -- uvx mcp-server-time
 
-stdout carries MCP only; diagnostics go to stderr. The policy file and client setup: docs/mcp-proxy.md."
+On stdio, stdout carries MCP only; diagnostics go to stderr. With --http, the first stdout line is
+'recourse mcp proxy listening on http://ADDR:PORT/mcp'. The policy file and client setup: docs/mcp-proxy.md."
     )]
     Proxy(Box<ProxyArgs>),
 }
@@ -52,6 +58,8 @@ pub(crate) struct ProxyArgs {
     tools: Option<PathBuf>,
     #[command(flatten)]
     executor: ExecutorArgs,
+    #[command(flatten)]
+    http: http::HttpArgs,
     /// Where calls that may write are journaled: a SQLite path, a postgres:// URL, or `none`
     /// (then a client's idempotency key is refused) [env: RECOURSE_JOURNAL]
     /// [default: $XDG_STATE_HOME/recourse/mcp-proxy.db].
@@ -75,6 +83,8 @@ pub(crate) async fn run(command: &McpCommand, settings: &Settings) -> Result<i32
 }
 
 async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
+    // With --http: who may call, checked before anything starts.
+    let exposure = args.http.exposure(settings)?;
     let mut config = settings.executor.clone();
     args.executor.apply(&mut config);
     let chain = Arc::new(settings.chain(&config)?);
@@ -109,18 +119,24 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         builder = builder.with_journal(journal);
     }
     let proxy = builder.connect().await?;
+    // Calls a killed proxy left in flight are settled once their lease runs out.
+    proxy.sweep(|line| eprintln!("recourse mcp proxy: {line}"));
     eprintln!(
         "recourse mcp proxy: offering {} tool(s) from {} upstream(s), {journal_words}",
         proxy.tool_names().len(),
         proxy.upstreams().count()
     );
     let grace = config.deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5);
-    let served = proxy.serve_stdio(grace).await?;
-    if served.calls_left > 0 {
+    let calls_left = match exposure {
+        Some(exposure) => http::serve(proxy, &args.http, exposure, settings, grace).await?,
+        None => proxy.serve_stdio(grace).await?.calls_left,
+    };
+    if calls_left > 0 {
         eprintln!(
             "recourse mcp proxy: stopped with {} call(s) still running, left in flight in the \
-             journal (recourse journal reconcile settles them once their lease expires)",
-            served.calls_left
+             journal (the next proxy on this journal, or recourse journal reconcile, settles them \
+             once their lease expires)",
+            calls_left
         );
     }
     Ok(0)

@@ -29,7 +29,10 @@ const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 /// callers configured, everyone is [`Caller::default_caller`] — but for a
 /// request naming a host other than a loopback one when
 /// `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every path).
-pub(crate) fn layer(
+///
+/// The gateway's router has it; another server that takes the gateway's
+/// token rule (`recourse mcp proxy --http`) layers it on its own routes.
+pub fn authorize(
     callers: Option<Arc<Callers>>,
     loopback_hosts_only: bool,
 ) -> ValidateRequestHeaderLayer<Authorize> {
@@ -40,9 +43,9 @@ pub(crate) fn layer(
     })
 }
 
-/// See [`layer`].
+/// The check [`authorize`] layers on a router.
 #[derive(Debug, Clone)]
-pub(crate) struct Authorize {
+pub struct Authorize {
     callers: Option<Arc<Callers>>,
     /// Who a request is on a gateway without tokens.
     anyone: Arc<Caller>,

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use recourse::Executor;
 use recourse::call::KeyScope;
-use recourse::journal::{
-    CallState, Journal, ListQuery, MAX_LIST, SettleOptions, prune_older_than, settle_with,
-};
+use recourse::journal::{Journal, SettleOptions, prune_older_than, sweep};
 use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
 
@@ -103,14 +101,7 @@ impl Gateway {
         let Some(journal) = self.journal.clone() else {
             return;
         };
-        let options = self.settle.clone();
-        let interval = sweep_interval(self.executor.config().lease);
-        tokio::spawn(async move {
-            loop {
-                settle_expired(journal.as_ref(), &options, &report).await;
-                tokio::time::sleep(interval).await;
-            }
-        });
+        tokio::spawn(sweep(journal, self.settle.clone(), report));
     }
 
     /// Removes, in the background, finished calls last changed more than
@@ -146,43 +137,6 @@ impl Gateway {
         match tokio::time::timeout(grace, self.calls.wait()).await {
             Ok(()) => 0,
             Err(_) => self.calls.len(),
-        }
-    }
-}
-
-/// How often the sweeper looks for calls whose lease ran out: half a
-/// lease, at least a second.
-pub(crate) fn sweep_interval(lease: Duration) -> Duration {
-    (lease / 2).max(Duration::from_secs(1))
-}
-
-/// One sweep: settles every in-flight call whose lease has run out.
-async fn settle_expired(journal: &dyn Journal, options: &SettleOptions, report: &impl Fn(String)) {
-    let query = ListQuery {
-        state: Some(CallState::InFlight),
-        limit: Some(MAX_LIST),
-        ..ListQuery::default()
-    };
-    let entries = match journal.list(&query).await {
-        Ok(entries) => entries,
-        Err(e) => {
-            report(format!(
-                "recourse: could not read the journal to settle abandoned calls: {e}"
-            ));
-            return;
-        }
-    };
-    for entry in entries.iter().filter(|e| !e.is_leased()) {
-        match settle_with(journal, entry, options).await {
-            Ok(s) if !s.held => report(format!(
-                "settled call {} left in flight when its lease ran out: {} ({})",
-                s.call_id, s.state, s.note
-            )),
-            Ok(_) => {}
-            Err(e) => report(format!(
-                "recourse: could not settle call {}: {e}",
-                entry.call_id
-            )),
         }
     }
 }

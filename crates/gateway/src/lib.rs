@@ -61,6 +61,7 @@ mod resolve;
 mod routes;
 mod serve;
 
+pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};
 pub use entry::CallEntry;

@@ -61,7 +61,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
-        .into_router_with(auth::layer(
+        .into_router_with(auth::authorize(
             gateway.callers.clone(),
             gateway.loopback_hosts_only,
         ))

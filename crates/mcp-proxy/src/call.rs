@@ -59,7 +59,7 @@ pub(crate) async fn run(
         Err(e) => return Ok(invalid(&call_id, e.problem())),
     };
     let keyed = call.idempotency_key().is_some();
-    if keyed && !shared.journaled {
+    if keyed && shared.journal.is_none() {
         return Ok(journal_required(&call_id));
     }
     let upstream = &shared.upstreams[offered.upstream];

@@ -51,6 +51,12 @@
 //!   the record's message for the model and the structured failure
 //!   (`_meta["io.modelcontextprotocol/toolFailure"]`). Only a request the
 //!   proxy cannot route (a tool no upstream offers) is a JSON-RPC error.
+//! - **Orphans settled**: with a journal, [`McpProxy::sweep`] settles the
+//!   calls a killed proxy left in flight once their lease runs out, by
+//!   their read (a tool of the upstreams) or lookup, never by a resend.
+//! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
+//!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
+//!   clients that take a URL).
 //! - With one upstream, `resources/*` and `prompts/*` are passed through.
 
 mod answer;
@@ -58,13 +64,16 @@ mod call;
 mod capture;
 mod catalog;
 mod error;
+mod http;
 mod policy;
 mod proxy;
 mod server;
+mod sweep;
 mod upstream;
 
 pub use answer::CALL_META_KEY;
 pub use error::{ProxyError, ProxyErrorKind};
+pub use http::MCP_PATH;
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use server::Served;

@@ -42,8 +42,8 @@ pub struct McpProxy {
 pub(crate) struct Shared {
     pub(crate) upstreams: Vec<Connected>,
     pub(crate) catalog: Catalog,
-    /// Whether the executor journals (keyed calls need it).
-    pub(crate) journaled: bool,
+    /// Where calls that may write are journaled (keyed calls need it).
+    pub(crate) journal: Option<Arc<dyn Journal>>,
     /// Calls that may write, run to their end whoever waits for them.
     pub(crate) calls: TaskTracker,
     /// The capabilities offered to the client.
@@ -70,7 +70,7 @@ impl std::fmt::Debug for McpProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpProxy")
             .field("tools", &self.shared.catalog.names())
-            .field("journaled", &self.shared.journaled)
+            .field("journaled", &self.shared.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -188,7 +188,7 @@ impl McpProxyBuilder {
             shared: Arc::new(Shared {
                 upstreams,
                 catalog,
-                journaled: self.parts.journal.is_some(),
+                journal: self.parts.journal.clone(),
                 calls: TaskTracker::new(),
                 capabilities,
             }),

@@ -42,16 +42,14 @@ impl McpProxy {
     /// # Errors
     /// The MCP handshake with the client failed.
     pub async fn serve_stdio(self, grace: Duration) -> Result<Served, ProxyError> {
-        let calls = self.shared.calls.clone();
+        let proxy = self.clone();
         let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
             ProxyError::unreachable("the MCP handshake on stdio failed").caused_by(e)
         })?;
         // However the session ended, the writes it started are seen through.
         let _ended = running.waiting().await;
-        calls.close();
-        let finished = tokio::time::timeout(grace, calls.wait()).await.is_ok();
         Ok(Served {
-            calls_left: if finished { 0 } else { calls.len() },
+            calls_left: proxy.finish_calls(grace).await,
         })
     }
 

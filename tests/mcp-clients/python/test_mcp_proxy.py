@@ -1,6 +1,6 @@
-"""The official MCP Python SDK (``ClientSession`` over ``stdio_client``) as a
-client of ``recourse mcp proxy``, started as a client config starts it, in
-front of ``recourse tools serve --mcp`` (the built binary: ``RECOURSE_BIN``,
+"""The official MCP Python SDK (``ClientSession`` over ``stdio_client``, and
+over ``streamable_http_client`` for ``--http``) as a client of ``recourse mcp
+proxy``, started as a client config starts it, in front of ``recourse tools serve --mcp`` (the built binary: ``RECOURSE_BIN``,
 default ``target/debug/recourse``) and of a small server of the SDK's own
 (``servers/notes.py``: a tool, resources and a prompt)."""
 
@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[3]
 FAILURE = "io.modelcontextprotocol/toolFailure"
@@ -202,3 +204,43 @@ def test_with_several_upstreams_only_tools_are_offered(tmp_path: Path) -> None:
                 await session.list_resources()
 
     run(session_test)
+
+
+def test_over_streamable_http_behind_the_token(tmp_path: Path) -> None:
+    """``--http``: the first stdout line names the endpoint; a client with the
+    bearer token lists and calls tools; SIGTERM stops the proxy cleanly."""
+    binary = recourse_bin()
+    token = "py-proxy-token-51c2"
+    upstream = [binary, "tools", "serve", "--mcp", "--port", "0"]
+    args = ["mcp", "proxy", "--http", "--port", "0", "--journal", str(tmp_path / "proxy.db"), "--", *upstream]
+    env = {**os.environ, "RECOURSE_GATEWAY_TOKEN": token}
+    proxy_process = subprocess.Popen([binary, *args], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = proxy_process.stdout.readline().rstrip("\n")
+        prefix = "recourse mcp proxy listening on "
+        assert first.startswith(prefix + "http://127.0.0.1:") and first.endswith("/mcp"), first
+        url = first[len(prefix) :]
+
+        async def session_test() -> None:
+            refused = await httpx2.AsyncClient().post(url, json={})
+            assert refused.status_code == 401, refused.text
+            client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with (
+                client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                names = [t.name for t in (await session.list_tools()).tools]
+                assert "exports_create" in names
+                result = await session.call_tool("exports_create", EXPORT)
+                assert not result.is_error, result
+                assert meta(result)[CALL]["outcome"] == "succeeded"
+                assert await exports(session) == 1
+
+        run(session_test)
+        [entry] = journal(tmp_path)
+        assert entry["state"] == "succeeded"
+    finally:
+        proxy_process.terminate()
+        assert proxy_process.wait(timeout=30) == 0

@@ -26,6 +26,8 @@ mod gateway_writes;
 mod journal_crash;
 mod mcp;
 mod mcp_proxy;
+mod mcp_proxy_http;
+mod mcp_proxy_orphans;
 mod openapi;
 mod probe;
 mod readme;

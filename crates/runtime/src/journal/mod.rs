@@ -14,11 +14,13 @@
 //! from `recourse-journal`: [`SqliteJournal`] (embedded, the default) and
 //! [`PostgresJournal`] (for replicas sharing one record), behind the
 //! `sqlite` and `postgres` features. Settling an open call — which needs the
-//! transports to look it up or read it back — is here ([`settle_with`]).
+//! transports to look it up or read it back — is here ([`settle_with`]), and so is the sweeper
+//! that settles, while a server runs, the calls whose lease ran out ([`sweep`]).
 
 mod by_hand;
 mod prune;
 mod settle;
+mod sweep;
 
 pub use by_hand::{HandSettleError, HandSettlement, MAX_NOTE, settle_by_hand, settleable};
 pub use prune::prune_older_than;
@@ -33,6 +35,7 @@ pub use recourse_journal::PostgresJournal;
 pub use recourse_journal::SqliteJournal;
 pub use recourse_journal::open as open_journal;
 pub use settle::{SettleOptions, Settlement, settle, settle_with};
+pub use sweep::{settle_expired, sweep, sweep_interval};
 
 /// An id for this process, as the owner of the calls it runs (stable for the
 /// process's life, distinct across restarts).

@@ -121,6 +121,11 @@ impl SettleOptions {
         self
     }
 
+    /// The lease a call is taken over with.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
     /// Sends `name: value` with every verification read and lookup (the
     /// credentials they need; the journal never keeps them).
     ///

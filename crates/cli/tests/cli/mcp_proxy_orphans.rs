@@ -1,0 +1,204 @@
+//! `recourse mcp proxy` killed with SIGKILL during a journaled write, then
+//! started again on the same journal: the call is listed in flight, and once
+//! its lease has run out the proxy's sweeper settles it by reading the
+//! export back — never by resending it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use recourse_mcp::{McpTarget, McpTransport};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_recourse");
+const WAIT: Duration = Duration::from_secs(60);
+/// How long the upstream's export write takes (the `slow` fault).
+const SLOW_MS: &str = "1000";
+/// The proxy's lease: short, so that an orphan is the sweeper's soon, and
+/// longer than the write, as a lease must be: a write read back before it
+/// commits reads as not committed.
+const LEASE_MS: &str = "2500";
+/// Reads the export back by its inputs: there is one once the write took effect.
+const VERIFY: &str = r#"{"tools": {"exports_create": {"verify": {"tool": "exports_lookup",
+  "args": {"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"},
+  "expect": ["/latest exists"]}}}}"#;
+
+fn export() -> Value {
+    json!({"source_id": "sales-2024", "format": "pdf"})
+}
+
+/// `recourse tools serve --mcp-http` with a slow export write: its state
+/// outlives the proxies in front of it.
+struct Tools {
+    child: Child,
+    mcp_url: String,
+}
+
+impl Tools {
+    fn start() -> Self {
+        let mut child = Command::new(BIN)
+            .args(["tools", "serve", "--port", "0", "--mcp-http"])
+            .args(["--fault", "exports:slow", "--slow-ms", SLOW_MS])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let _base = lines.next().unwrap().unwrap();
+        let mcp_url = lines.next().unwrap().unwrap();
+        Self { child, mcp_url }
+    }
+}
+
+impl Drop for Tools {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The proxy's arguments: the journal, the lease, the policy, the upstream.
+fn proxy_args(dir: &Path, tools: &Tools) -> Vec<String> {
+    let policy = dir.join("tools.json");
+    std::fs::write(&policy, VERIFY).unwrap();
+    let upstream = format!("tools={}", tools.mcp_url);
+    [
+        "mcp",
+        "proxy",
+        "--journal",
+        &dir.join("proxy.db").display().to_string(),
+        "--lease-ms",
+        LEASE_MS,
+        "--tools",
+        &policy.display().to_string(),
+        "--upstream",
+        &upstream,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// A proxy spoken to line by line over its stdio, so that it can be killed.
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Session {
+    fn start(args: &[String]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut session = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        session.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "orphan-test", "version": "0"},
+            }}),
+        );
+        let answer = session.answer();
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn answer(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+}
+
+/// `recourse journal --journal PATH list --json`.
+fn listed(dir: &Path) -> Vec<Value> {
+    let journal = dir.join("proxy.db").display().to_string();
+    let out = Command::new(BIN)
+        .args(["journal", "--journal", &journal, "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+/// The journal's calls once `settled` holds for them, within `within`.
+fn listed_once(dir: &Path, within: Duration, settled: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let calls = listed(dir);
+        if settled(&calls) || started.elapsed() > within {
+            return calls;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_proxy_killed_mid_write_settles_its_call_after_a_restart_without_resending() {
+    let tools = Tools::start();
+    let dir = tempfile::tempdir().unwrap();
+    let args = proxy_args(dir.path(), &tools);
+
+    // The write is sent and journaled; the proxy is killed before it ends.
+    let mut killed = Session::start(&args);
+    killed.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "exports_create", "arguments": export()}}));
+    let calls = listed_once(dir.path(), WAIT, |calls| {
+        calls
+            .first()
+            .is_some_and(|c| c["attempts"].as_u64() >= Some(1))
+    });
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    killed.child.kill().unwrap(); // SIGKILL
+    killed.child.wait().unwrap();
+
+    let call_id = calls[0]["call_id"].as_str().unwrap().to_owned();
+    let calls = listed(dir.path());
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["call_id"], call_id.as_str());
+    assert_eq!(calls[0]["state"], "in_flight", "{calls:?}");
+
+    // Started again on the same journal, the proxy settles the orphan once
+    // its lease has run out: the export is read back.
+    let restarted = McpTransport::new(McpTarget::Command {
+        program: BIN.to_owned(),
+        args: args.clone(),
+        pass_env: Vec::new(),
+    });
+    restarted.listed_tools(WAIT).await.unwrap();
+    let calls = listed_once(dir.path(), WAIT, |calls| {
+        calls.first().is_some_and(|c| c["state"] != "in_flight")
+    });
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["call_id"], call_id.as_str());
+    assert_eq!(calls[0]["state"], "succeeded", "{calls:?}");
+
+    // Never resent: the tool committed one export.
+    let read = restarted
+        .forward(
+            "tools/call",
+            Some(json!({"name": "exports_lookup", "arguments": export()})),
+            WAIT,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read["structuredContent"]["count"], 1, "{read}");
+}

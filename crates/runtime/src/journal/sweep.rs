@@ -1,0 +1,99 @@
+//! The lease sweeper: settling, while a server runs, the calls another
+//! process left in flight.
+//!
+//! # Why sweep
+//!
+//! A process that dies mid-call leaves its call `in_flight` with a lease.
+//! Until someone settles it, the call's key answers `CALL_IN_PROGRESS` and
+//! nobody knows whether it wrote. A server that keeps a journal — the
+//! gateway, the MCP proxy — therefore looks, at once and then every half
+//! lease (at least every second), for in-flight calls whose lease ran out,
+//! and settles each through [`settle_with`]: its recorded read or lookup,
+//! else unknown; never a resend. Every replica sweeps; the lease, taken
+//! before the lookup, decides which one settles a call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
+
+/// How often [`sweep`] looks for calls whose lease ran out: half a lease,
+/// at least a second.
+pub fn sweep_interval(lease: Duration) -> Duration {
+    (lease / 2).max(Duration::from_secs(1))
+}
+
+/// Settles, for as long as it runs, every in-flight call whose lease has run
+/// out, as [`settle_expired`] does: at once, then every
+/// [`sweep_interval`] of the options' lease. It never returns; spawn it.
+/// What it settled, and what it could not, is reported to `report`, one
+/// line each.
+pub async fn sweep(
+    journal: Arc<dyn Journal>,
+    options: SettleOptions,
+    report: impl Fn(String) + Send + Sync + 'static,
+) {
+    let interval = sweep_interval(options.lease());
+    loop {
+        settle_expired(journal.as_ref(), &options, &report).await;
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// One sweep: settles every in-flight call whose lease has run out (at most
+/// [`MAX_LIST`] of them), through [`settle_with`]; how many it settled.
+pub async fn settle_expired(
+    journal: &dyn Journal,
+    options: &SettleOptions,
+    report: &impl Fn(String),
+) -> usize {
+    let query = ListQuery {
+        state: Some(CallState::InFlight),
+        limit: Some(MAX_LIST),
+        ..ListQuery::default()
+    };
+    let entries = match journal.list(&query).await {
+        Ok(entries) => entries,
+        Err(e) => {
+            report(format!(
+                "recourse: could not read the journal to settle abandoned calls: {e}"
+            ));
+            return 0;
+        }
+    };
+    let mut settled = 0;
+    for entry in entries.iter().filter(|e| !e.is_leased()) {
+        match settle_with(journal, entry, options).await {
+            Ok(s) if !s.held => {
+                settled += 1;
+                report(format!(
+                    "settled call {} left in flight when its lease ran out: {} ({})",
+                    s.call_id, s.state, s.note
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => report(format!(
+                "recourse: could not settle call {}: {e}",
+                entry.call_id
+            )),
+        }
+    }
+    settled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweeper_looks_every_half_lease_at_least_every_second() {
+        assert_eq!(
+            sweep_interval(Duration::from_secs(30)),
+            Duration::from_secs(15)
+        );
+        assert_eq!(
+            sweep_interval(Duration::from_millis(500)),
+            Duration::from_secs(1)
+        );
+    }
+}
