@@ -53,6 +53,23 @@ impl std::fmt::Debug for Headers {
     }
 }
 
+/// The HTTP client every lookup shares (10 s per lookup, no redirects):
+/// built once per process. A reconciler is made per call that has a lookup
+/// (a manifest's, a request's), and building a client — its TLS roots
+/// loaded — cost more than the rest of a call.
+fn lookup_client() -> Result<reqwest::Client, ConfigError> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| ConfigError::new("reconcile client", e.to_string()))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
 impl HttpReconciler {
     /// A reconciler for `template`.
     ///
@@ -63,11 +80,7 @@ impl HttpReconciler {
         let template = template.into();
         let parsed = recourse_core::allow::validate_template(&template)
             .map_err(|e| ConfigError::new("reconcile template", e.to_string()))?;
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| ConfigError::new("reconcile client", e.to_string()))?;
+        let client = lookup_client()?;
         Ok(Self {
             template,
             parsed,
