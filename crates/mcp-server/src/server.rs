@@ -271,11 +271,23 @@ fn retry_not_before(retry_after: &Value, now: SystemTime) -> Option<SystemTime> 
 }
 
 fn result(value: Value) -> CallToolResult {
-    serde_json::from_value(value).unwrap_or_else(|e| {
+    serde_json::from_value(complete(value)).unwrap_or_else(|e| {
         CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
             "the result could not be encoded: {e}"
         ))])
     })
+}
+
+/// `result` marked `resultType: "complete"`: protocol 2026-07-28 requires
+/// the field on every result (clients of that version reject one without
+/// it), and rmcp takes it out again for a client of an older version.
+fn complete(mut result: Value) -> Value {
+    if let Value::Object(fields) = &mut result {
+        fields
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+    }
+    result
 }
 
 impl rmcp::ServerHandler for McpToolServer {
@@ -290,7 +302,7 @@ impl rmcp::ServerHandler for McpToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        serde_json::from_value(self.tools_json())
+        serde_json::from_value(complete(self.tools_json()))
             .map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))
     }
 
