@@ -9,10 +9,13 @@
 //! with the envelope in `structuredContent`, so an MCP client keeps the
 //! category, code and retry permission. A `Retry-After` the tool sent is
 //! kept as `details.retry_after`, since MCP has no headers. Beside the
-//! envelope, a failure carries the proposed MCP failure metadata
-//! (`_meta["io.modelcontextprotocol/toolFailure"]`: `class`, `code`,
-//! `retryable` when the tool stated it, `retryNotBefore` when it asked for a
-//! wait), for MCP clients that read that and not our envelope.
+//! envelope, a failure carries the proposed MCP failure metadata in the
+//! form SEP #3313 gives it (`_meta["io.modelcontextprotocol/toolFailure"]`:
+//! `class` — `capability`, `reliability` or `governance`, from the category
+//! as [`FailureClass::of`](recourse_protocol::mcp::FailureClass::of) maps
+//! it — `code`, `retryable` when the tool stated it, `retryNotBefore` in Unix
+//! epoch milliseconds when it asked for a wait), for MCP clients that read
+//! that and not our envelope.
 
 use std::sync::Arc;
 use std::time::SystemTime;
