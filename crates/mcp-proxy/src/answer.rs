@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use recourse::correction::Schema;
 use recourse::record::OutcomeKind;
 use recourse::{Action, CallReport, StopKind, StopReason};
-use recourse_protocol::mcp::TOOL_FAILURE_META_KEY;
+use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
 use serde_json::{Map, Value, json};
 
 /// The `_meta` key of the record's summary on every result of the proxy.
@@ -95,11 +95,13 @@ fn retryable(reason: &StopReason, attempts: usize) -> bool {
 }
 
 /// The failure class of a stop of `kind`.
-fn class(kind: Option<StopKind>) -> &'static str {
+fn class(kind: Option<StopKind>) -> FailureClass {
     match kind {
-        Some(StopKind::Transient | StopKind::Budget | StopKind::UnknownOutcome) => "reliability",
-        Some(StopKind::Auth | StopKind::Permission | StopKind::Policy) => "governance",
-        Some(StopKind::Input | StopKind::Configuration) | None => "capability",
+        Some(StopKind::Transient | StopKind::Budget | StopKind::UnknownOutcome) => {
+            FailureClass::Reliability
+        }
+        Some(StopKind::Auth | StopKind::Permission | StopKind::Policy) => FailureClass::Governance,
+        Some(StopKind::Input | StopKind::Configuration) | None => FailureClass::Capability,
     }
 }
 
@@ -191,8 +193,8 @@ fn rebuilt(record: &Value, shown: &Shown<'_>) -> Map<String, Value> {
 /// A failure as the client sees it.
 #[derive(Debug)]
 pub(crate) struct Failure<'a> {
-    /// `reliability`, `capability` or `governance`.
-    pub(crate) class: &'static str,
+    /// What kind of problem stopped the call (SEP #3313's class).
+    pub(crate) class: FailureClass,
     /// The stop reason's code, or a refusal's.
     pub(crate) code: &'a str,
     /// Whether the same call may succeed when sent again.
@@ -208,7 +210,7 @@ pub(crate) struct Failure<'a> {
 /// `failure` as an `isError` result, with `call` as [`CALL_META_KEY`].
 pub(crate) fn failed(failure: &Failure<'_>, call: Map<String, Value>, now: SystemTime) -> Value {
     let mut meta = Map::new();
-    meta.insert("class".to_owned(), Value::from(failure.class));
+    meta.insert("class".to_owned(), Value::from(failure.class.as_str()));
     meta.insert("code".to_owned(), Value::from(failure.code));
     meta.insert("retryable".to_owned(), Value::Bool(failure.retryable));
     if let Some(not_before) = failure.wait.and_then(|wait| epoch_ms(now, wait)) {
@@ -369,7 +371,7 @@ mod tests {
     #[test]
     fn a_wait_is_written_in_epoch_milliseconds() {
         let failure = Failure {
-            class: "reliability",
+            class: FailureClass::Reliability,
             code: "CALL_IN_PROGRESS",
             retryable: true,
             wait: Some(Duration::from_millis(1500)),

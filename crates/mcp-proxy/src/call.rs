@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use recourse::config::CallField;
 use recourse::keyed::{Keyed, request_hash};
 use recourse::{Call, CallBuilder};
+use recourse_protocol::mcp::FailureClass;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -130,7 +131,7 @@ fn refusal(failure: &Failure<'_>) -> Value {
 /// The key's call is still running: ask again in a third of a lease.
 fn in_progress(call_id: &str, lease: Duration) -> Value {
     refusal(&Failure {
-        class: "reliability",
+        class: FailureClass::Reliability,
         code: "CALL_IN_PROGRESS",
         retryable: true,
         wait: Some((lease / 3).max(Duration::from_secs(1))),
@@ -142,7 +143,7 @@ fn in_progress(call_id: &str, lease: Duration) -> Value {
 
 fn key_reused(call_id: &str) -> Value {
     refusal(&Failure {
-        class: "capability",
+        class: FailureClass::Capability,
         code: "IDEMPOTENCY_KEY_REUSED",
         retryable: false,
         wait: None,
@@ -154,7 +155,7 @@ fn key_reused(call_id: &str) -> Value {
 
 fn journal_required(call_id: &str) -> Value {
     refusal(&Failure {
-        class: "capability",
+        class: FailureClass::Capability,
         code: "JOURNAL_REQUIRED",
         retryable: false,
         wait: None,
@@ -171,7 +172,7 @@ fn journal_unavailable(call_id: &str, why: &str) -> Value {
         recourse_protocol::redact(why)
     );
     refusal(&Failure {
-        class: "reliability",
+        class: FailureClass::Reliability,
         code: "JOURNAL_UNAVAILABLE",
         retryable: true,
         wait: Some(Duration::from_secs(1)),
@@ -182,7 +183,7 @@ fn journal_unavailable(call_id: &str, why: &str) -> Value {
 
 fn aborted(call_id: &str) -> Value {
     refusal(&Failure {
-        class: "reliability",
+        class: FailureClass::Reliability,
         code: "CALL_ABORTED",
         retryable: false,
         wait: None,
@@ -198,7 +199,7 @@ fn invalid(call_id: &str, problem: &str) -> Value {
         recourse_protocol::redact(problem)
     );
     refusal(&Failure {
-        class: "capability",
+        class: FailureClass::Capability,
         code: "INVALID_CALL",
         retryable: false,
         wait: None,

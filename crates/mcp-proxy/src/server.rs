@@ -1,6 +1,11 @@
 //! The proxy as an MCP server (rmcp's server side): `tools/list` from the
 //! catalog, `tools/call` through the executor, and — with one upstream —
 //! resources and prompts passed through.
+//!
+//! Every result is built from JSON, so each is marked `resultType:
+//! "complete"` when it does not say otherwise: protocol 2026-07-28 requires
+//! the field (clients of that version reject a result without it), and rmcp
+//! takes it out again for a client of an older version.
 
 use std::time::Duration;
 
@@ -78,7 +83,7 @@ impl McpProxy {
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match answer {
-            Ok(result) => serde_json::from_value(result).map_err(|e| {
+            Ok(result) => complete(result).map_err(|e| {
                 ErrorData::internal_error(format!("the upstream's {method} answer: {e}"), None)
             }),
             Err(refused) => Err(ErrorData::new(
@@ -88,6 +93,16 @@ impl McpProxy {
             )),
         }
     }
+}
+
+/// `result`, marked `resultType: "complete"` unless it names a type, read as `R`.
+fn complete<R: DeserializeOwned>(mut result: Value) -> Result<R, serde_json::Error> {
+    if let Value::Object(fields) = &mut result {
+        fields
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+    }
+    serde_json::from_value(result)
 }
 
 impl rmcp::ServerHandler for McpProxy {
@@ -113,7 +128,7 @@ impl rmcp::ServerHandler for McpProxy {
             .iter()
             .map(|t| &t.listed)
             .collect();
-        serde_json::from_value(serde_json::json!({ "tools": tools }))
+        complete(serde_json::json!({ "tools": tools }))
             .map_err(|e| ErrorData::internal_error(format!("the tool list: {e}"), None))
     }
 
@@ -136,7 +151,7 @@ impl rmcp::ServerHandler for McpProxy {
         let arguments = request.arguments.unwrap_or_default();
         let answer = call::run(&self.shared, &request.name, arguments, key, context.ct).await;
         match answer {
-            Ok(result) => serde_json::from_value::<CallToolResult>(result)
+            Ok(result) => complete::<CallToolResult>(result)
                 .map(Into::into)
                 .map_err(|e| ErrorData::internal_error(format!("the tool result: {e}"), None)),
             Err(Fault::UnknownTool(name)) => Err(ErrorData::invalid_params(

@@ -9,10 +9,13 @@
 //! with the envelope in `structuredContent`, so an MCP client keeps the
 //! category, code and retry permission. A `Retry-After` the tool sent is
 //! kept as `details.retry_after`, since MCP has no headers. Beside the
-//! envelope, a failure carries the proposed MCP failure metadata
-//! (`_meta["io.modelcontextprotocol/toolFailure"]`: `class`, `code`,
-//! `retryable` when the tool stated it, `retryNotBefore` when it asked for a
-//! wait), for MCP clients that read that and not our envelope.
+//! envelope, a failure carries the proposed MCP failure metadata in the
+//! form SEP #3313 gives it (`_meta["io.modelcontextprotocol/toolFailure"]`:
+//! `class` — `capability`, `reliability` or `governance`, from the category
+//! as [`FailureClass::of`](recourse_protocol::mcp::FailureClass::of) maps
+//! it — `code`, `retryable` when the tool stated it, `retryNotBefore` in Unix
+//! epoch milliseconds when it asked for a wait), for MCP clients that read
+//! that and not our envelope.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -271,11 +274,23 @@ fn retry_not_before(retry_after: &Value, now: SystemTime) -> Option<SystemTime> 
 }
 
 fn result(value: Value) -> CallToolResult {
-    serde_json::from_value(value).unwrap_or_else(|e| {
+    serde_json::from_value(complete(value)).unwrap_or_else(|e| {
         CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
             "the result could not be encoded: {e}"
         ))])
     })
+}
+
+/// `result` marked `resultType: "complete"`: protocol 2026-07-28 requires
+/// the field on every result (clients of that version reject one without
+/// it), and rmcp takes it out again for a client of an older version.
+fn complete(mut result: Value) -> Value {
+    if let Value::Object(fields) = &mut result {
+        fields
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+    }
+    result
 }
 
 impl rmcp::ServerHandler for McpToolServer {
@@ -290,7 +305,7 @@ impl rmcp::ServerHandler for McpToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        serde_json::from_value(self.tools_json())
+        serde_json::from_value(complete(self.tools_json()))
             .map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))
     }
 

@@ -206,7 +206,8 @@ async fn failure_metadata_outranks_the_text_and_sets_the_wait() {
     let report = run(&transport, "quota").await;
     assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
     let first = &report.attempts[0];
-    assert_eq!(first.category, Some(ErrorCategory::RateLimit));
+    // The metadata's `reliability` class: a service failure, resent as allowed.
+    assert_eq!(first.category, Some(ErrorCategory::ServiceError));
     assert_eq!(first.code.as_deref(), Some("QUOTA"));
     assert_eq!(first.retry_permission, RetryPermission::Allowed);
     let Action::RetrySame { wait, cause } = first.action else {

@@ -7,11 +7,13 @@
 //! an MCP client that knows no envelope still reads the failure's class,
 //! code, retry permission and wait.
 
+mod class;
 mod error;
 
+pub use class::FailureClass;
 pub use error::{McpError, McpErrorKind};
 
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -26,12 +28,14 @@ pub const IDEMPOTENCY_META_KEY: &str = "recourse/idempotency-key";
 pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
 
 /// The `_meta` key of a `tools/call` result's failure metadata (an MCP
-/// proposal): `{class, code, retryable, retryNotBefore}`.
+/// proposal, SEP #3313): `{class, code, retryable, retryNotBefore}`.
 pub const TOOL_FAILURE_META_KEY: &str = "io.modelcontextprotocol/toolFailure";
 
-/// The failure metadata for a failed call: `class` is the category's wire
-/// name, `retryable` is written only when the tool stated it, and
-/// `retryNotBefore` (RFC 3339, UTC) only when the tool asked for a wait.
+/// The failure metadata for a failed call, in the form SEP #3313 proposes:
+/// `class` is the category's [`FailureClass`] (`capability`, `reliability`,
+/// `governance`), `code` the tool's code, `retryable` is written only when
+/// the tool stated it, and `retryNotBefore` (Unix epoch milliseconds) only
+/// when the tool asked for a wait.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -42,8 +46,8 @@ pub const TOOL_FAILURE_META_KEY: &str = "io.modelcontextprotocol/toolFailure";
 /// let meta = tool_failure_meta(&ErrorCategory::RateLimit, "QUOTA", Some(true), Some(at));
 /// assert_eq!(
 ///     meta,
-///     serde_json::json!({"class": "RATE_LIMIT", "code": "QUOTA", "retryable": true,
-///                        "retryNotBefore": "2015-10-21T07:28:00.000Z"})
+///     serde_json::json!({"class": "reliability", "code": "QUOTA", "retryable": true,
+///                        "retryNotBefore": 1_445_412_480_000_u64})
 /// );
 /// ```
 pub fn tool_failure_meta(
@@ -53,14 +57,21 @@ pub fn tool_failure_meta(
     retry_not_before: Option<SystemTime>,
 ) -> Value {
     let mut meta = Map::new();
-    meta.insert("class".to_owned(), Value::from(category.as_str()));
+    let class = FailureClass::of(category).as_str();
+    meta.insert("class".to_owned(), Value::from(class));
     meta.insert("code".to_owned(), Value::from(code));
     if let Some(retryable) = retryable {
         meta.insert("retryable".to_owned(), Value::Bool(retryable));
     }
-    if let Some(when) = retry_not_before {
-        let when = crate::timestamp::format_rfc3339(when);
-        meta.insert("retryNotBefore".to_owned(), Value::String(when));
+    if let Some(ms) = retry_not_before.and_then(epoch_ms) {
+        meta.insert("retryNotBefore".to_owned(), Value::from(ms));
     }
     Value::Object(meta)
+}
+
+/// `when` in milliseconds since the Unix epoch; `None` before it, or past
+/// what a `u64` holds.
+fn epoch_ms(when: SystemTime) -> Option<u64> {
+    let since = when.duration_since(UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
 }

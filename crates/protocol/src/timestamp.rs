@@ -71,7 +71,10 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
 }
 
-/// `when` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, clamped to years 1970–9999.
+/// `when` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, clamped to years 1970–9999: what
+/// the MCP failure metadata's `retryNotBefore` was before it became epoch
+/// milliseconds, kept to test that the reader still takes it.
+#[cfg(test)]
 pub(crate) fn format_rfc3339(when: SystemTime) -> String {
     const MAX_SECS: u64 = 253_402_300_799; // 9999-12-31T23:59:59Z
     let since = when
@@ -125,6 +128,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// The inverse of [`days_from_civil`].
+#[cfg(test)]
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use recourse_protocol::mcp::{TOOL_FAILURE_META_KEY, tool_failure_meta};
+use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY, tool_failure_meta};
 use recourse_protocol::{
     BodyFormat, CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission,
     parse_response_at,
@@ -208,6 +208,48 @@ fn failure_metadata_waits_read_rfc3339_and_http_dates_and_a_past_time_is_no_wait
 }
 
 #[test]
+fn failure_metadata_waits_read_epoch_milliseconds() {
+    let wait = |when: Value| {
+        parse(&with_meta(
+            "x",
+            json!({"class": "reliability", "retryNotBefore": when}),
+        ))
+        .server_wait
+    };
+    assert_eq!(
+        wait(json!(1_445_412_482_500_u64)),
+        Some(Duration::from_millis(2500))
+    );
+    let fractional = wait(json!(1_445_412_481_000.5)).unwrap();
+    assert!(fractional.abs_diff(Duration::from_micros(1_000_500)) < Duration::from_micros(1));
+    assert_eq!(wait(json!(1_000)), Some(Duration::ZERO), "long past");
+    assert_eq!(wait(json!(-5)), None);
+    assert_eq!(wait(json!(true)), None);
+}
+
+#[test]
+fn failure_metadata_reads_the_proposals_classes() {
+    let read = |meta: Value| parse(&with_meta("the tool's words", meta));
+    let p = read(json!({"class": "reliability", "code": "UPSTREAM_DOWN", "retryable": true}));
+    assert_eq!(p.category, Some(ErrorCategory::ServiceError));
+    assert_eq!(p.basis, CategoryBasis::Stated);
+    assert_eq!(p.code.as_deref(), Some("UPSTREAM_DOWN"));
+    assert_eq!(p.permission, RetryPermission::Allowed);
+
+    let p = read(json!({"class": "reliability", "code": "outcome_unknown", "retryable": false}));
+    assert_eq!(p.category, Some(ErrorCategory::ServiceError));
+    assert_eq!(p.permission, RetryPermission::Refused, "never resent");
+
+    let p = read(json!({"class": "Capability", "code": "BAD_DATE"}));
+    assert_eq!(p.category, Some(ErrorCategory::InputError));
+    assert_eq!(p.permission, RetryPermission::Unspecified);
+
+    let p = read(json!({"class": "governance", "code": "FORBIDDEN", "retryable": false}));
+    assert_eq!(p.category, Some(ErrorCategory::PermissionDenied));
+    assert_eq!(p.permission, RetryPermission::Refused);
+}
+
+#[test]
 fn metadata_without_a_class_is_ignored_and_an_envelope_outranks_metadata() {
     let p = parse(&with_meta(
         "upstream 503",
@@ -225,16 +267,35 @@ fn metadata_without_a_class_is_ignored_and_an_envelope_outranks_metadata() {
 }
 
 #[test]
-fn the_metadata_recourse_writes_reads_back() {
+fn the_metadata_recourse_writes_is_the_proposals_form_and_reads_back() {
     let at = now() + Duration::from_secs(3);
-    for (category, retryable) in [
-        (ErrorCategory::RateLimit, Some(true)),
-        (ErrorCategory::UnknownOutcome, None),
-        (ErrorCategory::InputError, Some(false)),
+    for (category, retryable, class) in [
+        (
+            ErrorCategory::RateLimit,
+            Some(true),
+            FailureClass::Reliability,
+        ),
+        (
+            ErrorCategory::UnknownOutcome,
+            None,
+            FailureClass::Reliability,
+        ),
+        (
+            ErrorCategory::InputError,
+            Some(false),
+            FailureClass::Capability,
+        ),
+        (
+            ErrorCategory::PolicyRejection,
+            Some(false),
+            FailureClass::Governance,
+        ),
     ] {
         let meta = tool_failure_meta(&category, "C", retryable, Some(at));
+        assert_eq!(meta["class"].as_str(), Some(class.as_str()));
+        assert_eq!(meta["retryNotBefore"].as_u64(), Some(1_445_412_483_000));
         let p = parse(&with_meta("t", meta));
-        assert_eq!(p.category, Some(category));
+        assert_eq!(p.category, Some(class.category()));
         assert_eq!(p.code.as_deref(), Some("C"));
         assert_eq!(
             p.permission,

@@ -5,17 +5,19 @@
 //! An `isError` result is read by the first of these that applies:
 //!
 //! 1. our envelope in `structuredContent` (or a bare [`ToolError`] there);
-//! 2. the failure metadata, when its `class` is a string: `class` is the
-//!    category (our wire names, in any case: `RATE_LIMIT`, `rate_limit`),
-//!    `code` the code, a boolean `retryable` the permission, and
-//!    `retryNotBefore` (an RFC 3339 or HTTP date) the wait;
+//! 2. the failure metadata, when its `class` is a string: `class` is one of
+//!    the proposal's classes (`capability`, `reliability`, `governance`,
+//!    read as [`FailureClass::category`] assumes) or a category (our wire
+//!    names, in any case: `RATE_LIMIT`, `rate_limit`), `code` the code, a
+//!    boolean `retryable` the permission, and `retryNotBefore` (Unix epoch
+//!    milliseconds, or an RFC 3339 or HTTP date) the wait;
 //! 3. the text, when it names a transient failure (an HTTP status such as
 //!    503 or 429, "timed out", "rate limit", "temporarily unavailable"): that
 //!    category, as a guess ([`CategoryBasis::FreeText`]) with an unspecified
 //!    permission;
 //! 4. otherwise an INPUT_ERROR with the text as its message.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -23,7 +25,7 @@ use super::{BodyFormat, CategoryBasis, Need, ParsedResponse, failure, foreign, r
 use crate::category::ErrorCategory;
 use crate::classify::recognise_transient;
 use crate::error::ToolError;
-use crate::mcp::TOOL_FAILURE_META_KEY;
+use crate::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
 use crate::permission::RetryPermission;
 use crate::timestamp::parse_rfc3339;
 use crate::wait::parse_retry_after;
@@ -125,7 +127,10 @@ fn read_failure_meta(
         .get("class")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let category = ErrorCategory::from_wire(&class.to_ascii_uppercase());
+    let category = match FailureClass::from_wire(class) {
+        Some(class) => class.category(),
+        None => ErrorCategory::from_wire(&class.to_ascii_uppercase()),
+    };
     let code = meta
         .get("code")
         .and_then(Value::as_str)
@@ -143,13 +148,30 @@ fn read_failure_meta(
     let mut parsed = failure(status, BodyFormat::McpResult, &error, permission);
     parsed.server_wait = meta
         .get("retryNotBefore")
-        .and_then(Value::as_str)
         .and_then(|when| not_before(when, now));
     parsed
 }
 
-/// How long from `now` until `when` (RFC 3339, or an HTTP date); zero when past.
-fn not_before(when: &str, now: SystemTime) -> Option<Duration> {
+/// How long from `now` until `when` (Unix epoch milliseconds, RFC 3339, or
+/// an HTTP date); zero when past.
+fn not_before(when: &Value, now: SystemTime) -> Option<Duration> {
+    let at = match when {
+        Value::Number(ms) => UNIX_EPOCH.checked_add(epoch_ms(ms)?)?,
+        Value::String(when) => return not_before_text(when, now),
+        _ => return None,
+    };
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// A number of milliseconds: whole, or with a fraction; never negative.
+fn epoch_ms(ms: &serde_json::Number) -> Option<Duration> {
+    match ms.as_u64() {
+        Some(whole) => Some(Duration::from_millis(whole)),
+        None => Duration::try_from_secs_f64(ms.as_f64()? / 1000.0).ok(),
+    }
+}
+
+fn not_before_text(when: &str, now: SystemTime) -> Option<Duration> {
     match parse_rfc3339(when) {
         Some(at) => Some(at.duration_since(now).unwrap_or(Duration::ZERO)),
         None if when.trim().bytes().all(|b| b.is_ascii_digit()) => None,
