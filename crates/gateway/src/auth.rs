@@ -25,7 +25,7 @@ const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 
 /// The layer that refuses, with a 401 envelope, a request without a
 /// caller's `Authorization: Bearer <token>` — every path but
-/// [`OPEN_PATHS`] — and hands the caller on as a request extension. With no
+/// `/healthz` and `/readyz` — and hands the caller on as a request extension. With no
 /// callers configured, everyone is [`Caller::default_caller`] — but for a
 /// request naming a host other than a loopback one when
 /// `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every path).
