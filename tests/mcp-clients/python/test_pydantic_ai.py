@@ -148,3 +148,32 @@ def test_an_unknown_write_reaches_the_model_once_and_is_not_repeated(tmp_path: P
     assert written == [1], "one write, no duplicate"
     [entry] = journal(tmp_path)
     assert entry["state"] == "unknown"
+
+
+def test_a_404_with_a_suggestion_is_repaired_without_a_model_call(tmp_path: Path) -> None:
+    """The weather tool does not know "Flower Mound, TX" and says which place
+    it has (404, retryable, ``suggestion``): the proxy's deterministic repair
+    sends that (no model is configured for it), and the model's next request
+    holds the weather — it never sees the 404, and is not asked to fix it."""
+    seen: list[ToolReturnPart] = []
+    requests: list[ModelRequest] = []
+
+    def ask(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        return call("weather_current", {"location": "Flower Mound, TX"})
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        seen.extend(tool_parts(request))
+        return done()
+
+    async def main() -> None:
+        async with toolset(tmp_path, ()) as tools:
+            result = await Agent(scripted(ask, answer), toolsets=[tools]).run("weather in Flower Mound?")
+            assert result.output == "done"
+
+    anyio.run(main)
+    [returned] = seen
+    assert returned.outcome == "success", returned
+    assert returned.content["location"] == "Flower Mound, Texas, US", returned.content
+    assert len(requests) == 2, "asked once for the call, once with its result: no turn to fix it"
