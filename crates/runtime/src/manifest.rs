@@ -93,7 +93,8 @@ struct Cached {
 struct Declared {
     method: Method,
     endpoint: String,
-    declaration: Declaration,
+    /// Shared: every call to the endpoint reads it, and a clone is a count.
+    declaration: Arc<Declaration>,
 }
 
 /// What a manifest declares of one endpoint and method.
@@ -182,7 +183,7 @@ impl CapabilityManifests {
         url: &Url,
         method: Method,
         timeout: Duration,
-    ) -> Option<Declaration> {
+    ) -> Option<Arc<Declaration>> {
         if let Some(known) = self.cached_declaration(url, method) {
             return known;
         }
@@ -233,7 +234,11 @@ impl CapabilityManifests {
     }
 
     /// As [`cached`](Self::cached), the whole declaration.
-    pub fn cached_declaration(&self, url: &Url, method: Method) -> Option<Option<Declaration>> {
+    pub fn cached_declaration(
+        &self,
+        url: &Url,
+        method: Method,
+    ) -> Option<Option<Arc<Declaration>>> {
         let now = self.clock.now();
         let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         let cached = origins.get(origin(url).as_ref())?;
@@ -244,7 +249,7 @@ impl CapabilityManifests {
             declared
                 .iter()
                 .find(|d| d.method == method && path_matches(&d.endpoint, url.path()))
-                .map(|d| d.declaration.clone())
+                .map(|d| Arc::clone(&d.declaration))
         }))
     }
 
@@ -290,11 +295,11 @@ impl CapabilityManifests {
                 Some(Declared {
                     method,
                     endpoint: endpoint.to_owned(),
-                    declaration: Declaration {
+                    declaration: Arc::new(Declaration {
                         idempotent,
                         reconcile,
                         verify,
-                    },
+                    }),
                 })
             })
             .collect()
@@ -483,21 +488,21 @@ mod tests {
             Some("http://127.0.0.1:9/api/a/{operation_id}")
         );
         assert_eq!(
-            a.verify.unwrap().url.as_deref(),
+            a.verify.as_ref().unwrap().url.as_deref(),
             Some("http://127.0.0.1:9/api/a/lookup")
         );
         let b = manifests
             .cached_declaration(&at("api/b"), Method::Post)
             .unwrap()
             .unwrap();
-        assert_eq!((b.reconcile, b.verify), (None, None), "another origin");
+        assert_eq!((&b.reconcile, &b.verify), (&None, &None), "another origin");
         let c = manifests
             .cached_declaration(&at("api/c"), Method::Post)
             .unwrap()
             .unwrap();
         assert_eq!(
-            (c.reconcile, c.verify),
-            (None, None),
+            (&c.reconcile, &c.verify),
+            (&None, &None),
             "not a path; not a spec"
         );
         // On the origin, and loopback is allowed: kept.
@@ -687,11 +692,11 @@ mod tests {
             [Declared {
                 method: Method::Get,
                 endpoint: "/d".into(),
-                declaration: Declaration {
+                declaration: Arc::new(Declaration {
                     idempotent: true,
                     reconcile: None,
                     verify: None,
-                },
+                }),
             }]
         );
     }

@@ -293,7 +293,7 @@ impl<'e> Run<'e> {
                 };
             }
             if no_lookup && !self.idempotency.idempotent {
-                self.adopt_lookup(declared);
+                self.adopt_lookup(&declared);
             }
         }
         tracing::debug!(
@@ -312,8 +312,8 @@ impl<'e> Run<'e> {
     /// manifest entry says: a read-back, else a lookup (journaled with the
     /// call, for a later settler). A declaration that does not fit the call
     /// is passed over (with a debug line): the call goes on without it.
-    fn adopt_lookup(&mut self, declared: crate::manifest::Declaration) {
-        if let Some(spec) = declared.verify.filter(|s| s.url.is_some()) {
+    fn adopt_lookup(&mut self, declared: &crate::manifest::Declaration) {
+        if let Some(spec) = declared.verify.clone().filter(|s| s.url.is_some()) {
             match crate::verify::Verifier::new(spec, &self.payload) {
                 Ok(verifier) => {
                     self.call.verifier = Some(std::sync::Arc::new(verifier));
@@ -324,8 +324,8 @@ impl<'e> Run<'e> {
                 }
             }
         }
-        if let Some(template) = declared.reconcile {
-            match crate::reconcile::HttpReconciler::new(template) {
+        if let Some(template) = &declared.reconcile {
+            match crate::reconcile::HttpReconciler::new(template.as_str()) {
                 Ok(reconciler) => {
                     let reconciler = match self.exec.manifests.as_ref().and_then(|m| m.allowlist())
                     {
