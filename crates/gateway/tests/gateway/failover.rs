@@ -71,15 +71,13 @@ async fn a_locked_journal_fails_a_call_within_its_deadline_and_readyz_says_so() 
     schema.lock("recourse_calls").await;
     let mut body = keyed(export(&t), "locked-1");
     body["deadline_secs"] = serde_json::json!(0.5);
-    let started = Instant::now();
     let ((status, refused), retry_after) = gw.post_with(&body, &[]).await;
-    let took = started.elapsed();
     assert_eq!(status, 503, "{refused}");
     assert_eq!(refused["error"]["code"], "JOURNAL_UNAVAILABLE");
     assert_eq!(retry_after.as_deref(), Some("1"));
-    eprintln!("a locked table failed a call with a 0.5 s deadline in {took:?}");
-    // Well before the server's own 2 s lock timeout would have.
-    assert!(took < Duration::from_millis(1900), "{took:?}");
+    // The call's deadline ended the wait, not the server's own 2 s lock timeout.
+    let said = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("deadline passed"), "{said}");
     let (status, ready) = gw.get("/readyz").await;
     assert_eq!(status, 503, "{ready}");
     assert_eq!(ready["journal"], "unreachable");
