@@ -17,25 +17,13 @@ use std::time::{Duration, Instant};
 use recourse::shared::{EndpointHealth, RedisSharedState, SharedMode, SharedState};
 use recourse::transport::RawResponse;
 use recourse::{Call, Executor, ExecutorConfig, InProcessTransport};
-use recourse_test_support::{redis_ping, service_var};
+use recourse_test_support::{redis_prefix, shared_redis};
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
 
 /// Longer than any field a script reads (64 bytes) by far.
 const PLANTED_BYTES: usize = 4 << 20;
 const DOWN: &str = "http://127.0.0.1:9/down";
-
-fn shared_redis() -> Option<String> {
-    let url = service_var("RECOURSE_TEST_REDIS_URL")?;
-    if let Err(e) = redis_ping(&url) {
-        panic!("RECOURSE_TEST_REDIS_URL is set but Redis does not answer: {e}");
-    }
-    Some(url)
-}
-
-fn prefix(test: &str) -> String {
-    format!("recourse-test:{test}:{}:", uuid::Uuid::now_v7())
-}
 
 async fn state(url: &str, prefix: &str, threshold: u32) -> Arc<RedisSharedState> {
     let state = RedisSharedState::builder(url)
@@ -102,7 +90,7 @@ async fn wait_for_probe(state: &RedisSharedState) {
 #[tokio::test]
 async fn an_oversize_open_until_is_not_read_and_the_breaker_counts_as_open() {
     let Some(url) = shared_redis() else { return };
-    let prefix = prefix("p-open");
+    let prefix = redis_prefix("p-open");
     let state = state(&url, &prefix, 3).await;
     state
         .record(DOWN, EndpointHealth::TransientFailure)
@@ -132,7 +120,7 @@ async fn an_oversize_open_until_is_not_read_and_the_breaker_counts_as_open() {
 #[tokio::test]
 async fn an_oversize_failure_count_is_the_threshold_and_opens_the_breaker() {
     let Some(url) = shared_redis() else { return };
-    let prefix = prefix("p-fail");
+    let prefix = redis_prefix("p-fail");
     let state = state(&url, &prefix, 3).await;
     state
         .record(DOWN, EndpointHealth::TransientFailure)
@@ -156,7 +144,7 @@ async fn an_oversize_failure_count_is_the_threshold_and_opens_the_breaker() {
 #[tokio::test]
 async fn an_oversize_budget_grants_nothing_until_its_floor_refills() {
     let Some(url) = shared_redis() else { return };
-    let prefix = prefix("p-budget");
+    let prefix = redis_prefix("p-budget");
     let state = state(&url, &prefix, 3).await;
     assert!(state.withdraw().await.unwrap(), "a fresh budget's floor");
 
@@ -179,7 +167,7 @@ async fn an_oversize_budget_grants_nothing_until_its_floor_refills() {
 #[tokio::test]
 async fn an_executor_meets_a_poisoned_breaker_as_open_and_sends_nothing() {
     let Some(url) = shared_redis() else { return };
-    let prefix = prefix("p-exec");
+    let prefix = redis_prefix("p-exec");
     let dispatches = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&dispatches);
     let transport = InProcessTransport::new(move |_req| {

@@ -13,22 +13,8 @@ use std::time::{Duration, Instant};
 use recourse::shared::{EndpointHealth, RedisSharedState, SharedMode, SharedState};
 use recourse::transport::RawResponse;
 use recourse::{Call, Executor, ExecutorConfig, InProcessTransport};
-use recourse_test_support::{OwnedRedis, redis_ping, service_var};
+use recourse_test_support::{OwnedRedis, redis_prefix, shared_redis};
 use serde_json::json;
-
-/// The shared Redis, checked: a set variable naming a Redis that does not
-/// answer fails the test.
-fn shared_redis() -> Option<String> {
-    let url = service_var("RECOURSE_TEST_REDIS_URL")?;
-    if let Err(e) = redis_ping(&url) {
-        panic!("RECOURSE_TEST_REDIS_URL is set but Redis does not answer: {e}");
-    }
-    Some(url)
-}
-
-fn prefix(test: &str) -> String {
-    format!("recourse-test:{test}:{}:", uuid::Uuid::now_v7())
-}
 
 async fn replicas(url: &str, prefix: &str, n: usize) -> Vec<Arc<RedisSharedState>> {
     let mut states = Vec::new();
@@ -49,7 +35,7 @@ async fn replicas(url: &str, prefix: &str, n: usize) -> Vec<Arc<RedisSharedState
 #[tokio::test]
 async fn the_floor_is_the_fleets_not_each_replicas() {
     let Some(url) = shared_redis() else { return };
-    let fleet = replicas(&url, &prefix("floor"), 3).await;
+    let fleet = replicas(&url, &redis_prefix("floor"), 3).await;
     let started = Instant::now();
     let mut granted = 0u32;
     for _ in 0..20 {
@@ -68,7 +54,7 @@ async fn the_floor_is_the_fleets_not_each_replicas() {
 #[tokio::test]
 async fn resends_are_bounded_by_the_ratio_of_the_fleets_calls() {
     let Some(url) = shared_redis() else { return };
-    let fleet = replicas(&url, &prefix("ratio"), 3).await;
+    let fleet = replicas(&url, &redis_prefix("ratio"), 3).await;
     let started = Instant::now();
     let mut granted = 0u32;
     for i in 0..600 {
@@ -91,7 +77,7 @@ async fn resends_are_bounded_by_the_ratio_of_the_fleets_calls() {
 #[tokio::test]
 async fn failures_from_three_replicas_open_one_breaker_with_one_probe() {
     let Some(url) = shared_redis() else { return };
-    let fleet = replicas(&url, &prefix("breaker"), 3).await;
+    let fleet = replicas(&url, &redis_prefix("breaker"), 3).await;
     let down = "http://127.0.0.1:9/down";
     for replica in &fleet {
         assert!(replica.admit(down).await.unwrap());
@@ -152,7 +138,7 @@ async fn wait_for_probe(fleet: &[Arc<RedisSharedState>], endpoint: &str) -> usiz
 #[tokio::test]
 async fn a_breaker_poisoned_far_into_the_future_stays_open_no_longer_than_its_open_time() {
     let Some(url) = shared_redis() else { return };
-    let prefix = prefix("poisoned");
+    let prefix = redis_prefix("poisoned");
     let fleet = replicas(&url, &prefix, 1).await;
     let down = "http://127.0.0.1:9/down";
     for _ in 0..3 {
@@ -207,8 +193,8 @@ async fn a_breaker_poisoned_far_into_the_future_stays_open_no_longer_than_its_op
 #[tokio::test]
 async fn prefixes_keep_fleets_apart() {
     let Some(url) = shared_redis() else { return };
-    let a = replicas(&url, &prefix("apart-a"), 1).await;
-    let b = replicas(&url, &prefix("apart-b"), 1).await;
+    let a = replicas(&url, &redis_prefix("apart-a"), 1).await;
+    let b = replicas(&url, &redis_prefix("apart-b"), 1).await;
     let down = "http://127.0.0.1:9/down";
     for _ in 0..3 {
         a[0].record(down, EndpointHealth::TransientFailure)
@@ -280,7 +266,7 @@ async fn outage_dispatches(shared: Option<(&str, &str)>) -> u64 {
 #[tokio::test]
 async fn three_executors_on_one_shared_state_open_one_breaker() {
     let Some(url) = shared_redis() else { return };
-    let with = outage_dispatches(Some((&url, &prefix("executors")))).await;
+    let with = outage_dispatches(Some((&url, &redis_prefix("executors")))).await;
     let without = outage_dispatches(None).await;
     eprintln!("300 calls over 3 executors, tool down: {with} dispatches shared, {without} alone");
     assert!(with < without, "{with} ≥ {without}");
@@ -290,7 +276,7 @@ async fn three_executors_on_one_shared_state_open_one_breaker() {
 async fn owned(redis: &OwnedRedis) -> Arc<RedisSharedState> {
     RedisSharedState::builder(&redis.url())
         .unwrap()
-        .with_prefix(&prefix("owned"))
+        .with_prefix(&redis_prefix("owned"))
         .unwrap()
         .with_check_every(Duration::from_millis(100))
         .connect()

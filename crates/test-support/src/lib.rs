@@ -44,5 +44,5 @@ pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
 #[cfg(unix)]
 pub use postgres_server::{OwnedPostgres, Shutdown};
-pub use redis_server::{OwnedRedis, redis_ping};
+pub use redis_server::{OwnedRedis, redis_ping, redis_prefix, shared_redis};
 pub use skip::{NO_SKIP_VAR, service_var};

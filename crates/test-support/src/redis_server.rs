@@ -12,6 +12,26 @@ use std::time::{Duration, Instant};
 /// How long a started server has to answer its first `PING`.
 const START_WITHIN: Duration = Duration::from_secs(10);
 
+/// The shared Redis `RECOURSE_TEST_REDIS_URL` names, checked: unset, `None`
+/// (the test skips, visibly — a failure under `RECOURSE_TEST_NO_SKIP=1`);
+/// set but silent, the test fails.
+///
+/// # Panics
+/// When the variable is set and Redis does not answer.
+pub fn shared_redis() -> Option<String> {
+    let url = crate::service_var("RECOURSE_TEST_REDIS_URL")?;
+    if let Err(e) = redis_ping(&url) {
+        panic!("RECOURSE_TEST_REDIS_URL is set but Redis does not answer: {e}");
+    }
+    Some(url)
+}
+
+/// A key prefix of `test`'s own on a shared Redis: nothing another test (or
+/// an earlier run) wrote is read.
+pub fn redis_prefix(test: &str) -> String {
+    format!("recourse-test:{test}:{}:", uuid::Uuid::now_v7())
+}
+
 /// Sends `PING` to the Redis at `url` (`redis://[:PASSWORD@]HOST:PORT[/DB]`;
 /// the password, if any, is not used) and waits up to two seconds for `PONG`.
 ///

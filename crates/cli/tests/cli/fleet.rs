@@ -15,26 +15,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use held::held_tool;
-use recourse_test_support::{OwnedRedis, redis_ping, service_var};
+use recourse_test_support::{OwnedRedis, redis_prefix, shared_redis};
 use serde_json::{Value, json};
 use support::Gateway;
-
-/// The shared Redis, checked: set but silent fails the test.
-fn shared_redis() -> Option<String> {
-    let url = service_var("RECOURSE_TEST_REDIS_URL")?;
-    if let Err(e) = redis_ping(&url) {
-        panic!("RECOURSE_TEST_REDIS_URL is set but Redis does not answer: {e}");
-    }
-    Some(url)
-}
 
 /// The Redis fleet tests run one at a time: six gateways at once on a
 /// two-core machine measure the machine, not the fleet.
 static ONE_FLEET_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn prefix(test: &str) -> String {
-    format!("recourse-test:{test}:{}:", uuid::Uuid::now_v7())
-}
 
 /// One `recourse serve` process of the fleet; what it writes on stderr is kept.
 struct Replica {
@@ -192,7 +179,7 @@ async fn outage(shared: Option<(&str, &str)>) -> u64 {
 async fn an_outage_across_three_replicas_costs_the_fleet_one_breaker() {
     let Some(redis) = shared_redis() else { return };
     let _alone = ONE_FLEET_AT_A_TIME.lock().await;
-    let with = outage(Some((&redis, &prefix("outage")))).await;
+    let with = outage(Some((&redis, &redis_prefix("outage")))).await;
     let without = outage(None).await;
     let per_call = |n: u64| n as f64 / CALLS as f64;
     eprintln!(
@@ -216,7 +203,7 @@ async fn calls_keep_succeeding_on_local_state_when_redis_stops_mid_run() {
     let _alone = ONE_FLEET_AT_A_TIME.lock().await;
     let mut redis = OwnedRedis::start();
     let (tool, _) = counting_tool(200).await;
-    let (url, prefix) = (redis.url(), prefix("stopped"));
+    let (url, prefix) = (redis.url(), redis_prefix("stopped"));
     let replicas = fleet(
         3,
         &["--shared-state", &url, "--shared-state-prefix", &prefix],
