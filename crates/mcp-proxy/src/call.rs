@@ -1,6 +1,7 @@
 //! One `tools/call` through the executor: the tool's policy and hints make
-//! the call, the caller's key (if any) makes it keyed, and the record
-//! becomes the answer.
+//! the call, the caller's key (if any) makes it keyed — in the caller's
+//! own key space when the HTTP front names one ([`Client`]) — and the
+//! record becomes the answer.
 //!
 //! # Why a write outlives the client's patience
 //!
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::answer::{self, Failure};
 use crate::capture::Capture;
 use crate::catalog::Offered;
+use crate::client::Client;
 use crate::proxy::Shared;
 
 /// A request the proxy cannot route: a JSON-RPC error, not a tool's failure.
@@ -44,6 +46,7 @@ pub(crate) async fn run(
     name: &str,
     arguments: Map<String, Value>,
     key: Option<String>,
+    client: Option<&Client>,
     cancel: CancellationToken,
 ) -> Result<Value, Fault> {
     let Some(offered) = shared.catalog.find(name) else {
@@ -52,7 +55,11 @@ pub(crate) async fn run(
     let call_id = uuid::Uuid::now_v7().to_string();
     let payload = Value::Object(arguments);
     let hash = request_hash(&json!({"tool": name, "arguments": &payload}));
-    let call = match described(offered, payload, &call_id, key).build() {
+    let mut call = described(offered, payload, &call_id, key);
+    if let Some(client) = client {
+        call = call.caller(client.name(), client.keys());
+    }
+    let call = match call.build() {
         Ok(call) => call,
         Err(e) if e.field() == Some(CallField::IdempotencyKey) => {
             return Err(Fault::BadKey(e.problem().to_owned()));

@@ -45,6 +45,8 @@
 //!   same key and arguments answer the first call's record and send
 //!   nothing; the same key with other arguments is refused
 //!   (`IDEMPOTENCY_KEY_REUSED`); one still running answers `CALL_IN_PROGRESS`.
+//!   Over HTTP, a [`Client`] that the layer in front names makes the call
+//!   that caller's: journaled under its name, its keys its own.
 //! - **What the client sees**: a success is the upstream's own result, with
 //!   the record's summary added under `_meta["recourse/call"]`
 //!   ([`CALL_META_KEY`]); any other outcome is an `isError` result holding
@@ -63,6 +65,7 @@ mod answer;
 mod call;
 mod capture;
 mod catalog;
+mod client;
 mod error;
 mod http;
 mod policy;
@@ -72,6 +75,7 @@ mod sweep;
 mod upstream;
 
 pub use answer::CALL_META_KEY;
+pub use client::Client;
 pub use error::{ProxyError, ProxyErrorKind};
 pub use http::MCP_PATH;
 pub use policy::ToolPolicies;

@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::call::{self, Fault};
+use crate::client::Client;
 use crate::error::ProxyError;
 use crate::proxy::McpProxy;
 
@@ -149,7 +150,20 @@ impl rmcp::ServerHandler for McpProxy {
             }
         };
         let arguments = request.arguments.unwrap_or_default();
-        let answer = call::run(&self.shared, &request.name, arguments, key, context.ct).await;
+        // Over HTTP, the caller the authorizing layer found for the token.
+        let client = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Client>());
+        let answer = call::run(
+            &self.shared,
+            &request.name,
+            arguments,
+            key,
+            client,
+            context.ct,
+        )
+        .await;
         match answer {
             Ok(result) => complete::<CallToolResult>(result)
                 .map(Into::into)

@@ -244,3 +244,53 @@ def test_over_streamable_http_behind_the_token(tmp_path: Path) -> None:
     finally:
         proxy_process.terminate()
         assert proxy_process.wait(timeout=30) == 0
+
+
+def test_over_http_each_caller_has_its_own_calls_and_keys(tmp_path: Path) -> None:
+    """``--tokens FILE``: two callers, each by its own token, use the same
+    idempotency key for different exports — two calls, neither refused; the
+    same caller's key with other arguments is refused; the journal names
+    whose call each is."""
+    binary = recourse_bin()
+    tokens = tmp_path / "tokens.json"
+    callers = {"a": "token-of-caller-a-0001", "b": "token-of-caller-b-0002"}
+    tokens.write_text(json.dumps({"callers": [{"name": n, "token": t} for n, t in callers.items()]}))
+    tokens.chmod(0o600)
+    upstream = [binary, "tools", "serve", "--mcp", "--port", "0", "--no-declared-lookups"]
+    args = ["mcp", "proxy", "--http", "--port", "0", "--tokens", str(tokens),
+            "--journal", str(tmp_path / "proxy.db"), "--", *upstream]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECOURSE_GATEWAY_TOKEN")}
+    proxy_process = subprocess.Popen([binary, *args], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        url = proxy_process.stdout.readline().rstrip("\n").removeprefix("recourse mcp proxy listening on ")
+        key = {"recourse/idempotency-key": "order-7"}
+
+        async def as_caller(name: str, source: str):
+            client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {callers[name]}"})
+            async with (
+                client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                first = await session.call_tool("exports_create", {"source_id": source, "format": "pdf"}, meta=key)
+                again = await session.call_tool("exports_create", {"source_id": "sales-2024", "format": "csv"}, meta=key)
+                return first, again
+
+        async def session_test() -> None:
+            a_first, a_again = await as_caller("a", "sales-2024")
+            b_first, _ = await as_caller("b", "inventory")
+            for first in (a_first, b_first):
+                assert not first.is_error, first
+                assert meta(first)[CALL]["outcome"] == "succeeded"
+            assert a_again.is_error
+            assert meta(a_again)[FAILURE]["code"] == "IDEMPOTENCY_KEY_REUSED"
+            assert a_first.structured_content["source_id"] == "sales-2024"
+            assert b_first.structured_content["source_id"] == "inventory"
+
+        run(session_test)
+        owners = sorted((e["caller"], e["state"]) for e in journal(tmp_path))
+        assert owners == [("a", "succeeded"), ("b", "succeeded")], owners
+    finally:
+        proxy_process.terminate()
+        assert proxy_process.wait(timeout=30) == 0

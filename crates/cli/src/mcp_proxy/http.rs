@@ -1,6 +1,7 @@
 //! `recourse mcp proxy --http`: the proxy over Streamable HTTP at `/mcp`,
-//! behind the gateway's rules — `RECOURSE_GATEWAY_TOKEN` as a bearer token
-//! when set (and required to bind beyond loopback, unless
+//! behind the gateway's rules — `RECOURSE_GATEWAY_TOKEN` as a bearer token,
+//! or the named callers of a tokens file (`--tokens`), each call its
+//! caller's and each key in its caller's space, when set (and required to bind beyond loopback, unless
 //! `--insecure-no-auth`), loopback `Host` names only without one — and the
 //! gateway's server limits.
 
@@ -10,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use recourse_gateway::{Callers, Exposure, authorize, check_exposure, shutdown_signal};
-use recourse_mcp_proxy::{MCP_PATH, McpProxy};
+use recourse_gateway::{Caller, Callers, Exposure, authorize, check_exposure, shutdown_signal};
+use recourse_mcp_proxy::{Client, MCP_PATH, McpProxy};
 use tokio_util::sync::CancellationToken;
 
 use crate::server_limits::LimitArgs;
@@ -29,6 +30,10 @@ pub(crate) struct HttpArgs {
     /// and needs RECOURSE_GATEWAY_TOKEN (or --insecure-no-auth).
     #[arg(long, default_value = "127.0.0.1", requires = "http")]
     bind: IpAddr,
+    /// Named callers for --http, each with its own token, calls and idempotency keys: the
+    /// gateway's tokens file `{"callers": [{"name", "token" | "token_sha256", ...}]}`.
+    #[arg(long, value_name = "FILE", env = "RECOURSE_GATEWAY_TOKENS", requires = "http")]
+    tokens: Option<std::path::PathBuf>,
     /// Port to listen on with --http; 0 picks a free one.
     #[arg(long, default_value_t = 8790, requires = "http")]
     port: u16,
@@ -49,12 +54,28 @@ impl HttpArgs {
             return Ok(None);
         }
         self.limits.limits()?;
-        let has_token = settings.gateway_token.is_some();
+        self.callers(settings)?;
+        let has_token = settings.gateway_token.is_some() || self.tokens.is_some();
         let exposure = check_exposure(self.bind, has_token, self.insecure_no_auth)?;
         if let Exposure::Unauthenticated(warning) = exposure {
             eprintln!("{warning}");
         }
         Ok(Some(exposure))
+    }
+
+    /// Who may call: the tokens file's callers (`RECOURSE_GATEWAY_TOKEN`
+    /// beside it joins them as caller `default`), or the one token's
+    /// caller, or — with neither — no one is asked for a token.
+    fn callers(&self, settings: &Settings) -> Result<Option<Callers>> {
+        let token = settings.gateway_token.as_deref();
+        let Some(path) = &self.tokens else {
+            return Ok(token.map(Callers::single));
+        };
+        let callers = Callers::from_file(path).context("--tokens")?;
+        Ok(Some(match token {
+            Some(token) => callers.with_default(token).context("--tokens")?,
+            None => callers,
+        }))
     }
 }
 
@@ -68,7 +89,8 @@ pub(crate) async fn serve(
     grace: Duration,
 ) -> Result<usize> {
     let limits = args.limits.limits()?;
-    let callers = settings.gateway_token.as_deref().map(Callers::single);
+    let callers = args.callers(settings)?;
+    let keys = callers.as_ref().map(Callers::key_scope);
     // Without a token, loopback Host names only — unless the operator
     // exposed the proxy without one on purpose: clients name its address.
     let any_host = matches!(exposure, Exposure::Unauthenticated(_));
@@ -76,6 +98,19 @@ pub(crate) async fn serve(
     let stop = CancellationToken::new();
     let router = proxy
         .streamable_http_router(stop.clone(), recourse_tool::DEFAULT_BODY_LIMIT)
+        // The caller the token names makes each call its own (journaled
+        // under its name, its keys its own); the layer added last runs first.
+        .layer(axum::middleware::map_request(
+            move |mut request: axum::extract::Request| async move {
+                let caller = request.extensions().get::<Arc<Caller>>().cloned();
+                if let (Some(caller), Some(keys)) = (caller, keys) {
+                    request
+                        .extensions_mut()
+                        .insert(Client::new(caller.name(), keys));
+                }
+                request
+            },
+        ))
         .layer(authorize(callers.map(Arc::new), loopback_hosts_only));
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
         .await

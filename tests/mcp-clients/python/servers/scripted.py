@@ -1,0 +1,272 @@
+"""A scripted MCP server for the edges a proxy must get right, over stdio or
+Streamable HTTP, with no SDK between the script and the wire.
+
+    python scripted.py --script NAME --log FILE [--http PORT]
+
+Two tools: ``write`` (no annotations: not idempotent, as MCP defaults) and
+``read`` (``readOnlyHint``). Every ``tools/call`` that reaches the server is
+appended to ``--log`` as one JSON line ``{"at": epoch_seconds, "tool",
+"executed": bool, "answer": what it was told}``; a ``write`` that executed is
+one that a real server would have committed. The log outlives the process,
+so a script that kills the server (``drop``) is not repeated by the server
+started again after it.
+
+Scripts (each fault hits the first call of a tool; later calls succeed):
+
+- ``ok``: every call succeeds.
+- ``drop``: the first ``write`` commits, then the process exits (stdio) or
+  the connection closes (HTTP) before any answer.
+- ``internal_after_commit``: the first ``write`` commits, then answers the
+  JSON-RPC error ``-32603``.
+- ``rate_limited``: the first call of each tool is refused, not executed,
+  with JSON-RPC ``-32023`` and ``data.retryAfterMs`` 1500.
+- ``not_retryable``: ``write`` answers ``isError`` with the SEP #3313
+  ``toolFailure`` metadata, ``retryable: false``; executed, nothing changes.
+- ``unavailable`` (HTTP only): the first three ``tools/call`` requests get
+  HTTP 503, not executed.
+- ``too_many`` (HTTP only): the first ``tools/call`` request gets HTTP 429
+  with ``Retry-After: 2``, not executed.
+- ``slow``: ``write`` commits after 2 s (for a client that cancels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+SCRIPTS = (
+    "ok",
+    "drop",
+    "internal_after_commit",
+    "rate_limited",
+    "not_retryable",
+    "unavailable",
+    "too_many",
+    "slow",
+)
+HTTP_ONLY = ("unavailable", "too_many")
+TOOLS = [
+    {
+        "name": "write",
+        "description": "Writes a note; each call that executes writes one.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "read",
+        "description": "Reads how many notes were written.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {"readOnlyHint": True},
+    },
+]
+
+
+class Drop(Exception):
+    """The server goes away before answering."""
+
+
+class Script:
+    def __init__(self, name: str, log: Path) -> None:
+        self.name = name
+        self.log = log
+        self.lock = threading.Lock()
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line]
+
+    def record(self, tool: str, executed: bool, answer: str) -> None:
+        with self.log.open("a") as f:
+            f.write(json.dumps({"at": time.time(), "tool": tool, "executed": executed, "answer": answer}) + "\n")
+
+    def calls_of(self, tool: str) -> int:
+        return sum(1 for e in self.entries() if e["tool"] == tool)
+
+    def written(self) -> int:
+        return sum(1 for e in self.entries() if e["tool"] == "write" and e["executed"])
+
+    def http_refusal(self) -> tuple[int, dict[str, str]] | None:
+        """An HTTP status to answer a ``tools/call`` with before it runs."""
+        with self.lock:
+            refused = sum(1 for e in self.entries() if e["answer"].startswith("http "))
+            if self.name == "unavailable" and refused < 3:
+                self.record("?", False, "http 503")
+                return 503, {}
+            if self.name == "too_many" and refused < 1:
+                self.record("?", False, "http 429")
+                return 429, {"Retry-After": "2"}
+        return None
+
+    def call(self, tool: str) -> dict[str, Any]:
+        """The JSON-RPC ``result`` or ``error`` for one call (``Drop`` to go away)."""
+        with self.lock:
+            first = self.calls_of(tool) == 0
+            if tool not in ("write", "read"):
+                return {"error": {"code": -32602, "message": f"no tool named {tool}"}}
+            if self.name == "rate_limited" and first:
+                self.record(tool, False, "-32023")
+                return {"error": {"code": -32023, "message": "rate limited", "data": {"retryAfterMs": 1500}}}
+            if tool == "read":
+                self.record(tool, True, "ok")
+                return {"result": result({"written": self.written()})}
+            if self.name == "drop" and first:
+                self.record(tool, True, "dropped")
+                raise Drop
+            if self.name == "internal_after_commit" and first:
+                self.record(tool, True, "-32603")
+                return {"error": {"code": -32603, "message": "internal error"}}
+            if self.name == "not_retryable":
+                self.record(tool, True, "isError retryable:false")
+                failure = {
+                    "class": "capability",
+                    "code": "quota_exhausted",
+                    "retryable": False,
+                    "agentGuidance": "The monthly quota is used up; do not call again this month.",
+                }
+                answer = result({"error": "quota exhausted"}, is_error=True)
+                answer["_meta"] = {"io.modelcontextprotocol/toolFailure": failure}
+                return {"result": answer}
+        if self.name == "slow":
+            time.sleep(2)
+        with self.lock:
+            self.record(tool, True, "ok")
+            return {"result": result({"written": self.written()})}
+
+
+def result(content: dict[str, Any], is_error: bool = False) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": json.dumps(content)}],
+        "structuredContent": content,
+        "isError": is_error,
+    }
+
+
+def answer(script: Script, message: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to one JSON-RPC message; ``None`` for a notification."""
+    if "id" not in message:
+        return None
+    method = message.get("method")
+    params = message.get("params") or {}
+    if method == "initialize":
+        reply = {
+            "result": {
+                "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "scripted", "version": "1.0.0"},
+            }
+        }
+    elif method == "ping":
+        reply = {"result": {}}
+    elif method == "tools/list":
+        reply = {"result": {"tools": TOOLS}}
+    elif method == "tools/call":
+        reply = script.call(params.get("name", ""))
+    else:
+        reply = {"error": {"code": -32601, "message": f"no method {method}"}}
+    return {"jsonrpc": "2.0", "id": message["id"], **reply}
+
+
+def serve_stdio(script: Script) -> None:
+    lock = threading.Lock()
+
+    def handle(message: dict[str, Any]) -> None:
+        try:
+            reply = answer(script, message)
+        except Drop:
+            os._exit(1)
+        if reply is not None:
+            with lock:
+                sys.stdout.write(json.dumps(reply) + "\n")
+                sys.stdout.flush()
+
+    for line in sys.stdin:
+        if line.strip():
+            # Each request on its own thread: a slow call holds no other.
+            threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
+
+
+def serve_http(script: Script, port: int) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            if self.path != "/mcp":
+                self.send_error(404)
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            message = json.loads(body)
+            if message.get("method") == "tools/call":
+                refusal = script.http_refusal()
+                if refusal is not None:
+                    status, headers = refusal
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+            try:
+                reply = answer(script, message)
+            except Drop:
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if reply is None:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            # No server-to-client stream.
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_DELETE(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    server.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--script", choices=SCRIPTS, required=True)
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at /mcp (0 picks a port)")
+    args = parser.parse_args()
+    script = Script(args.script, args.log)
+    if args.http is None:
+        if args.script in HTTP_ONLY:
+            parser.error(f"--script {args.script} needs --http")
+        serve_stdio(script)
+    else:
+        serve_http(script, args.http)
+
+
+if __name__ == "__main__":
+    main()
