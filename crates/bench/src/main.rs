@@ -9,10 +9,15 @@
 //!   library's success path (`Executor::execute`) against a raw reqwest POST
 //!   of the same JSON, as CPU time per call of the client's thread, so the
 //!   ratio holds on a machine busy with other work.
+//! - `recourse-bench mcp-load (--url URL | --command CMD) --tool NAME …`:
+//!   a closed loop of MCP `tools/call` through one session, for
+//!   `bench/mcp-proxy.sh`; calls per second, latency and the server's CPU
+//!   per call, as one line of JSON.
 
 mod cpu;
 mod forward;
 mod library;
+mod mcp;
 
 use std::process::ExitCode;
 
@@ -25,6 +30,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("forward") => forward::run(&args[1..]),
         Some("library") => library::run(&args[1..]),
+        Some("mcp-load") => mcp::run(&args[1..]),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -37,7 +43,9 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str = "usage: recourse-bench forward [--port N] [--client reqwest|hyper] | \
-                     library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor]";
+                     library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor] | \
+                     mcp-load (--url URL [--server-pid PID] | --command CMD) --tool NAME \
+                     [--args JSON] [--duration SECS] [--concurrency N]";
 
 /// The value after `--name` in `args`, parsed; `default` when absent.
 fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T, String> {

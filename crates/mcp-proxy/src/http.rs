@@ -38,7 +38,10 @@ impl McpProxy {
         body_limit: usize,
     ) -> axum::Router {
         let proxy = self.clone();
+        // A call's answer is one JSON body, not an SSE stream of one event:
+        // rmcp falls back to a stream only when a handler notifies first.
         let config = StreamableHttpServerConfig::default()
+            .with_json_response(true)
             .disable_allowed_hosts()
             .with_max_request_body_bytes(body_limit)
             .with_cancellation_token(stop);
