@@ -2,6 +2,10 @@
 //! changed, observed on every session of an [`McpTransport`] and passed to
 //! its owner ([`McpTransport::list_changes`]).
 //!
+//! [`McpTransport`]: crate::McpTransport
+//! [`McpTransport::list_changes`]: crate::McpTransport::list_changes
+//! [`McpTransport::listed_tools`]: crate::McpTransport::listed_tools
+//!
 //! # How a change arrives, by protocol version
 //!
 //! Up to 2025-11-25 a server sends `notifications/tools/list_changed` (or
@@ -32,7 +36,6 @@ use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tokio::sync::broadcast;
 
 use crate::listed::ListedTools;
-use crate::transport::McpTransport;
 
 /// How long a server may take to list its tools again after a change (a
 /// server that never answers must not hold the next session's listing).
@@ -63,35 +66,6 @@ impl ListChange {
             ServerNotification::PromptListChangedNotification(_) => Some(Self::Prompts),
             _ => None,
         }
-    }
-}
-
-impl McpTransport {
-    /// The lists the server says changed, on this session and every one
-    /// started after it. A [`ListChange::Tools`] comes once the tools were
-    /// read again, so [`listed_tools`](Self::listed_tools) and
-    /// [`tools`](Self::tools) already give the new list.
-    ///
-    /// A receiver that falls behind by more than a few changes gets
-    /// `RecvError::Lagged`: it should then read every list again.
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// use recourse_mcp::{ListChange, McpTarget, McpTransport};
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let server = McpTransport::new(McpTarget::command_line("mcp-server-everything")?);
-    /// let mut changes = server.list_changes();
-    /// let timeout = Duration::from_secs(20);
-    /// while let Ok(change) = changes.recv().await {
-    ///     if change == ListChange::Tools {
-    ///         println!("{} tools now", server.listed_tools(timeout).await?.len());
-    ///     }
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn list_changes(&self) -> broadcast::Receiver<ListChange> {
-        self.changes.subscribe()
     }
 }
 

@@ -85,7 +85,7 @@ pub struct McpTransport {
     /// The server's tools, as the live session last listed them.
     pub(crate) tools: Arc<ListedTools>,
     /// The list changes every session passes on.
-    pub(crate) changes: broadcast::Sender<ListChange>,
+    changes: broadcast::Sender<ListChange>,
 }
 
 pub(crate) struct Session {
@@ -134,6 +134,33 @@ impl McpTransport {
     /// The server this transport talks to.
     pub fn target(&self) -> &McpTarget {
         &self.target
+    }
+
+    /// The lists the server says changed, on this session and every one
+    /// started after it. A [`ListChange::Tools`] comes once the tools were
+    /// read again, so [`listed_tools`](Self::listed_tools) and
+    /// [`tools`](Self::tools) already give the new list.
+    ///
+    /// A receiver that falls behind by more than a few changes gets
+    /// `RecvError::Lagged`: it should then read every list again.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use recourse_mcp::{ListChange, McpTarget, McpTransport};
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = McpTransport::new(McpTarget::command_line("mcp-server-everything")?);
+    /// let mut changes = server.list_changes();
+    /// let timeout = Duration::from_secs(20);
+    /// while let Ok(change) = changes.recv().await {
+    ///     if change == ListChange::Tools {
+    ///         println!("{} tools now", server.listed_tools(timeout).await?.len());
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn list_changes(&self) -> broadcast::Receiver<ListChange> {
+        self.changes.subscribe()
     }
 
     /// How many sessions (child processes, for a command) have been started.
