@@ -94,7 +94,8 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     };
     let mut builder = McpProxy::builder(config.clone())
         .with_corrector(chain)
-        .with_policies(policies);
+        .with_policies(policies)
+        .with_warnings(|line| eprintln!("recourse mcp proxy: {line}"));
     for upstream in upstreams(args)? {
         builder = builder.upstream(upstream);
     }

@@ -49,7 +49,8 @@ pub(crate) async fn run(
     client: Option<&Client>,
     cancel: CancellationToken,
 ) -> Result<Value, Fault> {
-    let Some(offered) = shared.catalog.find(name) else {
+    let catalog = shared.catalog();
+    let Some(offered) = catalog.find(name) else {
         return Err(Fault::UnknownTool(name.to_owned()));
     };
     let call_id = uuid::Uuid::now_v7().to_string();

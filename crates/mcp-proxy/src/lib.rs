@@ -60,14 +60,22 @@
 //!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
 //!   clients that take a URL).
 //! - With one upstream, `resources/*` and `prompts/*` are passed through.
+//! - **List changes**: an upstream whose tools change has them offered anew
+//!   (the same names, the policy file applied again) and the clients told —
+//!   with `notifications/tools/list_changed` on a session up to 2025-11-25,
+//!   on a `subscriptions/listen` stream from 2026-07-28; with one upstream,
+//!   its resource and prompt list changes are passed on.
 
 mod answer;
 mod call;
+mod capabilities;
 mod capture;
 mod catalog;
 mod client;
 mod error;
+mod follow;
 mod http;
+mod listeners;
 mod policy;
 mod proxy;
 mod server;

@@ -126,8 +126,8 @@ impl ToolPolicies {
     }
 
     /// Each tool's policy, by the name the file gives it.
-    pub(crate) fn into_tools(self) -> Vec<(String, ToolPolicy)> {
-        self.tools
+    pub(crate) fn tools(&self) -> &[(String, ToolPolicy)] {
+        &self.tools
     }
 }
 

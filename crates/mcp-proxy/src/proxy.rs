@@ -10,18 +10,21 @@
 //! (resends stay a fraction of all calls, whichever server they go to), the
 //! corrector, the journal, shared state — is one for the whole proxy.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use recourse::budget::RetryBudget;
 use recourse::shared::SharedState;
 use recourse::{CorrectionChain, Executor, ExecutorConfig, Journal};
-use recourse_mcp::{McpTool, McpTransport};
-use serde_json::{Map, Value};
+use recourse_mcp::{ListChange, McpTransport};
+use serde_json::Value;
+use tokio::sync::broadcast;
 use tokio_util::task::TaskTracker;
 
-use crate::catalog::Catalog;
+use crate::capabilities;
+use crate::catalog::{Catalog, Listing};
 use crate::error::ProxyError;
+use crate::listeners::Listeners;
 use crate::policy::ToolPolicies;
 use crate::upstream::Upstream;
 
@@ -41,13 +44,40 @@ pub struct McpProxy {
 /// What every request of a proxy shares.
 pub(crate) struct Shared {
     pub(crate) upstreams: Vec<Connected>,
-    pub(crate) catalog: Catalog,
+    /// The tools offered, swapped whole when an upstream's change
+    /// (read with [`catalog`](Self::catalog)).
+    catalog: RwLock<Arc<Catalog>>,
+    /// The operator's policy file, applied again to each new catalog.
+    pub(crate) policies: ToolPolicies,
     /// Where calls that may write are journaled (keyed calls need it).
     pub(crate) journal: Option<Arc<dyn Journal>>,
     /// Calls that may write, run to their end whoever waits for them.
     pub(crate) calls: TaskTracker,
     /// The capabilities offered to the client.
     pub(crate) capabilities: Value,
+    /// The clients to tell when a list changes.
+    pub(crate) listeners: Listeners,
+    /// Held while a catalog is rebuilt, so rebuilds do not overtake each other.
+    pub(crate) rebuilding: tokio::sync::Mutex<()>,
+    /// Where a warning goes (a policy left out once serving, a failed relisting).
+    pub(crate) warn: Warn,
+}
+
+/// Where a proxy's warnings go, one line each.
+pub(crate) type Warn = Arc<dyn Fn(String) + Send + Sync>;
+
+impl Shared {
+    /// The tools offered now: a call keeps the catalog it started with.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        let catalog = self.catalog.read().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(&catalog)
+    }
+
+    /// Offers `catalog`'s tools from now on.
+    pub(crate) fn offer(&self, catalog: Catalog) {
+        let mut current = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        *current = Arc::new(catalog);
+    }
 }
 
 /// An upstream and its session.
@@ -64,12 +94,13 @@ pub struct McpProxyBuilder {
     parts: ExecutorParts,
     upstreams: Vec<Upstream>,
     policies: ToolPolicies,
+    warn: Warn,
 }
 
 impl std::fmt::Debug for McpProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpProxy")
-            .field("tools", &self.shared.catalog.names())
+            .field("tools", &self.shared.catalog().names())
             .field("journaled", &self.shared.journal.is_some())
             .finish_non_exhaustive()
     }
@@ -87,13 +118,14 @@ impl McpProxy {
             },
             upstreams: Vec::new(),
             policies: ToolPolicies::default(),
+            warn: Arc::new(|line| eprintln!("{line}")),
         }
     }
 
-    /// The names the tools are offered under, in the upstreams' order.
+    /// The names the tools are offered under now, in the upstreams' order.
     pub fn tool_names(&self) -> Vec<String> {
-        let names = self.shared.catalog.names();
-        names.into_iter().map(str::to_owned).collect()
+        let catalog = self.shared.catalog();
+        catalog.names().into_iter().map(str::to_owned).collect()
     }
 
     /// The upstreams, as given.
@@ -134,6 +166,16 @@ impl McpProxyBuilder {
         self
     }
 
+    /// Where warnings go once the proxy serves, one line each (stderr
+    /// unless given): a policy of the file that no longer fits the tools an
+    /// upstream changed to, or an upstream that could not list its tools
+    /// again.
+    #[must_use]
+    pub fn with_warnings(mut self, report: impl Fn(String) + Send + Sync + 'static) -> Self {
+        self.warn = Arc::new(report);
+        self
+    }
+
     /// Shares the retry budget and circuit breakers with other processes.
     #[must_use]
     pub fn with_shared_state(mut self, shared: Arc<dyn SharedState>) -> Self {
@@ -152,6 +194,8 @@ impl McpProxyBuilder {
     }
 
     /// Starts every upstream, lists its tools, and applies the policies.
+    /// From then on, an upstream whose tools change has them offered anew
+    /// and the clients told (see `follow`), for as long as the runtime runs.
     ///
     /// # Errors
     /// No upstream; several, one of them unnamed, or two with one name; an
@@ -162,15 +206,18 @@ impl McpProxyBuilder {
         check_names(&self.upstreams)?;
         let prefixed = self.upstreams.len() > 1;
         let mut upstreams: Vec<Connected> = Vec::with_capacity(self.upstreams.len());
-        let mut catalog = Catalog::default();
-        let mut capabilities = offered_capabilities(None);
-        for (index, upstream) in self.upstreams.into_iter().enumerate() {
+        let mut listings = Vec::with_capacity(self.upstreams.len());
+        let mut declared = Vec::with_capacity(self.upstreams.len());
+        let mut changes = Vec::with_capacity(self.upstreams.len());
+        for upstream in self.upstreams {
             let started = start(&upstream).await?;
-            let prefix = upstream.name().filter(|_| prefixed);
-            catalog.add(index, prefix, started.listed, &started.described)?;
-            if !prefixed {
-                capabilities = offered_capabilities(Some(&started.declared));
-            }
+            listings.push(Listing {
+                prefix: upstream.name().filter(|_| prefixed).map(str::to_owned),
+                listed: started.listed,
+                described: started.described,
+            });
+            declared.push(started.declared);
+            changes.push(started.changes);
             let transport = Arc::new(started.transport);
             // One retry budget for the proxy: the first upstream's.
             let budget = upstreams
@@ -183,26 +230,37 @@ impl McpProxyBuilder {
                 executor,
             });
         }
-        catalog.apply(self.policies)?;
-        Ok(McpProxy {
+        let mut catalog = Catalog::build(listings)?;
+        catalog.apply(&self.policies)?;
+        let proxy = McpProxy {
             shared: Arc::new(Shared {
                 upstreams,
-                catalog,
+                catalog: RwLock::new(Arc::new(catalog)),
+                policies: self.policies,
                 journal: self.parts.journal.clone(),
                 calls: TaskTracker::new(),
-                capabilities,
+                capabilities: capabilities::offered(&declared),
+                listeners: Listeners::default(),
+                rebuilding: tokio::sync::Mutex::new(()),
+                warn: self.warn,
             }),
-        })
+        };
+        for (index, changes) in changes.into_iter().enumerate() {
+            proxy.follow(index, changes);
+        }
+        Ok(proxy)
     }
 }
 
 /// An upstream as it answered at startup.
 struct Started {
     transport: McpTransport,
+    /// What it says changed, from before its tools were listed.
+    changes: broadcast::Receiver<ListChange>,
     /// Its tools, every field kept.
     listed: Vec<Value>,
     /// Its tools, as recourse reads them.
-    described: Vec<McpTool>,
+    described: Vec<recourse_mcp::McpTool>,
     /// The capabilities it declared.
     declared: Value,
 }
@@ -211,9 +269,10 @@ struct Started {
 async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
     let in_context =
         |e: recourse_mcp::McpError| ProxyError::from(e.context(&format!("starting {upstream}")));
-    let transport = McpTransport::connect(upstream.target().clone(), STARTUP_TIMEOUT)
-        .await
-        .map_err(in_context)?;
+    let transport = McpTransport::new(upstream.target().clone());
+    // Followed before the first listing, so no change can fall in between.
+    let changes = transport.list_changes();
+    // Starts the session.
     let listed = transport
         .listed_tools(STARTUP_TIMEOUT)
         .await
@@ -225,27 +284,11 @@ async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
         .map_err(in_context)?;
     Ok(Started {
         transport,
+        changes,
         listed,
         described,
         declared,
     })
-}
-
-/// What the proxy offers its client: tools, and — in front of one upstream
-/// that `declared` them — its resources and prompts, passed on as they are
-/// (without subscriptions or change notifications, which are not passed on).
-fn offered_capabilities(declared: Option<&Value>) -> Value {
-    let mut offered = Map::new();
-    offered.insert("tools".to_owned(), Value::Object(Map::new()));
-    for kind in ["resources", "prompts"] {
-        if declared
-            .and_then(|d| d.get(kind))
-            .is_some_and(Value::is_object)
-        {
-            offered.insert(kind.to_owned(), Value::Object(Map::new()));
-        }
-    }
-    Value::Object(offered)
 }
 
 /// What every upstream's executor is made of.

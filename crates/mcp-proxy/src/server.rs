@@ -1,6 +1,8 @@
 //! The proxy as an MCP server (rmcp's server side): `tools/list` from the
 //! catalog, `tools/call` through the executor, and — with one upstream —
-//! resources and prompts passed through.
+//! resources and prompts passed through. Each client is a listener for list
+//! changes: a session up to 2025-11-25 from its `notifications/initialized`
+//! on, a 2026-07-28 client while its `subscriptions/listen` is open.
 //!
 //! Every result is built from JSON, so each is marked `resultType:
 //! "complete"` when it does not say otherwise: protocol 2026-07-28 requires
@@ -16,9 +18,9 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig,
+    ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -122,13 +124,8 @@ impl rmcp::ServerHandler for McpProxy {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<&Value> = self
-            .shared
-            .catalog
-            .tools()
-            .iter()
-            .map(|t| &t.listed)
-            .collect();
+        let catalog = self.shared.catalog();
+        let tools: Vec<&Value> = catalog.tools().iter().map(|t| &t.listed).collect();
         complete(serde_json::json!({ "tools": tools }))
             .map_err(|e| ErrorData::internal_error(format!("the tool list: {e}"), None))
     }
@@ -171,7 +168,7 @@ impl rmcp::ServerHandler for McpProxy {
             Err(Fault::UnknownTool(name)) => Err(ErrorData::invalid_params(
                 format!(
                     "no tool named {name:?}; tools: {}",
-                    self.shared.catalog.names().join(", ")
+                    self.shared.catalog().names().join(", ")
                 ),
                 None,
             )),
@@ -185,6 +182,39 @@ impl rmcp::ServerHandler for McpProxy {
                 None,
             )),
         }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A 2026-07-28 client is told on the streams it opens (`listen`).
+        let legacy = context
+            .peer
+            .peer_info()
+            .is_none_or(|client| client.protocol_version.has_initialize());
+        if legacy {
+            self.shared.listeners.add_session(context.peer);
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // rmcp narrows it to what was asked and what `get_info` announces.
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .prompts_list_changed()
+                .build(),
+        )
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let listeners = &self.shared.listeners;
+        let number = listeners.add_stream(context.sink().clone());
+        context.cancelled().await;
+        listeners.remove(number);
+        Ok(())
     }
 
     async fn list_resources(

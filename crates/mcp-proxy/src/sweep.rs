@@ -40,7 +40,7 @@ impl McpProxy {
         };
         let reads = Reads {
             upstreams: shared
-                .catalog
+                .catalog()
                 .tools()
                 .iter()
                 .map(|t| {

@@ -36,15 +36,16 @@ pub struct RpcError {
 
 impl McpTransport {
     /// Every tool of the server, as its `tools/list` described it when the
-    /// current session started (each a JSON object, every field kept).
+    /// current session started or, since, when the server said its tools
+    /// changed (each a JSON object, every field kept).
     ///
     /// # Errors
     /// As [`connect`](Self::connect), when no session is live and none can
     /// be started within `timeout`.
     pub async fn listed_tools(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        let session = self.live_session(timeout).await?;
-        session
-            .tools
+        self.live_session(timeout).await?;
+        self.tools
+            .current()
             .iter()
             .map(|tool| {
                 serde_json::to_value(tool)

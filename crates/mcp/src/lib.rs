@@ -26,7 +26,10 @@
 //!   [`IDEMPOTENCY_META_KEY`].
 //! - For a proxy, the transport also gives the server's tools as listed and
 //!   its capabilities, and forwards any other request once
-//!   ([`McpTransport::forward`]), all as JSON.
+//!   ([`McpTransport::forward`]), all as JSON. The lists the server says
+//!   changed are passed on ([`McpTransport::list_changes`]), a tools change
+//!   once the tools were listed again, on whichever protocol version the
+//!   session speaks (`subscriptions/listen` from 2026-07-28).
 //!
 //! Serving recourse tools over MCP is the other direction and another crate,
 //! `recourse-mcp-server`, which needs no executor.
@@ -52,8 +55,10 @@
 //! version, process management, the protocol model). Only rmcp's client side
 //! is compiled here.
 
+mod changes;
 mod failure;
 mod forward;
+mod listed;
 mod reply;
 mod target;
 mod tool;
@@ -64,6 +69,7 @@ use std::time::{Duration, Instant};
 
 use recourse::{CallBuilder, Transport};
 
+pub use changes::ListChange;
 pub use forward::RpcError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use recourse_protocol::mcp::{McpError, McpErrorKind};

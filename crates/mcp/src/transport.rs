@@ -42,15 +42,17 @@ use recourse::Transport;
 use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, broadcast};
 
 use recourse_protocol::mcp::McpError;
 
+use crate::changes::{CHANGES_BUFFERED, ListChange, Watcher};
+use crate::listed::ListedTools;
 use crate::target::McpTarget;
 use crate::tool::McpTool;
 use crate::{failure, reply, target};
@@ -80,20 +82,19 @@ pub struct McpTransport {
     target: McpTarget,
     session: Mutex<Option<Arc<Session>>>,
     sessions_started: AtomicU64,
+    /// The server's tools, as the live session last listed them.
+    pub(crate) tools: Arc<ListedTools>,
+    /// The list changes every session passes on.
+    changes: broadcast::Sender<ListChange>,
 }
 
 pub(crate) struct Session {
-    pub(crate) service: RunningService<RoleClient, ()>,
-    pub(crate) tools: Vec<Tool>,
+    pub(crate) service: RunningService<RoleClient, Watcher>,
 }
 
 impl Session {
     pub(crate) fn is_alive(&self) -> bool {
         !self.service.is_closed() && !self.service.is_transport_closed()
-    }
-
-    fn tool_names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.name.to_string()).collect()
     }
 }
 
@@ -113,6 +114,8 @@ impl McpTransport {
             target,
             session: Mutex::new(None),
             sessions_started: AtomicU64::new(0),
+            tools: Arc::default(),
+            changes: broadcast::channel(CHANGES_BUFFERED).0,
         }
     }
 
@@ -133,18 +136,52 @@ impl McpTransport {
         &self.target
     }
 
+    /// The lists the server says changed, on this session and every one
+    /// started after it. A [`ListChange::Tools`] comes once the tools were
+    /// read again, so [`listed_tools`](Self::listed_tools) and
+    /// [`tools`](Self::tools) already give the new list.
+    ///
+    /// A receiver that falls behind by more than a few changes gets
+    /// `RecvError::Lagged`: it should then read every list again.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use recourse_mcp::{ListChange, McpTarget, McpTransport};
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = McpTransport::new(McpTarget::command_line("mcp-server-everything")?);
+    /// let mut changes = server.list_changes();
+    /// let timeout = Duration::from_secs(20);
+    /// while let Ok(change) = changes.recv().await {
+    ///     if change == ListChange::Tools {
+    ///         println!("{} tools now", server.listed_tools(timeout).await?.len());
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn list_changes(&self) -> broadcast::Receiver<ListChange> {
+        self.changes.subscribe()
+    }
+
     /// How many sessions (child processes, for a command) have been started.
     pub fn sessions_started(&self) -> u64 {
         self.sessions_started.load(Ordering::SeqCst)
     }
 
-    /// The server's tools, from `tools/list` when the current session started.
+    /// The server's tools, from `tools/list` when the current session
+    /// started, and again each time the server said they changed
+    /// ([`list_changes`](Self::list_changes)).
     ///
     /// # Errors
     /// As [`connect`](Self::connect), when no session is live yet.
     pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
-        let session = self.live_session(DEFAULT_SETUP_TIMEOUT).await?;
-        Ok(session.tools.iter().map(McpTool::from_rmcp).collect())
+        self.live_session(DEFAULT_SETUP_TIMEOUT).await?;
+        Ok(self
+            .tools
+            .current()
+            .iter()
+            .map(McpTool::from_rmcp)
+            .collect())
     }
 
     /// The tool named `name`, if the server has one.
@@ -178,7 +215,12 @@ impl McpTransport {
     }
 
     async fn start(&self) -> Result<Session, McpError> {
-        self.sessions_started.fetch_add(1, Ordering::SeqCst);
+        let number = self.sessions_started.fetch_add(1, Ordering::SeqCst) + 1;
+        let watcher = Watcher {
+            session: number,
+            tools: Arc::clone(&self.tools),
+            changes: self.changes.clone(),
+        };
         let handshake = |e: &dyn fmt::Display| {
             McpError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
         };
@@ -202,7 +244,11 @@ impl McpTransport {
                     .map_err(|e| {
                         McpError::unreachable(format!("could not start {program:?}")).caused_by(e)
                     })?;
-                ().serve(child).await.map_err(|e| handshake(&e))?
+                watcher
+                    .clone()
+                    .serve(child)
+                    .await
+                    .map_err(|e| handshake(&e))?
             }
             McpTarget::Url(url) => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -210,13 +256,25 @@ impl McpTransport {
                     .max_json_response_size(MAX_ANSWER_BYTES)
                     .max_sse_event_size(MAX_ANSWER_BYTES);
                 let http = StreamableHttpClientTransport::with_client(http_client()?, config);
-                ().serve(http).await.map_err(|e| handshake(&e))?
+                watcher
+                    .clone()
+                    .serve(http)
+                    .await
+                    .map_err(|e| handshake(&e))?
             }
         };
-        let tools = service.list_all_tools().await.map_err(|e| {
-            McpError::unreachable(format!("{}: tools/list failed: {e}", self.target))
-        })?;
-        Ok(Session { service, tools })
+        // Bounded by the caller's timeout for the whole setup.
+        let changed = self
+            .tools
+            .read_again(number, service.peer(), Duration::MAX)
+            .await
+            .map_err(|e| e.context(&self.target.to_string()))?;
+        if changed {
+            // Started again, the server lists other tools than before.
+            let _ = self.changes.send(ListChange::Tools);
+        }
+        watcher.listen(service.peer());
+        Ok(Session { service })
     }
 
     /// Forgets `session` if it is still the current one (its last holder's
@@ -248,8 +306,10 @@ impl McpTransport {
             ));
         }
         let name = request.target.as_str();
-        if !session.tools.iter().any(|t| t.name == name) {
-            return reply::unknown_tool(name, &session.tool_names());
+        let tools = self.tools.current();
+        if !tools.iter().any(|t| t.name == name) {
+            let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+            return reply::unknown_tool(name, &names);
         }
         let params = call_params(request, arguments)?;
         let answer = tokio::time::timeout(left, session.service.call_tool_once(params)).await;

@@ -32,7 +32,12 @@ pub(crate) struct HttpArgs {
     bind: IpAddr,
     /// Named callers for --http, each with its own token, calls and idempotency keys: the
     /// gateway's tokens file `{"callers": [{"name", "token" | "token_sha256", ...}]}`.
-    #[arg(long, value_name = "FILE", env = "RECOURSE_GATEWAY_TOKENS", requires = "http")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "RECOURSE_GATEWAY_TOKENS",
+        requires = "http"
+    )]
     tokens: Option<std::path::PathBuf>,
     /// Port to listen on with --http; 0 picks a free one.
     #[arg(long, default_value_t = 8790, requires = "http")]

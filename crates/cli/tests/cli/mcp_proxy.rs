@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use recourse_mcp::{McpTarget, McpTransport, RpcError};
+use recourse_mcp::{ListChange, McpTarget, McpTransport, RpcError};
 use recourse_test_support::service_var;
 use serde_json::{Value, json};
 
@@ -481,4 +481,113 @@ async fn mcp_proxy_in_front_of_the_filesystem_server() {
     assert_eq!(outside["isError"], true, "{outside}");
     assert_eq!(outside["_meta"][FAILURE_META]["class"], "capability");
     assert_eq!(outside["_meta"][CALL_META]["step"], "fix_arguments");
+}
+
+/// `python3 servers/scripted.py --script SCRIPT --log LOG` (the Python MCP
+/// clients' scripted server; the standard library is all it needs), as
+/// words of a command line.
+fn scripted(script: &str, log: &Path) -> Vec<String> {
+    let found = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs the scripted MCP server");
+    let python = String::from_utf8(found.stdout).unwrap().trim().to_owned();
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/mcp-clients/python/servers/scripted.py"
+    );
+    [python.as_str(), server, "--script", script, "--log"]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .chain([log.display().to_string()])
+        .collect()
+}
+
+#[tokio::test]
+async fn mcp_proxy_offers_the_tool_an_upstream_adds_and_tells_its_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = journal_in(&dir);
+    let upstream = scripted("grow", &dir.path().join("upstream.log"));
+    let mut args = vec!["--journal", journal.as_str(), "--"];
+    args.extend(upstream.iter().map(String::as_str));
+    let proxied = proxy(&args);
+    let mut changes = proxied.list_changes();
+    let declared = proxied.capabilities(WAIT).await.unwrap();
+    assert_eq!(declared["tools"]["listChanged"], true, "{declared}");
+    assert_eq!(declared["prompts"]["listChanged"], true, "{declared}");
+    let listed = proxied.listed_tools(WAIT).await.unwrap();
+    assert_eq!(names(&listed), ["write", "read", "grow"]);
+
+    let grown = ok(&proxied, "grow", json!({})).await;
+    assert_eq!(grown["isError"], false, "{grown}");
+    // Told (this client speaks 2025-11-25 to the proxy), and already listed again.
+    loop {
+        let change = tokio::time::timeout(WAIT, changes.recv()).await;
+        if change.expect("told within the wait").unwrap() == ListChange::Tools {
+            break;
+        }
+    }
+    let listed = proxied.listed_tools(WAIT).await.unwrap();
+    assert_eq!(names(&listed), ["write", "read", "grow", "grown"]);
+    assert_eq!(listed[3]["annotations"]["readOnlyHint"], true, "{listed:?}");
+    let called = ok(&proxied, "grown", json!({})).await;
+    assert_eq!(
+        called["structuredContent"],
+        json!({"grown": true}),
+        "{called}"
+    );
+    assert_eq!(called["_meta"][CALL_META]["outcome"], "succeeded");
+}
+
+#[tokio::test]
+async fn mcp_proxy_offers_what_a_restarted_upstream_lists_and_warns_of_a_policy_left_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (starts, stderr) = (dir.path().join("starts"), dir.path().join("stderr"));
+    // The first upstream is the scripted one (its first write kills it);
+    // started again, it is the reference tools, which have no `read`.
+    let first = scripted("drop", &dir.path().join("upstream.log")).join(" ");
+    let script = format!(
+        r#"echo x >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then exec {first}; else exec "{BIN}" tools serve --mcp --port 0; fi"#
+    );
+    let policy = dir.path().join("tools.json");
+    std::fs::write(&policy, r#"{"tools": {"read": {"idempotent": true}}}"#).unwrap();
+    // The proxy's stderr goes to a file, to read its warning.
+    let proxy_line = format!(
+        r#"exec "{BIN}" mcp proxy --journal "{}" --tools "{}" -- sh -c '{script}' "{}" 2>>"{}""#,
+        journal_in(&dir),
+        policy.display(),
+        starts.display(),
+        stderr.display()
+    );
+    let proxied = McpTransport::new(McpTarget::Command {
+        program: "sh".to_owned(),
+        args: vec!["-c".to_owned(), proxy_line],
+        pass_env: Vec::new(),
+    });
+    assert_eq!(
+        names(&proxied.listed_tools(WAIT).await.unwrap()),
+        ["write", "read"]
+    );
+
+    let lost = ok(&proxied, "write", json!({"text": "hello"})).await;
+    assert_eq!(
+        lost["_meta"][FAILURE_META]["code"], "outcome_unknown",
+        "{lost}"
+    );
+    // The next call starts the upstream again: it has no `read` any more.
+    let gone = ok(&proxied, "read", json!({})).await;
+    assert_eq!(gone["isError"], true, "{gone}");
+    wait_for(&stderr, "which no upstream offers").await;
+    let warned = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        warned.contains(r#"the policy file names the tool "read""#),
+        "{warned}"
+    );
+    assert!(warned.contains("its policy is unused"), "{warned}");
+    // This upstream did not announce list changes, so neither does the
+    // proxy: the client learns of the new tools by listing them.
+    let listed = proxied.forward("tools/list", None, WAIT).await.unwrap();
+    let listed = listed.unwrap()["tools"].as_array().unwrap().clone();
+    assert!(names(&listed).contains(&"exports_create"), "{listed:?}");
+    assert_eq!(exports(&proxied, "exports_lookup").await, 0);
 }

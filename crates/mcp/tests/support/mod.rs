@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod changing_server;
 pub mod harness;
 pub mod http_server;
 pub mod state_server;

@@ -1,7 +1,7 @@
 """A scripted MCP server for the edges a proxy must get right, over stdio or
 Streamable HTTP, with no SDK between the script and the wire.
 
-    python scripted.py --script NAME --log FILE [--http PORT]
+    python scripted.py --script NAME --log FILE [--http PORT] [--protocol VERSION]
 
 Two tools: ``write`` (no annotations: not idempotent, as MCP defaults) and
 ``read`` (``readOnlyHint``). Every ``tools/call`` that reaches the server is
@@ -27,6 +27,15 @@ Scripts (each fault hits the first call of a tool; later calls succeed):
 - ``too_many`` (HTTP only): the first ``tools/call`` request gets HTTP 429
   with ``Retry-After: 2``, not executed.
 - ``slow``: ``write`` commits after 2 s (for a client that cancels).
+- ``grow`` (stdio only): a third tool, ``grow``, adds a tool ``grown``
+  (``readOnlyHint``) and a prompt ``grown``, then announces both list
+  changes — on the session up to 2025-11-25; from 2026-07-28 on each
+  ``subscriptions/listen`` stream that asked for them (the server answers
+  ``subscriptions/listen`` with its acknowledgment, and declares
+  ``listChanged`` for tools and prompts).
+
+The server answers ``initialize`` with the version the client asked for,
+or with ``--protocol VERSION``.
 """
 
 from __future__ import annotations
@@ -50,8 +59,11 @@ SCRIPTS = (
     "unavailable",
     "too_many",
     "slow",
+    "grow",
 )
 HTTP_ONLY = ("unavailable", "too_many")
+STDIO_ONLY = ("grow",)
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 TOOLS = [
     {
         "name": "write",
@@ -71,15 +83,75 @@ TOOLS = [
 ]
 
 
+GROW = {
+    "name": "grow",
+    "description": "Adds a tool and a prompt, and announces both.",
+    "inputSchema": {"type": "object", "properties": {}},
+}
+GROWN = {
+    "name": "grown",
+    "description": "The tool grow added.",
+    "inputSchema": {"type": "object", "properties": {}},
+    "annotations": {"readOnlyHint": True},
+}
+GROWN_PROMPT = {"name": "grown", "description": "The prompt grow added."}
+# What each list change is called on the wire and in a listen filter.
+CHANGES = {
+    "tools": ("notifications/tools/list_changed", "toolsListChanged"),
+    "prompts": ("notifications/prompts/list_changed", "promptsListChanged"),
+}
+
+
 class Drop(Exception):
     """The server goes away before answering."""
 
 
 class Script:
-    def __init__(self, name: str, log: Path) -> None:
+    def __init__(self, name: str, log: Path, protocol: str | None) -> None:
         self.name = name
         self.log = log
         self.lock = threading.Lock()
+        self.protocol = protocol
+        self.tools = [*TOOLS, GROW] if name == "grow" else list(TOOLS)
+        self.prompts: list[dict[str, Any]] = []
+        # Open ``subscriptions/listen`` streams: request id -> accepted filter.
+        self.streams: dict[Any, dict[str, Any]] = {}
+        # Writes one message to the client (set by the stdio server).
+        self.send: Any = None
+
+    def capabilities(self) -> dict[str, Any]:
+        if self.name != "grow":
+            return {"tools": {}}
+        return {"tools": {"listChanged": True}, "prompts": {"listChanged": True}}
+
+    def listen(self, request_id: Any, requested: dict[str, Any]) -> None:
+        """Opens a stream for the changes asked for that the server announces."""
+        accepted = {key: True for _, key in CHANGES.values() if requested.get(key)}
+        with self.lock:
+            self.streams[request_id] = accepted
+        params = {"notifications": accepted, "_meta": {SUBSCRIPTION_ID: request_id}}
+        self.send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": params})
+
+    def announce(self, kind: str) -> None:
+        """Tells the client its ``kind`` list changed, as its version wants."""
+        method, key = CHANGES[kind]
+        if self.protocol is None or self.protocol < "2026-07-28":
+            self.send({"jsonrpc": "2.0", "method": method})
+            return
+        with self.lock:
+            streams = [i for i, accepted in self.streams.items() if accepted.get(key)]
+        for request_id in streams:
+            self.send({"jsonrpc": "2.0", "method": method, "params": {"_meta": {SUBSCRIPTION_ID: request_id}}})
+
+    def grow(self) -> dict[str, Any]:
+        with self.lock:
+            if GROWN not in self.tools:
+                self.tools.append(GROWN)
+                self.prompts.append(GROWN_PROMPT)
+            self.record("grow", True, "ok")
+        self.announce("tools")
+        self.announce("prompts")
+        return {"result": result({"grown": True})}
 
     def entries(self) -> list[dict[str, Any]]:
         if not self.log.exists():
@@ -110,10 +182,15 @@ class Script:
 
     def call(self, tool: str) -> dict[str, Any]:
         """The JSON-RPC ``result`` or ``error`` for one call (``Drop`` to go away)."""
+        if tool == "grow":
+            return self.grow()
         with self.lock:
             first = self.calls_of(tool) == 0
-            if tool not in ("write", "read"):
+            if tool not in (t["name"] for t in self.tools):
                 return {"error": {"code": -32602, "message": f"no tool named {tool}"}}
+            if tool == "grown":
+                self.record(tool, True, "ok")
+                return {"result": result({"grown": True})}
             if self.name == "rate_limited" and first:
                 self.record(tool, False, "-32023")
                 return {"error": {"code": -32023, "message": "rate limited", "data": {"retryAfterMs": 1500}}}
@@ -153,23 +230,35 @@ def result(content: dict[str, Any], is_error: bool = False) -> dict[str, Any]:
 
 
 def answer(script: Script, message: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer to one JSON-RPC message; ``None`` for a notification."""
-    if "id" not in message:
-        return None
+    """The answer to one JSON-RPC message; ``None`` for a notification, or
+    for a request answered later (``subscriptions/listen``)."""
     method = message.get("method")
     params = message.get("params") or {}
+    if "id" not in message:
+        if method == "notifications/cancelled":
+            with script.lock:
+                script.streams.pop(params.get("requestId"), None)
+        return None
     if method == "initialize":
+        script.protocol = script.protocol or params.get("protocolVersion", "2025-11-25")
         reply = {
             "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                "capabilities": {"tools": {}},
+                "protocolVersion": script.protocol,
+                "capabilities": script.capabilities(),
                 "serverInfo": {"name": "scripted", "version": "1.0.0"},
             }
         }
     elif method == "ping":
         reply = {"result": {}}
     elif method == "tools/list":
-        reply = {"result": {"tools": TOOLS}}
+        with script.lock:
+            reply = {"result": {"tools": list(script.tools)}}
+    elif method == "prompts/list" and script.name == "grow":
+        with script.lock:
+            reply = {"result": {"prompts": list(script.prompts)}}
+    elif method == "subscriptions/listen" and script.name == "grow":
+        script.listen(message["id"], params.get("notifications") or {})
+        return None
     elif method == "tools/call":
         reply = script.call(params.get("name", ""))
     else:
@@ -180,15 +269,20 @@ def answer(script: Script, message: dict[str, Any]) -> dict[str, Any] | None:
 def serve_stdio(script: Script) -> None:
     lock = threading.Lock()
 
+    def send(message: dict[str, Any]) -> None:
+        with lock:
+            sys.stdout.write(json.dumps(message) + "\n")
+            sys.stdout.flush()
+
+    script.send = send
+
     def handle(message: dict[str, Any]) -> None:
         try:
             reply = answer(script, message)
         except Drop:
             os._exit(1)
         if reply is not None:
-            with lock:
-                sys.stdout.write(json.dumps(reply) + "\n")
-                sys.stdout.flush()
+            send(reply)
 
     for line in sys.stdin:
         if line.strip():
@@ -258,13 +352,16 @@ def main() -> None:
     parser.add_argument("--script", choices=SCRIPTS, required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at /mcp (0 picks a port)")
+    parser.add_argument("--protocol", metavar="VERSION", help="the version to answer initialize with")
     args = parser.parse_args()
-    script = Script(args.script, args.log)
+    script = Script(args.script, args.log, args.protocol)
     if args.http is None:
         if args.script in HTTP_ONLY:
             parser.error(f"--script {args.script} needs --http")
         serve_stdio(script)
     else:
+        if args.script in STDIO_ONLY:
+            parser.error(f"--script {args.script} is served on stdio only")
         serve_http(script, args.http)
 
 
