@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientInfo, ProtocolVersion};
 use rmcp::service::{Peer, RoleClient};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
@@ -29,10 +29,12 @@ struct Load {
     arguments: Map<String, Value>,
     duration: Duration,
     concurrency: usize,
+    /// The protocol version the client offers (rmcp's latest unless given).
+    protocol: Option<ProtocolVersion>,
 }
 
 const USAGE: &str = "mcp-load (--url URL [--server-pid PID] | --command 'CMD ARGS') --tool NAME \
-                     [--args JSON] [--duration SECS] [--concurrency N]";
+                     [--args JSON] [--duration SECS] [--concurrency N] [--protocol VERSION]";
 
 fn parse(args: &[String]) -> Result<Load, String> {
     let mut load = Load {
@@ -43,6 +45,7 @@ fn parse(args: &[String]) -> Result<Load, String> {
         arguments: Map::new(),
         duration: Duration::from_secs(5),
         concurrency: 8,
+        protocol: None,
     };
     let mut words = args.iter();
     while let Some(word) = words.next() {
@@ -64,6 +67,12 @@ fn parse(args: &[String]) -> Result<Load, String> {
             "--duration" => {
                 load.duration = Duration::from_secs_f64(
                     value()?.parse().map_err(|_| bad("a number of seconds"))?,
+                );
+            }
+            "--protocol" => {
+                load.protocol = Some(
+                    serde_json::from_value(Value::String(value()?))
+                        .map_err(|_| bad("a protocol version"))?,
                 );
             }
             "--concurrency" => {
@@ -89,10 +98,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 }
 
 async fn measure(load: Load) -> Result<(), String> {
+    let mut info = ClientInfo::default();
+    if let Some(version) = &load.protocol {
+        info.protocol_version = version.clone();
+    }
     let (client, pid) = match (&load.url, &load.command) {
         (Some(url), _) => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            let client = ().serve(transport).await.map_err(|e| format!("{url}: {e}"))?;
+            let client = info.serve(transport).await.map_err(|e| format!("{url}: {e}"))?;
             (client, load.server_pid)
         }
         (_, Some(line)) => {
@@ -102,12 +115,15 @@ async fn measure(load: Load) -> Result<(), String> {
             command.args(words).kill_on_drop(true);
             let child = TokioChildProcess::new(command).map_err(|e| format!("{program}: {e}"))?;
             let pid = child.id();
-            let client = ().serve(child).await.map_err(|e| format!("{line}: {e}"))?;
+            let client = info.serve(child).await.map_err(|e| format!("{line}: {e}"))?;
             (client, pid)
         }
         _ => unreachable!("parse requires one of --url and --command"),
     };
     let peer = client.peer().clone();
+    let protocol = client
+        .peer_info()
+        .map(|info| info.protocol_version.to_string());
     let params = CallToolRequestParams::new(load.tool.clone()).with_arguments(load.arguments.clone());
     // A first call that fails stops the run: nothing after it would be a figure.
     one(&peer, &params).await.map_err(|e| format!("the first call: {e}"))?;
@@ -177,6 +193,7 @@ async fn measure(load: Load) -> Result<(), String> {
             "p50_ms": quantile(0.50),
             "p99_ms": quantile(0.99),
             "server_cpu_us_per_call": cpu_us_per_call,
+            "protocol": protocol,
         })
     );
     drop(client);
