@@ -61,6 +61,7 @@
 //! Sections cited as "protocol §N" are those of the recourse protocol,
 //! `docs/protocol.md` in the recourse source tree.
 
+pub mod approval;
 pub mod breaker;
 pub mod budget;
 pub mod call;
