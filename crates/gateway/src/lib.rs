@@ -42,9 +42,13 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
+mod answer;
+mod approvals;
+mod ask;
 mod auth;
 mod callers;
 mod config;
+mod dispatch;
 mod entry;
 mod exposure;
 mod finish;
@@ -60,6 +64,7 @@ mod request;
 mod resolve;
 mod routes;
 mod serve;
+mod wait;
 
 pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};

@@ -41,6 +41,11 @@ impl CallState {
         matches!(self, Self::Unknown | Self::AwaitingApproval)
     }
 
+    /// Every state's name, in declaration order.
+    pub fn names() -> &'static [&'static str] {
+        Self::VARIANTS
+    }
+
     /// Parses a stored or user-given name (its [`FromStr`](std::str::FromStr), as an option).
     pub fn parse(s: &str) -> Option<Self> {
         s.parse().ok()
