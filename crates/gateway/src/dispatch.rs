@@ -10,12 +10,20 @@
 //! that refuses it stops the call. A request that cannot be built again (a
 //! target no longer allowed, a server that does not start) ends the call
 //! `failed`, nothing sent.
+//!
+//! The approval put the call in flight under this process's lease, and the
+//! lease is renewed for as long as the dispatch runs — starting an MCP
+//! session, asking a manifest — so no sweeper takes the call over while it
+//! is being dispatched; the lease is checked once more just before the
+//! call runs, and a call another process took over (this one lost its
+//! journal past the lease) is left to it, nothing sent.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use recourse::approval::end_undispatched;
 use recourse::call::CallSpec;
-use recourse::journal::JournalEntry;
+use recourse::journal::{Journal, JournalEntry, process_owner};
 use recourse_tool::protocol::ToolError;
 
 use crate::gateway::Gateway;
@@ -33,6 +41,11 @@ pub(crate) fn start(g: &Arc<Gateway>, entry: JournalEntry, spec: CallSpec) {
 }
 
 async fn run(g: &Gateway, entry: JournalEntry, spec: CallSpec) {
+    let Some(journal) = g.journal.clone() else {
+        return;
+    };
+    let lease = g.executor.config().lease;
+    let _held = Held::start(Arc::clone(&journal), entry.call_id.clone(), lease);
     let built = match resolve(g, spec).await {
         Ok((executor, call)) => {
             let call = call
@@ -45,10 +58,45 @@ async fn run(g: &Gateway, entry: JournalEntry, spec: CallSpec) {
     };
     match built {
         Ok((executor, call)) => {
+            match journal.renew_lease(&entry.call_id, process_owner(), lease).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(call_id = %entry.call_id, "an approved call was taken over before its dispatch; nothing sent");
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(call_id = %entry.call_id, error = %e, "the journal did not answer before an approved call's dispatch; nothing sent");
+                    return;
+                }
+            }
             let report = executor.execute(call).await;
             g.metrics.observe(&report);
         }
         Err(error) => undispatched(g, &entry.call_id, error).await,
+    }
+}
+
+/// The lease on an approved call, renewed every third of it until dropped
+/// (the dispatch ended; the executor renews its own while the call runs).
+struct Held(tokio::task::JoinHandle<()>);
+
+impl Held {
+    fn start(journal: Arc<dyn Journal>, call_id: String, lease: Duration) -> Self {
+        let every = (lease / 3).max(Duration::from_millis(10));
+        Self(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if let Ok(false) = journal.renew_lease(&call_id, process_owner(), lease).await {
+                    return;
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
