@@ -86,8 +86,8 @@ pub(crate) struct JournaledCall<'a> {
 #[serde(untagged)]
 #[allow(dead_code)]
 enum RecordSchema {
-    Ran(recourse::CallReport),
-    Awaiting(recourse::record::AwaitingRecord<'static>),
+    Ran(Box<recourse::CallReport>),
+    Awaiting(Box<recourse::record::AwaitingRecord<'static>>),
 }
 
 /// A page of `GET /v1/calls`.

@@ -165,9 +165,9 @@ impl fmt::Display for ExpiresIn {
     /// The largest whole unit of hours, minutes or seconds: `24h`, `90s`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.0.as_secs();
-        if secs > 0 && secs % 3600 == 0 {
+        if secs > 0 && secs.is_multiple_of(3600) {
             write!(f, "{}h", secs / 3600)
-        } else if secs > 0 && secs % 60 == 0 {
+        } else if secs > 0 && secs.is_multiple_of(60) {
             write!(f, "{}m", secs / 60)
         } else {
             write!(f, "{secs}s")
