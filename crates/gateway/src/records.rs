@@ -178,34 +178,30 @@ async fn current(
 async fn waited(
     g: &Gateway,
     journal: &dyn Journal,
-    entry: JournalEntry,
+    mut entry: JournalEntry,
     wait: std::time::Duration,
 ) -> Result<JournalEntry, recourse::journal::JournalError> {
     let until = tokio::time::Instant::now() + wait;
-    let mut entry = current(g, journal, entry).await?;
     loop {
-        if !matches!(
-            entry.state,
-            CallState::AwaitingApproval | CallState::InFlight
-        ) {
-            return Ok(entry);
-        }
+        // Listening before reading: a change made after the read is heard.
         let changed = g.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();
+        if let Some(again) = journal.get(&entry.call_id).await? {
+            // An expiry that fell due meanwhile is applied as it is read.
+            entry = current(g, journal, again).await?;
+        }
         let now = tokio::time::Instant::now();
-        if now >= until {
+        let moving = matches!(
+            entry.state,
+            CallState::AwaitingApproval | CallState::InFlight
+        );
+        if !moving || now >= until {
             return Ok(entry);
         }
-        // Each read applies an expiry that fell due meanwhile.
-        let nap = wait::POLL.min(until - now);
         tokio::select! {
             () = &mut changed => {}
-            () = tokio::time::sleep(nap) => {}
-        }
-        match journal.get(&entry.call_id).await? {
-            Some(again) => entry = current(g, journal, again).await?,
-            None => return Ok(entry),
+            () = tokio::time::sleep(wait::POLL.min(until - now)) => {}
         }
     }
 }
