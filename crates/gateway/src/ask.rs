@@ -25,11 +25,17 @@ use crate::resolve::check;
 /// What approval `req` needs before it is sent: its own `approval`, else
 /// its tool's manifest entry's (an HTTP target only, asked within a
 /// quarter of the deadline and never longer than an attempt may take);
-/// `None` when it needs none.
+/// `None` when it needs none. A manifest not known yet is fetched only for
+/// a request that passes `caller`'s checks: a refused request dials nothing.
 ///
 /// # Errors
-/// An `approval` that cannot be used, answered `400 INVALID_CALL`.
-pub(crate) async fn needed(g: &Gateway, req: &CallRequest) -> Result<Option<Required>, Response> {
+/// An `approval` that cannot be used, answered `400 INVALID_CALL`; a
+/// request refused before its tool's manifest is fetched, as it is refused.
+pub(crate) async fn needed(
+    g: &Gateway,
+    caller: &Caller,
+    req: &CallRequest,
+) -> Result<Option<Required>, Response> {
     if let Some(spec) = &req.approval {
         return spec.required().map(Some).map_err(|e| {
             fail(
@@ -54,11 +60,17 @@ pub(crate) async fn needed(g: &Gateway, req: &CallRequest) -> Result<Option<Requ
     let (Some(manifests), Some(url)) = (g.executor.manifests(), target.url()) else {
         return Ok(None);
     };
-    let config = g.executor.config();
-    let budget = config.deadline.map_or(config.request_timeout, |d| {
-        (d / 4).min(config.request_timeout)
-    });
-    let declared = manifests.declaration(url, method, budget).await;
+    let declared = match manifests.cached_declaration(url, method) {
+        Some(known) => known,
+        None => {
+            check(g, req, caller).map_err(IntoResponse::into_response)?;
+            let config = g.executor.config();
+            let budget = config.deadline.map_or(config.request_timeout, |d| {
+                (d / 4).min(config.request_timeout)
+            });
+            manifests.declaration(url, method, budget).await
+        }
+    };
     Ok(declared.and_then(|d| d.approval.as_ref().and_then(|a| a.required().ok())))
 }
 

@@ -58,7 +58,10 @@ async fn run(g: &Gateway, entry: JournalEntry, spec: CallSpec) {
     };
     match built {
         Ok((executor, call)) => {
-            match journal.renew_lease(&entry.call_id, process_owner(), lease).await {
+            match journal
+                .renew_lease(&entry.call_id, process_owner(), lease)
+                .await
+            {
                 Ok(true) => {}
                 Ok(false) => {
                     tracing::warn!(call_id = %entry.call_id, "an approved call was taken over before its dispatch; nothing sent");

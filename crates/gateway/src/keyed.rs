@@ -50,7 +50,7 @@ pub(crate) async fn call(
         Ok(read) => read,
         Err(refused) => return refused,
     };
-    match ask::needed(g, &req).await {
+    match ask::needed(g, caller, &req).await {
         Ok(Some(required)) => return ask::call(g, caller, req, hash, required).await,
         Ok(None) => {}
         Err(refused) => return refused,
