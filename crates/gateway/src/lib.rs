@@ -6,8 +6,10 @@
 //! call with recourse's policy — resend what is safe, correct what is
 //! correctable, look up a write whose outcome is unknown, stop honestly —
 //! and answers its record; with an idempotency key, at most one execution
-//! per key across retries and replicas (the journal). `recourse serve` is
-//! this crate with flags.
+//! per key across retries and replicas (the journal). A call may wait for
+//! a person's approval first: it is journaled, answered `202`, and
+//! dispatched once an approver approves it (`POST /v1/approvals/{id}`).
+//! `recourse serve` is this crate with flags.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -139,71 +139,27 @@ pub(crate) async fn one(
         Err(answer) => return answer,
     };
     let Some(wait) = wait::preferred(&headers) else {
-        return match current(&g, journal.as_ref(), entry).await {
+        return match wait::current(g.clock.as_ref(), journal.as_ref(), entry).await {
             Ok(entry) => journaled(&entry),
             Err(e) => unavailable(&e),
         };
     };
     // Past the cap on waiting requests, answered at once, the wait not applied.
     let Ok(_permit) = Arc::clone(&g.waits).try_acquire_owned() else {
-        return match current(&g, journal.as_ref(), entry).await {
+        return match wait::current(g.clock.as_ref(), journal.as_ref(), entry).await {
             Ok(entry) => journaled(&entry),
             Err(e) => unavailable(&e),
         };
     };
-    let mut answer = match waited(&g, journal.as_ref(), entry, wait).await {
-        Ok(entry) => journaled(&entry),
-        Err(e) => return unavailable(&e),
-    };
+    let mut answer =
+        match wait::waited(g.clock.as_ref(), &g.changed, journal.as_ref(), entry, wait).await {
+            Ok(entry) => journaled(&entry),
+            Err(e) => return unavailable(&e),
+        };
     if let Ok(applied) = HeaderValue::from_str(&format!("wait={}", wait.as_secs())) {
         answer.headers_mut().insert(PREFERENCE_APPLIED, applied);
     }
     answer
-}
-
-/// `entry` as it stands now: an approval past its expiry expired.
-async fn current(
-    g: &Gateway,
-    journal: &dyn Journal,
-    entry: JournalEntry,
-) -> Result<JournalEntry, recourse::journal::JournalError> {
-    refreshed(journal, entry, g.clock.wall()).await
-}
-
-/// `entry`, read again until it leaves `awaiting_approval` or `in_flight`
-/// or `wait` passes: at every change this gateway makes, and every
-/// [`POLL`](wait::POLL) for those other replicas make. Once seen, the call
-/// is answered whatever it becomes (an approver's view of another
-/// caller's call among them).
-async fn waited(
-    g: &Gateway,
-    journal: &dyn Journal,
-    mut entry: JournalEntry,
-    wait: std::time::Duration,
-) -> Result<JournalEntry, recourse::journal::JournalError> {
-    let until = tokio::time::Instant::now() + wait;
-    loop {
-        // Listening before reading: a change made after the read is heard.
-        let changed = g.changed.notified();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
-        if let Some(again) = journal.get(&entry.call_id).await? {
-            // An expiry that fell due meanwhile is applied as it is read.
-            entry = current(g, journal, again).await?;
-        }
-        let now = tokio::time::Instant::now();
-        let moving = matches!(
-            entry.state,
-            CallState::AwaitingApproval | CallState::InFlight
-        );
-        if !moving || now >= until {
-            return Ok(entry);
-        }
-        tokio::select! {
-            () = &mut changed => {}
-            () = tokio::time::sleep(wait::POLL.min(until - now)) => {}
-        }
-    }
 }
 
 /// `{"calls": [...], "next_before"}`, newest first: the calls `caller` sees.

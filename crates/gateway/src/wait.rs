@@ -17,6 +17,10 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use axum::http::header::HeaderName;
+use recourse::approval::refreshed;
+use recourse::clock::Clock;
+use recourse::journal::{CallState, Journal, JournalEntry, JournalError};
+use tokio::sync::Notify;
 
 /// The longest wait a request may ask for.
 pub(crate) const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -57,6 +61,52 @@ fn wait_of(preference: &str) -> Option<Duration> {
     }
     let secs = value.parse::<u64>().unwrap_or(u64::MAX);
     Some(Duration::from_secs(secs).min(MAX_WAIT))
+}
+
+/// `entry` as it stands now: an approval past its expiry expired.
+pub(crate) async fn current(
+    clock: &dyn Clock,
+    journal: &dyn Journal,
+    entry: JournalEntry,
+) -> Result<JournalEntry, JournalError> {
+    refreshed(journal, entry, clock.wall()).await
+}
+
+/// `entry`, read again until it leaves `awaiting_approval` or `in_flight`
+/// or `wait` passes: whenever `changed` says this gateway changed a call,
+/// and every [`POLL`] for what other replicas change; its expiry by `clock`. Once seen, the call
+/// is answered whatever it becomes (an approver's view of another
+/// caller's call among them).
+pub(crate) async fn waited(
+    clock: &dyn Clock,
+    changed: &Notify,
+    journal: &dyn Journal,
+    mut entry: JournalEntry,
+    wait: Duration,
+) -> Result<JournalEntry, JournalError> {
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        // Listening before reading: a change made after the read is heard.
+        let heard = changed.notified();
+        tokio::pin!(heard);
+        heard.as_mut().enable();
+        if let Some(again) = journal.get(&entry.call_id).await? {
+            // An expiry that fell due meanwhile is applied as it is read.
+            entry = current(clock, journal, again).await?;
+        }
+        let now = tokio::time::Instant::now();
+        let moving = matches!(
+            entry.state,
+            CallState::AwaitingApproval | CallState::InFlight
+        );
+        if !moving || now >= until {
+            return Ok(entry);
+        }
+        tokio::select! {
+            () = &mut heard => {}
+            () = tokio::time::sleep(POLL.min(until - now)) => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::approval::expire_due;
+use super::expiry::expire_due;
 use super::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
 
 /// How often [`sweep`] looks for calls whose lease ran out: half a lease,

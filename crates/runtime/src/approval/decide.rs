@@ -11,9 +11,8 @@ use recourse_core::journal::{
 use recourse_core::policy::StopReason;
 use recourse_protocol::{ToolError, redact};
 
-use super::expire::{expire, refreshed};
-use super::undispatched_record;
 use crate::call::CallSpec;
+use crate::journal::expiry::{expire, refreshed, undispatched_record};
 use crate::journal::{MAX_NOTE, process_owner};
 
 /// A person's decision on an approval.

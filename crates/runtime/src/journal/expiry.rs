@@ -6,11 +6,11 @@ use std::time::SystemTime;
 
 use recourse_core::journal::{
     ApprovalDecision, CallState, DecidedTo, Journal, JournalEntry, JournalResult, ListQuery,
-    MAX_LIST, rfc3339,
+    MAX_LIST, RecordJson, rfc3339,
 };
 use recourse_core::policy::StopReason;
-
-use super::undispatched_record;
+use recourse_core::record::{CallReport, Outcome};
+use recourse_protocol::ToolError;
 
 /// Which call's approval to find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub async fn refreshed(
 
 /// Expires `entry`'s approval as of `at` (RFC 3339, UTC), if it is still
 /// pending and due then; whether this write did.
-pub(super) async fn expire(
+pub(crate) async fn expire(
     journal: &dyn Journal,
     entry: &JournalEntry,
     at: &str,
@@ -108,4 +108,17 @@ pub async fn expire_due(journal: &dyn Journal, now: SystemTime) -> JournalResult
         }
     }
     Ok(expired)
+}
+
+/// The record of an approval's call that ended undispatched, for `reason`
+/// (`error`, when one says more): failed, nothing sent. Its `approval` is
+/// added whenever it is read ([`JournalEntry::record_json`]).
+pub(crate) fn undispatched_record(
+    entry: &JournalEntry,
+    reason: StopReason,
+    error: Option<ToolError>,
+) -> RecordJson {
+    let mut report: CallReport = entry.report();
+    report.outcome = Outcome::Failed { error, reason };
+    RecordJson::of(&report).unwrap_or_else(|_| RecordJson::from(&report.to_json()))
 }

@@ -3,10 +3,11 @@
 //! The types — what a call asks for ([`ApprovalSpec`]), where an approval
 //! stands ([`Approval`], [`ApprovalState`]), what a person decides
 //! ([`Decision`]) and what that comes to ([`Judgement`]) — come from
-//! `recourse-core`; holding a call in the journal, deciding it, following
-//! it and expiring it are [`journal::approval`](crate::journal::approval)'s,
-//! named here too. The gateway asks and dispatches; any door sharing its
-//! journal may ask (with a `CallSpec` a gateway can dispatch) and follow.
+//! `recourse-core`; here a call is held in the journal ([`ask`]), decided
+//! ([`decide`]), followed ([`find`]) and expired ([`expire_due`], which the
+//! journal's sweeper runs) by whichever process shares the journal. The
+//! gateway asks and dispatches; any door sharing its journal may ask (with
+//! a `CallSpec` a gateway can dispatch) and follow.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
@@ -49,11 +50,33 @@
 //! assert_eq!(found.approval.unwrap().state, ApprovalState::Approved);
 //! # });
 //! ```
+//!
+//! # Why the journal holds the request
+//!
+//! The person who decides may do so on another replica than the one that
+//! was asked, hours later, after restarts. So the call is journaled as
+//! `awaiting_approval` with the request to dispatch once approved — the
+//! request as its caller sent it, as the door that asked keeps it (the
+//! gateway: its `POST /v1/calls` body). Nothing the door resolves from its
+//! own configuration (a settling lookup's headers, an MCP server's
+//! environment) is in it: whoever dispatches resolves those again. The
+//! request stays until the call ends — a rejection, an expiry, or the end
+//! of its dispatch — and is then let go.
+//!
+//! The decision is one conditional write: it applies only while the
+//! approval is pending (and, for an approval, before its expiry), so of two
+//! decisions at once exactly one wins. An approval takes the call in flight
+//! under the decider's lease; the decider alone dispatches it, once. If it
+//! dies before the call's first attempt, the sweeper finds the call in
+//! flight with no attempt and settles it `failed` — nothing was sent, and
+//! nothing ever is without a new decision.
 
-pub use crate::journal::approval::{
-    ApprovalOf, AskApproval, Asked, Decide, DecideError, Decided, ask, decide, end_undispatched,
-    expire_due, find, refreshed,
-};
+mod ask;
+mod decide;
+
+pub use crate::journal::expiry::{ApprovalOf, expire_due, find, refreshed};
+pub use ask::{AskApproval, Asked, ask};
+pub use decide::{Decide, DecideError, Decided, decide, end_undispatched};
 pub use recourse_core::approval::{
     Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decision,
     ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required,

@@ -11,8 +11,8 @@ use recourse_core::journal::{
 use recourse_protocol::{redact, redact_value};
 use serde_json::Value;
 
-use super::expire::refreshed;
 use crate::call::{CallSpec, new_id};
+use crate::journal::expiry::refreshed;
 use crate::journal::process_owner;
 use crate::keyed::{Keyed, answered, never_sent_nor_answered};
 
