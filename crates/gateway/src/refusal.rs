@@ -38,7 +38,8 @@ pub enum Refusal {
     TargetNotAllowed,
     /// No `--allow-mcp-command` pattern matches the MCP server's command line.
     CommandNotAllowed,
-    /// The request has an idempotency key, and the gateway keeps no journal.
+    /// The request has an idempotency key, or needs a person's approval,
+    /// and the gateway keeps no journal.
     JournalRequired,
     /// The journal's routes, and the gateway keeps no journal.
     NoJournal,
@@ -181,7 +182,7 @@ impl Refusal {
                 "no --allow-mcp-command pattern matches the MCP server's command line"
             }
             Self::JournalRequired => {
-                "an idempotency key, and the gateway keeps no journal (--journal none)"
+                "an idempotency key, or a call that needs approval, and the gateway keeps no journal (--journal none)"
             }
             Self::NoJournal => "the gateway runs with --journal none",
             Self::JournalUnavailable => "the journal does not answer; nothing was sent",
