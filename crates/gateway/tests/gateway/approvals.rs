@@ -333,6 +333,34 @@ async fn a_correction_that_would_change_an_approved_value_is_refused() {
         "the approved value, unchanged"
     );
     assert_eq!(t.exports_committed(), 1, "the refused export wrote nothing");
+
+    // A read the tool answers with a suggestion (its ticker for a company
+    // name): taken unapproved; approved as written, it stops and the
+    // suggestion becomes a question for the user.
+    let quote = json!({"url": format!("{}/api/stock/quote", t.base_url()), "payload": {"symbol": "MSFT Inc"}});
+    let (_, taken) = gw.agent.post(&quote).await;
+    assert_eq!(taken["outcome"], "succeeded", "{taken}");
+    assert_eq!(taken["attempts"][1]["payload"]["symbol"], "MSFT");
+    let (status, asked) = gw
+        .agent
+        .post(&needing_approval(quote, json!({"reason": "r"})))
+        .await;
+    assert_eq!(status, 202, "{asked}");
+    let (approval_id, _) = approval_of(&asked);
+    let approved = decide(&gw.lead, &approval_id, &json!({"decision": "approve"})).await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let waited = wait_for_call(&gw.agent, asked["call_id"].as_str().unwrap(), 30).await;
+    let record = &waited.body["record"];
+    assert_eq!(
+        waited.body["state"], "failed",
+        "a read that needed approval is journaled too: {record}"
+    );
+    let attempts = record["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{record}");
+    assert_eq!(attempts[0]["payload"]["symbol"], "MSFT Inc");
+    assert_eq!(record["next"]["step"], "ask_user");
+    let question = record["next"]["question"].as_str().unwrap();
+    assert!(question.contains("MSFT"), "{question}");
 }
 
 /// Rejected, or not decided in time (on the gateway's clock): the call
