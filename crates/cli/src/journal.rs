@@ -317,7 +317,9 @@ mod tests {
         }
         let err = state("done").unwrap_err().to_string();
         assert!(
-            err.contains("[possible values: in_flight, succeeded, failed, unknown]"),
+            err.contains(
+                "[possible values: in_flight, succeeded, failed, unknown, awaiting_approval]"
+            ),
             "{err}"
         );
     }

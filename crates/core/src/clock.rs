@@ -2,11 +2,13 @@
 //!
 //! Production uses the runtime's system clock (real time, tokio's timers). Tests and simulations use [`ManualClock`],
 //! whose sleeps return at once after advancing its time, so a test can play a
-//! minute of backoff in microseconds and still assert exact waits.
+//! minute of backoff in microseconds and still assert exact waits. Its
+//! [`wall`](Clock::wall) time moves with it, so what is due by the calendar
+//! (an approval's expiry) is tested the same way.
 
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::transport::BoxFuture;
 
@@ -16,6 +18,11 @@ pub trait Clock: Send + Sync + Debug {
     fn now(&self) -> Instant;
     /// Waits for `duration`.
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()>;
+    /// The current wall-clock time, for what is due by the calendar (an
+    /// approval's expiry): the system's, unless the clock keeps its own.
+    fn wall(&self) -> SystemTime {
+        SystemTime::now()
+    }
 }
 
 /// Simulated time: `sleep` advances the clock instantly and records the wait.
@@ -26,9 +33,10 @@ pub trait Clock: Send + Sync + Debug {
 ///
 /// # tokio_test_block(async {
 /// let clock = ManualClock::new();
-/// let t0 = clock.now();
+/// let (t0, w0) = (clock.now(), clock.wall());
 /// clock.sleep(Duration::from_secs(60)).await;
 /// assert_eq!(clock.now() - t0, Duration::from_secs(60));
+/// assert_eq!(clock.wall().duration_since(w0).unwrap(), Duration::from_secs(60));
 /// assert_eq!(clock.sleeps(), vec![Duration::from_secs(60)]);
 /// # });
 /// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
@@ -38,6 +46,7 @@ pub trait Clock: Send + Sync + Debug {
 #[derive(Debug, Clone)]
 pub struct ManualClock {
     base: Instant,
+    wall_base: SystemTime,
     state: Arc<Mutex<ManualState>>,
 }
 
@@ -58,6 +67,7 @@ impl ManualClock {
     pub fn new() -> Self {
         Self {
             base: Instant::now(),
+            wall_base: SystemTime::now(),
             state: Arc::default(),
         }
     }
@@ -91,5 +101,9 @@ impl Clock for ManualClock {
             state.sleeps.push(duration);
         }
         Box::pin(async {})
+    }
+
+    fn wall(&self) -> SystemTime {
+        self.wall_base + self.lock().offset
     }
 }

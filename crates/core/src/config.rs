@@ -57,6 +57,8 @@ pub enum CallField {
     Reconcile,
     /// The call's deadline.
     Deadline,
+    /// The person's approval it asks for.
+    Approval,
 }
 
 impl CallField {
@@ -73,6 +75,7 @@ impl CallField {
             Self::Verify => "verify",
             Self::Reconcile => "reconcile",
             Self::Deadline => "deadline",
+            Self::Approval => "approval",
         }
     }
 }

@@ -25,9 +25,10 @@ use serde_json::Value;
 pub use crate::record::CallState;
 pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
+use crate::approval::{Approval, ApprovalState};
 use crate::idempotency::{Evidence, Idempotency};
 use crate::policy::StopReason;
-use crate::record::{CallReport, Outcome, Settlement};
+use crate::record::{AwaitingRecord, CallReport, Outcome, Settlement};
 use crate::transport::BoxFuture;
 
 /// A call as the journal records it.
@@ -73,6 +74,13 @@ pub struct JournalEntry {
     /// Who made the call: a gateway caller's name; `None` for a call made
     /// outside a gateway (it counts as [`DEFAULT_CALLER`]'s).
     pub caller: Option<String>,
+    /// The call's approval, when it needed one (see [`crate::approval`]).
+    pub approval: Option<Approval>,
+    /// The request awaiting approval, as the door that asked keeps it (the
+    /// gateway: its `POST /v1/calls` body), until the call ends; never
+    /// serialized with the entry.
+    #[serde(skip)]
+    pub approval_request: Option<Value>,
 }
 
 /// The caller a gateway with one token (or none) serves, and whose calls
@@ -105,13 +113,32 @@ impl JournalEntry {
 
     /// The call's record: the stored one, or — for a call whose process
     /// stopped before it wrote one, or that is still running — the record
-    /// the journal alone gives ([`JournalEntry::report`]). Always a full
-    /// record, with `stop_kind` and `next`.
+    /// the journal alone gives ([`JournalEntry::report`]); for a call
+    /// awaiting approval, its [`AwaitingRecord`]. Always a full record, with
+    /// `stop_kind` and `next`; a call that needed approval's says where
+    /// its approval stands (`approval`).
     pub fn record_json(&self) -> Value {
-        match &self.record {
-            Some(record) => record.clone(),
-            None => self.report().to_json(),
+        let mut record = match (&self.record, &self.approval) {
+            (_, Some(approval)) if self.state == CallState::AwaitingApproval => {
+                return AwaitingRecord::new(&self.call_id, approval).to_json();
+            }
+            (Some(record), _) => record.clone(),
+            (None, _) => self.report().to_json(),
+        };
+        if let (Value::Object(fields), Some(approval)) = (&mut record, &self.approval) {
+            fields.insert(
+                "approval".to_owned(),
+                serde_json::to_value(approval).unwrap_or(Value::Null),
+            );
         }
+        record
+    }
+
+    /// Whether the call waits for an approval that is due to expire at
+    /// `now` (RFC 3339, UTC).
+    pub fn approval_is_due(&self, now: &str) -> bool {
+        self.state == CallState::AwaitingApproval
+            && self.approval.as_ref().is_some_and(|a| a.is_due(now))
     }
 
     /// The report the journal alone gives of this call: its outcome by its
@@ -125,6 +152,11 @@ impl JournalEntry {
                 data: Value::Null.into(),
             },
             CallState::Failed => Outcome::Failed {
+                error: None,
+                reason: self.failed_reason(),
+            },
+            // Never dispatched: nothing can have been written.
+            CallState::AwaitingApproval => Outcome::Failed {
                 error: None,
                 reason: StopReason::NotCommitted,
             },
@@ -142,6 +174,16 @@ impl JournalEntry {
         report.idempotency_key.clone_from(&self.idempotency_key);
         report.operation_id.clone_from(&self.operation_id);
         report
+    }
+
+    /// Why a failed call failed, as far as the journal tells: its approval,
+    /// when a person rejected it or it expired; else nothing was committed.
+    fn failed_reason(&self) -> StopReason {
+        match self.approval.as_ref().map(|a| a.state) {
+            Some(ApprovalState::Rejected) => StopReason::ApprovalRejected,
+            Some(ApprovalState::Expired) => StopReason::ApprovalExpired,
+            _ => StopReason::NotCommitted,
+        }
     }
 
     /// This call's record once `settlement` decided it as `outcome`: the
@@ -256,6 +298,7 @@ pub struct ListQuery {
 /// assert!(!mine.admits("ops", CallState::Unknown));
 /// let approver = Seen::OwnAndInDoubt("ops".into());
 /// assert!(approver.admits("agent", CallState::Unknown));
+/// assert!(approver.admits("agent", CallState::AwaitingApproval));
 /// assert!(!approver.admits("agent", CallState::Succeeded));
 /// assert!(Seen::All.admits("agent", CallState::Failed));
 /// ```
@@ -267,7 +310,8 @@ pub enum Seen {
     /// The named caller's own calls.
     Own(String),
     /// The named caller's own calls, and every caller's call in doubt
-    /// (`unknown`): what an approver sees, to settle it.
+    /// (`unknown`) or awaiting approval (`awaiting_approval`): what an
+    /// approver sees, to settle or decide it.
     OwnAndInDoubt(String),
 }
 
@@ -277,7 +321,7 @@ impl Seen {
         match self {
             Self::All => true,
             Self::Own(name) => name == caller,
-            Self::OwnAndInDoubt(name) => name == caller || state == CallState::Unknown,
+            Self::OwnAndInDoubt(name) => name == caller || state.awaits_a_person(),
         }
     }
 
@@ -412,9 +456,97 @@ impl AttemptResult {
     }
 }
 
+/// A call that waits for a person's approval before its first dispatch,
+/// as the journal records it ([`Journal::await_approval`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AwaitingCall {
+    /// The call's id: a fresh one, or its key's claimed call.
+    pub call_id: String,
+    /// The target, for people reading the journal.
+    pub target: String,
+    /// The capability name, if any.
+    pub capability: Option<String>,
+    /// The caller's payload (redacted).
+    pub payload: Value,
+    /// The request to dispatch once approved, as the door that asked keeps
+    /// it; held until the call ends.
+    pub request: Value,
+    /// A digest of the request (the runtime's `recourse::keyed::request_hash`):
+    /// what the approval binds.
+    pub request_hash: String,
+    /// Who makes the call (a gateway caller's name), if anyone in particular.
+    pub caller: Option<String>,
+    /// The approval's id.
+    pub approval_id: String,
+    /// Why it needs approval (redacted).
+    pub reason: String,
+    /// Until when a person may decide it (RFC 3339, UTC).
+    pub expires_at: String,
+}
+
+/// A decision on a pending approval, for [`Journal::decide_approval`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalDecision {
+    /// The approval decided.
+    pub approval_id: String,
+    /// Who decided it (`None` when it expired).
+    pub by: Option<String>,
+    /// What they said (redacted), if anything.
+    pub note: Option<String>,
+    /// When (RFC 3339, UTC): an approval or a rejection holds only before
+    /// the approval's expiry, an expiry only from it on.
+    pub at: String,
+    /// What the call becomes.
+    pub to: DecidedTo,
+}
+
+/// What a decided call becomes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecidedTo {
+    /// Approved: in flight, held by `owner`'s lease, to be dispatched by it.
+    Approved {
+        /// The process that dispatches it.
+        owner: String,
+        /// How long its lease lasts unless renewed.
+        lease: Duration,
+    },
+    /// Rejected: failed, with this record; nothing was sent.
+    Rejected(RecordJson),
+    /// Expired: failed, with this record; nothing was sent.
+    Expired(RecordJson),
+}
+
+impl DecidedTo {
+    /// The approval's state after it.
+    pub fn approval_state(&self) -> ApprovalState {
+        match self {
+            Self::Approved { .. } => ApprovalState::Approved,
+            Self::Rejected(_) => ApprovalState::Rejected,
+            Self::Expired(_) => ApprovalState::Expired,
+        }
+    }
+
+    /// The call's state after it.
+    pub fn call_state(&self) -> CallState {
+        match self {
+            Self::Approved { .. } => CallState::InFlight,
+            Self::Rejected(_) | Self::Expired(_) => CallState::Failed,
+        }
+    }
+}
+
 mod error;
 
 pub use error::{JournalError, JournalErrorKind};
+
+/// What a journal without approvals answers when asked about one.
+fn no_approvals<T>() -> JournalResult<T> {
+    Err(JournalError::new(
+        JournalErrorKind::Unsupported,
+        "approvals",
+        "this journal keeps no approvals",
+    ))
+}
 
 /// Result of a journal operation.
 pub type JournalResult<T> = Result<T, JournalError>;
@@ -497,8 +629,45 @@ pub trait Journal: Send + Sync {
     /// Removes finished calls — `succeeded` or `failed`, no lease held —
     /// last changed before `before` (RFC 3339, UTC), with their attempts,
     /// at most `limit` of them; how many went. A call `in_flight` or
-    /// `unknown` is never removed: it still has an outcome to settle.
+    /// `unknown` is never removed: it still has an outcome to settle. Nor
+    /// is a call awaiting approval, or one whose approval a person rejected
+    /// or that expired: the record of a decision about a write is kept.
     fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>>;
+    /// The call whose caller key is `caller_key`, if recorded.
+    fn get_by_key<'a>(
+        &'a self,
+        caller_key: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        let _ = caller_key;
+        Box::pin(async { no_approvals() })
+    }
+    /// Records `call` as awaiting approval, with no lease and nothing sent:
+    /// a new entry, or the entry of its claimed key (then taken from the
+    /// process that claimed it).
+    fn await_approval<'a>(&'a self, call: &'a AwaitingCall) -> BoxFuture<'a, JournalResult<()>> {
+        let _ = call;
+        Box::pin(async { no_approvals() })
+    }
+    /// Applies `decision`, atomically, only if its approval is pending and
+    /// its call awaits it — and, for an approval or a rejection, its expiry
+    /// is after `decision.at`; for an expiry, at or before it: `false` when
+    /// it did not apply (another decision came first). Of two decisions at
+    /// once, in any process, exactly one applies.
+    fn decide_approval<'a>(
+        &'a self,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        let _ = decision;
+        Box::pin(async { no_approvals() })
+    }
+    /// The call whose approval is `approval_id`, if recorded.
+    fn get_by_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        let _ = approval_id;
+        Box::pin(async { no_approvals() })
+    }
 }
 
 /// The most calls one list returns.

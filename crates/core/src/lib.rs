@@ -5,8 +5,8 @@
 //! the rules it follows ([`policy`]), and the types it is made of — where a
 //! call goes ([`target`], [`allow`]), whether resending it is harmless
 //! ([`idempotency`]), how long to wait ([`backoff`]), what must not change
-//! ([`protect`]), what happened ([`record`]), and what a journal keeps
-//! ([`journal`]). The seams the runtime fills — [`transport::Transport`],
+//! ([`protect`]), what happened ([`record`]), what a person approves
+//! ([`approval`]), and what a journal keeps ([`journal`]). The seams the runtime fills — [`transport::Transport`],
 //! [`reconcile::Reconciler`], [`journal::Journal`], [`clock::Clock`] — are
 //! traits here; their implementations (HTTP, SQLite, tokio's timers) live
 //! in the `recourse` and `recourse-journal` crates. Nothing here depends on
@@ -39,6 +39,7 @@
 //! `docs/protocol.md` in the recourse source tree.
 
 pub mod allow;
+pub mod approval;
 pub mod backoff;
 pub mod clock;
 pub mod config;

@@ -64,6 +64,7 @@ mod tests {
         check::<VerifyResult>();
         check::<WaitCause>();
         check::<CallState>();
+        check::<crate::approval::ApprovalState>();
         check::<CoercionRule>();
         check::<CorrectionLayer>();
         check::<GateRule>();

@@ -181,6 +181,49 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// The JSON Pointers of every leaf of `payload` (scalars, and empty objects
+/// or arrays), object keys in sorted order: what a person's approval of the
+/// payload protects. A payload that is itself a leaf is `""`.
+///
+/// ```
+/// use recourse_core::protect::leaf_pointers;
+/// use serde_json::json;
+///
+/// let payload = json!({"to": "EUR", "amount": 5, "legs": [{"a/b": 1}], "tags": []});
+/// assert_eq!(leaf_pointers(&payload), ["/amount", "/legs/0/a~1b", "/tags", "/to"]);
+/// assert_eq!(leaf_pointers(&json!({})), [""]);
+/// ```
+pub fn leaf_pointers(payload: &Value) -> Vec<String> {
+    fn walk(value: &Value, at: &mut String, out: &mut Vec<String>) {
+        let len = at.len();
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (k, v) in entries {
+                    at.truncate(len);
+                    at.push('/');
+                    push_escaped(at, k);
+                    walk(v, at, out);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => {
+                for (i, v) in items.iter().enumerate() {
+                    at.truncate(len);
+                    at.push('/');
+                    at.push_str(itoa::Buffer::new().format(i));
+                    walk(v, at, out);
+                }
+            }
+            _ => out.push(at.clone()),
+        }
+        at.truncate(len);
+    }
+    let mut out = Vec::new();
+    walk(payload, &mut String::new(), &mut out);
+    out
+}
+
 /// `key` as one JSON Pointer reference token (RFC 6901): `~` as `~0`, `/` as `~1`.
 ///
 /// ```
@@ -241,6 +284,27 @@ mod tests {
             Protected::default().has_mutable_inputs(&json!({})),
             "a correction may add fields"
         );
+    }
+
+    proptest::proptest! {
+        /// Every value of an approved payload is protected: no change to a
+        /// leaf passes, whatever the payload.
+        #[test]
+        fn protecting_every_leaf_refuses_any_change_to_one(
+            a in -1000i64..1000, s in "[a-z]{0,6}", flag: bool, n in 0usize..3,
+        ) {
+            let payload = json!({"a": a, "s": s, "nested": {"flag": flag, "list": vec![a; n]}});
+            let protected = Protected::snapshot(&leaf_pointers(&payload), &payload);
+            proptest::prop_assert!(protected.check(&payload).is_ok());
+            proptest::prop_assert!(!protected.has_mutable_inputs(&payload));
+            for pointer in leaf_pointers(&payload) {
+                let mut changed = payload.clone();
+                if let Some(leaf) = changed.pointer_mut(&pointer) {
+                    *leaf = json!("changed-by-a-correction");
+                }
+                proptest::prop_assert!(protected.check(&changed).is_err(), "{}", pointer);
+            }
+        }
     }
 
     #[test]

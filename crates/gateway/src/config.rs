@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use recourse::clock::{Clock, SystemClock};
 use recourse::journal::{Journal, SettleOptions};
 use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
@@ -49,6 +50,7 @@ pub struct GatewayConfig {
     mcp_env: Vec<String>,
     journal: Option<Arc<dyn Journal>>,
     shared: Option<Arc<dyn SharedState>>,
+    clock: Option<Arc<dyn Clock>>,
 }
 
 impl fmt::Debug for GatewayConfig {
@@ -72,6 +74,7 @@ impl fmt::Debug for GatewayConfig {
             .field("mcp_env", &self.mcp_env)
             .field("journal", &self.journal.is_some())
             .field("shared", &self.shared.is_some())
+            .field("clock", &self.clock)
             .finish()
     }
 }
@@ -91,6 +94,7 @@ impl GatewayConfig {
             mcp_env: Vec::new(),
             journal: None,
             shared: None,
+            clock: None,
         }
     }
 
@@ -183,6 +187,17 @@ impl GatewayConfig {
         self
     }
 
+    /// Times approvals by `clock`'s wall time — when one expires, lazily
+    /// as it is read or decided and in the sweeper — and has the sweeper's
+    /// lookups wait on it: a [`ManualClock`](recourse::ManualClock) makes a
+    /// test of an expiry deterministic. Real time by default. The executor
+    /// keeps its own clock.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// The executor's configuration.
     pub fn executor_config(&self) -> &ExecutorConfig {
         &self.executor
@@ -216,8 +231,10 @@ impl GatewayConfig {
         check_mcp_env(&self.mcp_env).map_err(|e| GatewayError::new("--mcp-env", e))?;
         // How a journaled call is settled: the executor's lease and limits,
         // the targets' allowlist, the settle headers — built once.
-        let mut settle =
-            SettleOptions::from_config(&self.executor).with_allowlist(targets.allowlist());
+        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let mut settle = SettleOptions::from_config(&self.executor)
+            .with_allowlist(targets.allowlist())
+            .with_clock(Arc::clone(&clock));
         for (name, value) in self.settle_headers {
             settle = settle
                 .with_header(name, value)
@@ -251,6 +268,9 @@ impl GatewayConfig {
             readiness: Readiness::new(self.journal.clone(), self.shared),
             calls: tokio_util::task::TaskTracker::new(),
             journal: self.journal,
+            clock,
+            changed: Arc::default(),
+            waits: Arc::new(tokio::sync::Semaphore::new(crate::wait::MAX_WAITS)),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! A journaled call as it is listed: what `GET /v1/calls` (and `recourse
 //! journal list --json`) show of each entry.
 
+use recourse::approval::Approval;
 use recourse::journal::{CallState, JournalEntry};
 
 /// A journaled call, as `journal list --json` and the gateway's `GET /v1/calls` list it.
@@ -33,6 +34,9 @@ pub struct CallEntry<'a> {
     /// Whose call it is: the gateway caller's name (`default` for a gateway
     /// with one token or none, and for a call made outside a gateway).
     caller: &'a str,
+    /// Its approval, when it needed a person's (`id`, `state`,
+    /// `request_sha256`, `expires_at`, `reason`, …); `null` otherwise.
+    approval: Option<&'a Approval>,
 }
 
 impl<'a> From<&'a JournalEntry> for CallEntry<'a> {
@@ -51,6 +55,7 @@ impl<'a> From<&'a JournalEntry> for CallEntry<'a> {
             owner: e.owner.as_deref(),
             lease_until: e.lease_until.as_deref(),
             caller: e.caller(),
+            approval: e.approval.as_ref(),
         }
     }
 }

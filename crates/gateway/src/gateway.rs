@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use recourse::Executor;
 use recourse::call::KeyScope;
+use recourse::clock::Clock;
 use recourse::journal::{Journal, SettleOptions, prune_older_than, sweep};
 use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
+use tokio::sync::{Notify, Semaphore};
 
 use crate::callers::Callers;
 use crate::guard::{CommandPattern, Targets};
@@ -39,8 +41,20 @@ pub struct Gateway {
     pub(crate) journal: Option<Arc<dyn Journal>>,
     pub(crate) readiness: Readiness,
     /// Every call runs in a task of its own (a client that stops waiting
-    /// must not cancel a write); shutdown waits for these too.
+    /// must not cancel a write); shutdown waits for these too — approved
+    /// calls dispatched here among them.
     pub(crate) calls: tokio_util::task::TaskTracker,
+    /// What approvals expire by (its wall time), and the sweeper's lookups
+    /// wait on: real time, unless a test injects its own.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Told whenever a call this gateway holds changes (an approval
+    /// decided, an approved call's end): what `Prefer: wait` listens for
+    /// besides the journal it polls.
+    pub(crate) changed: Arc<Notify>,
+    /// How many `GET /v1/calls/{call_id}` may wait at once
+    /// ([`MAX_WAITS`](crate::wait::MAX_WAITS)); past it, a request is
+    /// answered at once, its wait not applied.
+    pub(crate) waits: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -60,6 +74,11 @@ impl Gateway {
         self.callers
             .as_deref()
             .map_or(KeyScope::Shared, Callers::key_scope)
+    }
+
+    /// How many `GET /v1/calls/{call_id}` requests wait now (`Prefer: wait`).
+    pub fn waiting(&self) -> usize {
+        crate::wait::MAX_WAITS - self.waits.available_permits()
     }
 
     /// The executor every request shares.

@@ -11,35 +11,26 @@
 //! execution limits (`deadline_secs`, `max_*`), which may differ between
 //! retries; only the digest is stored.
 
-use axum::Json;
 use axum::body::Bytes;
-use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use recourse::keyed::{Keyed, request_hash};
+use recourse::keyed::Keyed;
+use recourse_tool::parse_json;
 use recourse_tool::protocol::ToolError;
 use recourse_tool::protocol::numbers::unrepresentable_number;
 
-use crate::refusal::Refusal;
-use recourse_tool::{ToolFailure, parse_json};
-use serde_json::Value;
-
+use crate::answer::{fail, in_progress, journal_unavailable, key_reused, replayed};
+use crate::ask;
 use crate::callers::Caller;
 use crate::finish::finishing;
 use crate::gateway::Gateway;
+use crate::refusal::Refusal;
 use crate::request::{self, CallRequest};
 use crate::resolve::resolve;
 
 /// The header a client may send its key in, as the IETF draft names it.
 const KEY_HEADER: &str = "idempotency-key";
-
-/// Fields that do not make a request another request.
-const NOT_HASHED: [&str; 4] = [
-    "idempotency_key",
-    "deadline_secs",
-    "max_retries",
-    "max_corrections",
-];
 
 /// Runs the request in `body` (one JSON value, checked); every answer,
 /// refusals included, is a response.
@@ -59,6 +50,11 @@ pub(crate) async fn call(
         Ok(read) => read,
         Err(refused) => return refused,
     };
+    match ask::needed(g, caller, &req).await {
+        Ok(Some(required)) => return ask::call(g, caller, req, hash, required).await,
+        Ok(None) => {}
+        Err(refused) => return refused,
+    }
     let (executor, call) = match resolve(g, req).await {
         Ok(resolved) => resolved,
         Err(refused) => return refused.into_response(),
@@ -104,19 +100,9 @@ pub(crate) async fn call(
                 replayed: false,
             })
         }
-        Keyed::Replayed { record, .. } => {
-            let mut record = *record;
-            record["replayed"] = Value::Bool(true);
-            Json(record).into_response()
-        }
+        Keyed::Replayed { state, record } => replayed(state, *record),
         Keyed::InProgress { call_id } => in_progress(&call_id, g.executor.config().lease),
-        Keyed::KeyReused { call_id } => refuse(
-            Refusal::IdempotencyKeyReused,
-            Refusal::IdempotencyKeyReused
-                .error("this idempotency key belongs to a different request; use a new key for a new request")
-                .detail("field", "idempotency_key")
-                .detail("call_id", call_id),
-        ),
+        Keyed::KeyReused { call_id } => key_reused(call_id),
     }
 }
 
@@ -153,12 +139,12 @@ fn read(g: &Gateway, headers: &HeaderMap, body: &[u8]) -> Result<(CallRequest, S
             .detail("field", "idempotency_key"),
         ));
     }
-    let hash = match &req.idempotency_key {
-        Some(_) => {
-            let body = serde_json::from_slice(body).unwrap_or_default();
-            request_hash(&without(body, &NOT_HASHED))
-        }
-        None => String::new(),
+    // Keyed requests are looked up by their request; a request asking for
+    // approval is bound to it.
+    let hash = if req.idempotency_key.is_some() || req.approval.is_some() {
+        request::hash(serde_json::from_slice(body).unwrap_or_default())
+    } else {
+        String::new()
     };
     Ok((req, hash))
 }
@@ -209,32 +195,6 @@ fn answer(answer: &Answer<'_>) -> Response {
     }
 }
 
-/// 409 `CALL_IN_PROGRESS`: the key's call is running; ask again in a third of a lease.
-pub(crate) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response {
-    let error = Refusal::CallInProgress
-        .error("the call with this idempotency key is still running; ask again later")
-        .detail("call_id", call_id);
-    let mut response = refuse(Refusal::CallInProgress, error);
-    let secs = (lease.as_secs() / 3).max(1);
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(secs));
-    response
-}
-
-/// How long a client waits before sending again while the journal is away.
-const JOURNAL_RETRY_AFTER_SECS: u64 = 1;
-
-/// 503 `JOURNAL_UNAVAILABLE` with `Retry-After`: nothing was sent, and the
-/// same request may be sent again once the journal answers.
-pub(crate) fn journal_unavailable(message: impl Into<String>) -> Response {
-    let mut response = fail(Refusal::JournalUnavailable.error(message));
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(JOURNAL_RETRY_AFTER_SECS));
-    response
-}
-
 /// An `Idempotency-Key` header on the request counts as its `idempotency_key`.
 fn take_header_key(req: &mut CallRequest, headers: &HeaderMap) -> Result<(), ToolError> {
     let Some(value) = headers.get(KEY_HEADER) else {
@@ -260,31 +220,13 @@ fn take_header_key(req: &mut CallRequest, headers: &HeaderMap) -> Result<(), Too
     }
 }
 
-fn fail(error: ToolError) -> Response {
-    ToolFailure::from(error).into_response()
-}
-
-/// `error`, answered with `refusal`'s status (where its category's would differ).
-fn refuse(refusal: Refusal, error: ToolError) -> Response {
-    ToolFailure::from(error)
-        .with_status(refusal.status())
-        .into_response()
-}
-
-/// `body` without the fields in `names`.
-fn without(mut body: Value, names: &[&str]) -> Value {
-    if let Value::Object(map) = &mut body {
-        for name in names {
-            map.remove(*name);
-        }
-    }
-    body
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::{NOT_HASHED, without};
     use axum::http::StatusCode;
+    use axum::http::header::RETRY_AFTER;
+    use recourse::keyed::request_hash;
     use serde_json::json;
 
     #[test]

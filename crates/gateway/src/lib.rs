@@ -6,8 +6,10 @@
 //! call with recourse's policy — resend what is safe, correct what is
 //! correctable, look up a write whose outcome is unknown, stop honestly —
 //! and answers its record; with an idempotency key, at most one execution
-//! per key across retries and replicas (the journal). `recourse serve` is
-//! this crate with flags.
+//! per key across retries and replicas (the journal). A call may wait for
+//! a person's approval first: it is journaled, answered `202`, and
+//! dispatched once an approver approves it (`POST /v1/approvals/{id}`).
+//! `recourse serve` is this crate with flags.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -42,9 +44,13 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
+mod answer;
+mod approvals;
+mod ask;
 mod auth;
 mod callers;
 mod config;
+mod dispatch;
 mod entry;
 mod exposure;
 mod finish;
@@ -60,6 +66,7 @@ mod request;
 mod resolve;
 mod routes;
 mod serve;
+mod wait;
 
 pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};

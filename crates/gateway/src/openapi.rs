@@ -13,6 +13,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use crate::approvals::DecideBody;
 use crate::keyed::Answer;
 use crate::ready::{Health, Ready};
 use crate::records::{CallPage, JournaledCall, SettleBody};
@@ -29,6 +30,19 @@ struct ErrorEnvelope {
     /// What went wrong: `code` names it (e.g. `IDEMPOTENCY_KEY_REUSED`),
     /// `category` its kind, `retryable` whether sending it again may help.
     error: ToolError,
+}
+
+/// The `202` of `POST /v1/calls`: a call awaiting approval's record, and
+/// whether it is a replay.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AwaitingAnswer {
+    /// The record of the call awaiting approval.
+    #[serde(flatten)]
+    record: recourse::record::AwaitingRecord<'static>,
+    /// `true` when a resend with the same key got the record of the call
+    /// that waits already (no second approval was asked).
+    replayed: bool,
 }
 
 /// Statuses the server around the routes may answer, whatever the route
@@ -156,6 +170,9 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
     let answer = g.subschema_for::<Answer<'static>>();
     let journaled = g.subschema_for::<JournaledCall>();
     let settle = reads.subschema_for::<SettleBody>();
+    let decision = reads.subschema_for::<DecideBody>();
+    let approval = g.subschema_for::<recourse::approval::Approval>();
+    let awaiting = g.subschema_for::<AwaitingAnswer>();
     let page = g.subschema_for::<CallPage<'static>>();
     let health = g.subschema_for::<Health>();
     let ready = g.subschema_for::<Ready>();
@@ -164,23 +181,62 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
         |refusals: &[Refusal], other: &[(&str, &str)]| responses(&envelope, refusals, other);
     let state = reads.subschema_for::<recourse::journal::CallState>();
     let call_id = json!({"name": "call_id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The call's id (`call_id` of its record)"});
+    let approval_id = json!({"name": "approval_id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The approval's id (`approval.id` of the call's record)"});
+    let prefer = json!({"name": "Prefer", "in": "header", "required": false, "schema": {"type": "string", "examples": ["wait=30"]}, "description": "`wait=N` (RFC 7240): answer once the call leaves `awaiting_approval` or `in_flight`, or after N seconds (at most 60; larger is 60). Other preferences, and a wait that cannot be read, are ignored"});
+    let mut one = with_ok(
+        errors(
+            &[
+                Refusal::CallNotFound,
+                Refusal::NoJournal,
+                Refusal::JournalUnavailable,
+            ],
+            &[],
+        ),
+        "The call",
+        json_body(&journaled),
+    );
+    one["200"]["headers"] = json!({"Preference-Applied": {"description": "`wait=N` when the request's `Prefer: wait=N` was applied (N capped at 60); absent when it was not (none asked, or too many requests waiting already)", "schema": {"type": "string"}}});
+    let mut posted = with_ok(
+        errors(
+            &[
+                Refusal::InvalidCall,
+                Refusal::InvalidTarget,
+                Refusal::MissingRequiredField,
+                Refusal::JournalRequired,
+                Refusal::TargetNotAllowed,
+                Refusal::CommandNotAllowed,
+                Refusal::CallInProgress,
+                Refusal::IdempotencyKeyReused,
+                Refusal::CallAborted,
+                Refusal::JournalUnavailable,
+                Refusal::McpUnavailable,
+                Refusal::HttpClient,
+            ],
+            &[
+                (
+                    "400",
+                    "The request body is not JSON, or not the request's shape (MALFORMED_JSON, INVALID_FIELD, …); nothing was dispatched",
+                ),
+                ("413", "The request body is over the size cap (1 MiB)"),
+                ("415", "The request is not JSON (Content-Type)"),
+            ],
+        ),
+        "The call ran (`replayed: false`), or a retry with the same key and request got the first call's record (`replayed: true`)",
+        json_body(&answer),
+    );
+    posted["202"] = json!({
+        "description": "The call needs a person's approval (its `approval`, or its tool's manifest entry's) and waits for it, journaled as `awaiting_approval`: nothing was sent. Its record's `approval` says how an approver decides it (`POST /v1/approvals/{approval_id}`); follow it with `GET /v1/calls/{call_id}` (`Location`). A resend with the same key before the decision gets this record again, `replayed: true`",
+        "headers": {"Location": {"description": "`/v1/calls/{call_id}`: where to follow the call", "schema": {"type": "string"}}},
+        "content": json_body(&awaiting),
+    });
     json!({
         "/v1/calls": {
             "post": {
                 "summary": "Run one tool call through the executor",
-                "description": "Runs the call and answers its record, whatever its outcome (succeeded, failed or unknown: a tool's failure is a record, not an error status). With an idempotency key, at most once per key: the same key and request again get the first call's record with `replayed: true`, and nothing is dispatched.",
+                "description": "Runs the call and answers its record, whatever its outcome (succeeded, failed or unknown: a tool's failure is a record, not an error status). With an idempotency key, at most once per key: the same key and request again get the first call's record with `replayed: true`, and nothing is dispatched. A call that needs a person's approval (its `approval`, or its tool's manifest entry's) is not run: it waits, journaled, and is answered 202.",
                 "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}, "description": "The same as the body's `idempotency_key` (they must agree when both are given)"}],
                 "requestBody": {"required": true, "description": "The call", "content": {"application/json": {"schema": request}}},
-                "responses": with_ok(errors(&[
-                    Refusal::InvalidCall, Refusal::InvalidTarget, Refusal::MissingRequiredField, Refusal::JournalRequired,
-                    Refusal::TargetNotAllowed, Refusal::CommandNotAllowed, Refusal::CallInProgress,
-                    Refusal::IdempotencyKeyReused, Refusal::CallAborted, Refusal::JournalUnavailable,
-                    Refusal::McpUnavailable, Refusal::HttpClient,
-                ], &[
-                    ("400", "The request body is not JSON, or not the request's shape (MALFORMED_JSON, INVALID_FIELD, …); nothing was dispatched"),
-                    ("413", "The request body is over the size cap (1 MiB)"),
-                    ("415", "The request is not JSON (Content-Type)"),
-                ]), "The call ran (`replayed: false`), or a retry with the same key and request got the first call's record (`replayed: true`)", json_body(&answer))
+                "responses": posted
             },
             "get": {
                 "summary": "The journaled calls, newest first",
@@ -197,11 +253,21 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
         },
         "/v1/calls/{call_id}": {"get": {
             "summary": "One journaled call",
-            "description": "The call's state, and its record (while it is in flight, or when its process stopped mid-call, the record the journal alone gives: outcome unknown, attempts counted but not detailed; a settled call's record says what settled it).",
-            "parameters": [call_id],
+            "description": "The call's state, and its record (while it is in flight, or when its process stopped mid-call, the record the journal alone gives: outcome unknown, attempts counted but not detailed; a settled call's record says what settled it; a call awaiting approval's, outcome `awaiting_approval`). An approval past its expiry is expired as it is read. With `Prefer: wait=N`, answered once the call leaves `awaiting_approval` or `in_flight`, or after N seconds.",
+            "parameters": [call_id, prefer],
+            "responses": one
+        }},
+        "/v1/approvals/{approval_id}": {"post": {
+            "summary": "Decide a call awaiting approval",
+            "description": "An approver approves or rejects a call that waits for a person. Approved, it is dispatched by this gateway, exactly once, with exactly the request approved (every value of its payload protected from correction); rejected, it fails (reason `approval_rejected`), nothing sent. Exactly one of two decisions made at once applies. An approval past its expiry cannot be decided: it expires (reason `approval_expired`).",
+            "parameters": [approval_id],
+            "requestBody": {"required": true, "description": "The decision", "content": {"application/json": {"schema": decision}}},
             "responses": with_ok(errors(&[
-                Refusal::CallNotFound, Refusal::NoJournal, Refusal::JournalUnavailable,
-            ], &[]), "The call", json_body(&journaled))
+                Refusal::InvalidCall, Refusal::NotApprover, Refusal::ApprovalNotFound, Refusal::NoJournal,
+                Refusal::ApprovalStale, Refusal::ApprovalDecided, Refusal::JournalUnavailable,
+            ], &[
+                ("400", "The body is not JSON, or not the decision's shape (MALFORMED_JSON, INVALID_FIELD, …)"),
+            ]), "The approval, decided", json_body(&approval))
         }},
         "/v1/calls/{call_id}/reconcile": {"post": {
             "summary": "Settle an in-flight or unknown call",

@@ -1,15 +1,20 @@
-//! The journal over HTTP: `GET /v1/calls/{call_id}`, `GET /v1/calls` and
-//! `POST /v1/calls/{call_id}/reconcile`.
+//! The journal over HTTP: `GET /v1/calls/{call_id}` (waiting, with `Prefer:
+//! wait=N`, for a call held for approval or in flight to move on),
+//! `GET /v1/calls`, `POST /v1/calls/{call_id}/reconcile` and
+//! `POST /v1/calls/{call_id}/settle`. An approval past its expiry is
+//! expired as its call is read.
 
 use std::sync::Arc;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use recourse::approval::refreshed;
 use recourse::journal::{
     CallState, HandSettleError, HandSettlement, Journal, JournalEntry, ListQuery, MAX_LIST,
-    settle_by_hand, settle_with,
+    rfc3339, settle_by_hand, settle_with,
 };
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJsonBody};
@@ -19,10 +24,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::answer::{in_progress, journal_unavailable};
 use crate::callers::Caller;
 use crate::entry::CallEntry;
 use crate::gateway::Gateway;
-use crate::keyed::{in_progress, journal_unavailable};
+use crate::wait::{self, PREFERENCE_APPLIED};
 
 /// How many calls a page holds unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -66,9 +72,22 @@ pub(crate) struct JournaledCall<'a> {
     /// The call's record: the one its process wrote, or — while it runs,
     /// or when its process stopped mid-call — the record the journal alone
     /// gives (its outcome `unknown`, its attempts counted but not detailed);
-    /// a settled call's record says what settled it.
-    #[schemars(with = "recourse::CallReport")]
+    /// a settled call's record says what settled it. While the call awaits
+    /// a person's approval, its record says so (`outcome:
+    /// "awaiting_approval"`); a call that needed approval's record has
+    /// `approval`, where it stands.
+    #[schemars(with = "RecordSchema")]
     record: Value,
+}
+
+/// A call's record: the record of a call that ran (or was settled or
+/// decided), or of one awaiting approval.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum RecordSchema {
+    Ran(Box<recourse::CallReport>),
+    Awaiting(Box<recourse::record::AwaitingRecord<'static>>),
 }
 
 /// A page of `GET /v1/calls`.
@@ -103,19 +122,44 @@ async fn visible(
     }
 }
 
-/// `{"state", "caller", "record"}` of one call.
+/// `{"state", "caller", "record"}` of one call — with `Prefer: wait=N`,
+/// once it leaves `awaiting_approval` or `in_flight`, or after N seconds
+/// (at most 60), answered with `Preference-Applied: wait=N`.
 pub(crate) async fn one(
     State(g): State<Arc<Gateway>>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(call_id): Path<String>,
+    headers: HeaderMap,
 ) -> Response {
     let Some(journal) = g.journal.as_ref() else {
         return no_journal();
     };
-    match visible(journal.as_ref(), &caller, &call_id).await {
-        Ok(entry) => journaled(&entry),
-        Err(answer) => answer,
+    let entry = match visible(journal.as_ref(), &caller, &call_id).await {
+        Ok(entry) => entry,
+        Err(answer) => return answer,
+    };
+    let Some(wait) = wait::preferred(&headers) else {
+        return match wait::current(g.clock.as_ref(), journal.as_ref(), entry).await {
+            Ok(entry) => journaled(&entry),
+            Err(e) => unavailable(&e),
+        };
+    };
+    // Past the cap on waiting requests, answered at once, the wait not applied.
+    let Ok(_permit) = Arc::clone(&g.waits).try_acquire_owned() else {
+        return match wait::current(g.clock.as_ref(), journal.as_ref(), entry).await {
+            Ok(entry) => journaled(&entry),
+            Err(e) => unavailable(&e),
+        };
+    };
+    let mut answer =
+        match wait::waited(g.clock.as_ref(), &g.changed, journal.as_ref(), entry, wait).await {
+            Ok(entry) => journaled(&entry),
+            Err(e) => return unavailable(&e),
+        };
+    if let Ok(applied) = HeaderValue::from_str(&format!("wait={}", wait.as_secs())) {
+        answer.headers_mut().insert(PREFERENCE_APPLIED, applied);
     }
+    answer
 }
 
 /// `{"calls": [...], "next_before"}`, newest first: the calls `caller` sees.
@@ -143,7 +187,8 @@ pub(crate) async fn list(
             return fail(
                 Refusal::InvalidQuery
                     .error(format!(
-                        "state {given:?} is not one of in_flight, succeeded, failed, unknown"
+                        "state {given:?} is not one of {}",
+                        CallState::names().join(", ")
                     ))
                     .detail("field", "state"),
             );
@@ -163,16 +208,42 @@ pub(crate) async fn list(
         before: params.before,
         seen: caller.seen(),
     };
-    match journal.list(&query).await {
-        Ok(entries) => {
-            let next_before = (entries.len() == limit as usize)
-                .then(|| entries.last().map(|e| e.call_id.clone()))
-                .flatten();
-            let calls = entries.iter().map(CallEntry::from).collect();
-            Json(CallPage { calls, next_before }).into_response()
-        }
-        Err(e) => unavailable(&e),
+    let entries = match journal.list(&query).await {
+        Ok(entries) => entries,
+        Err(e) => return unavailable(&e),
+    };
+    let next_before = (entries.len() == limit as usize)
+        .then(|| entries.last().map(|e| e.call_id.clone()))
+        .flatten();
+    let entries = match expired_as_listed(&g, journal.as_ref(), entries, &query).await {
+        Ok(entries) => entries,
+        Err(e) => return unavailable(&e),
+    };
+    let calls = entries.iter().map(CallEntry::from).collect();
+    Json(CallPage { calls, next_before }).into_response()
+}
+
+/// `entries` with every approval past its expiry expired, and those that no
+/// longer fit `query` (its state, what its viewer sees) left out.
+async fn expired_as_listed(
+    g: &Gateway,
+    journal: &dyn Journal,
+    entries: Vec<JournalEntry>,
+    query: &ListQuery,
+) -> Result<Vec<JournalEntry>, recourse::journal::JournalError> {
+    let now = g.clock.wall();
+    let at = rfc3339(now);
+    if !entries.iter().any(|e| e.approval_is_due(&at)) {
+        return Ok(entries);
     }
+    let mut listed = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let entry = refreshed(journal, entry, now).await?;
+        if query.state.is_none_or(|s| s == entry.state) && query.seen.admits_entry(&entry) {
+            listed.push(entry);
+        }
+    }
+    Ok(listed)
 }
 
 /// Settles the call through its recorded lookup; 409 while another process holds it.

@@ -38,7 +38,8 @@ pub enum Refusal {
     TargetNotAllowed,
     /// No `--allow-mcp-command` pattern matches the MCP server's command line.
     CommandNotAllowed,
-    /// The request has an idempotency key, and the gateway keeps no journal.
+    /// The request has an idempotency key, or needs a person's approval,
+    /// and the gateway keeps no journal.
     JournalRequired,
     /// The journal's routes, and the gateway keeps no journal.
     NoJournal,
@@ -58,17 +59,25 @@ pub enum Refusal {
     McpUnavailable,
     /// The gateway could not build its HTTP client for a read.
     HttpClient,
-    /// Settling a call by hand needs a caller with the `approver` role.
+    /// Settling a call by hand, or deciding an approval, needs a caller
+    /// with the `approver` role.
     NotApprover,
     /// The call is not open (it finished, or its process still holds it):
     /// only an `unknown` call, or one left in flight past its lease, is
     /// settled by hand.
     CallNotSettleable,
+    /// No approval with this id in the journal.
+    ApprovalNotFound,
+    /// The request awaiting approval is not the one whose `request_sha256`
+    /// the approver sent: nothing was decided.
+    ApprovalStale,
+    /// The approval was decided already — approved, rejected, or expired.
+    ApprovalDecided,
 }
 
 impl Refusal {
     /// Every refusal, in declaration order (what the OpenAPI document lists).
-    pub const ALL: [Refusal; 20] = [
+    pub const ALL: [Refusal; 23] = [
         Self::Unauthorized,
         Self::HostNotAllowed,
         Self::InvalidCall,
@@ -89,6 +98,9 @@ impl Refusal {
         Self::HttpClient,
         Self::NotApprover,
         Self::CallNotSettleable,
+        Self::ApprovalNotFound,
+        Self::ApprovalStale,
+        Self::ApprovalDecided,
     ];
 
     /// The envelope's `error.code`.
@@ -114,6 +126,9 @@ impl Refusal {
             Self::HttpClient => "HTTP_CLIENT",
             Self::NotApprover => "NOT_APPROVER",
             Self::CallNotSettleable => "CALL_NOT_SETTLEABLE",
+            Self::ApprovalNotFound => "APPROVAL_NOT_FOUND",
+            Self::ApprovalStale => "APPROVAL_STALE",
+            Self::ApprovalDecided => "APPROVAL_DECIDED",
         }
     }
 
@@ -131,9 +146,12 @@ impl Refusal {
             | Self::TargetNotAllowed
             | Self::CommandNotAllowed
             | Self::NotApprover => StatusCode::FORBIDDEN,
-            Self::NoJournal | Self::CallNotFound => StatusCode::NOT_FOUND,
+            Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => StatusCode::NOT_FOUND,
             Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::CallInProgress | Self::CallNotSettleable => StatusCode::CONFLICT,
+            Self::CallInProgress
+            | Self::CallNotSettleable
+            | Self::ApprovalStale
+            | Self::ApprovalDecided => StatusCode::CONFLICT,
             Self::CallAborted => StatusCode::INTERNAL_SERVER_ERROR,
             Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -164,7 +182,7 @@ impl Refusal {
                 "no --allow-mcp-command pattern matches the MCP server's command line"
             }
             Self::JournalRequired => {
-                "an idempotency key, and the gateway keeps no journal (--journal none)"
+                "an idempotency key, or a call that needs approval, and the gateway keeps no journal (--journal none)"
             }
             Self::NoJournal => "the gateway runs with --journal none",
             Self::JournalUnavailable => "the journal does not answer; nothing was sent",
@@ -183,9 +201,18 @@ impl Refusal {
                 "the MCP server could not be started or reached; nothing was sent"
             }
             Self::HttpClient => "the gateway could not build its HTTP client; nothing was sent",
-            Self::NotApprover => "settling a call by hand needs a caller with the approver role",
+            Self::NotApprover => {
+                "settling a call by hand, or deciding an approval, needs a caller with the approver role"
+            }
             Self::CallNotSettleable => {
                 "the call is not open: only an unknown call, or one left in flight past its lease, is settled by hand"
+            }
+            Self::ApprovalNotFound => "no approval with this id in the journal",
+            Self::ApprovalStale => {
+                "the request awaiting approval is not the one whose request_sha256 was sent; nothing was decided: read it again"
+            }
+            Self::ApprovalDecided => {
+                "the approval was decided already (`details.state`: approved, rejected or expired); nothing changed"
             }
         }
     }
@@ -201,7 +228,9 @@ impl Refusal {
             | Self::TargetNotAllowed
             | Self::CommandNotAllowed
             | Self::NotApprover => ToolError::permission_denied(code, message),
-            Self::NoJournal | Self::CallNotFound => ToolError::not_found(code, message),
+            Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => {
+                ToolError::not_found(code, message)
+            }
             Self::CallAborted => ToolError::unknown_outcome(code, message),
             Self::JournalUnavailable | Self::McpUnavailable | Self::CallInProgress => {
                 ToolError::service_error(code, message).retryable(true)
@@ -215,7 +244,9 @@ impl Refusal {
             | Self::InvalidTarget
             | Self::JournalRequired
             | Self::InvalidQuery
-            | Self::CallNotSettleable => ToolError::input_error(code, message),
+            | Self::CallNotSettleable
+            | Self::ApprovalStale
+            | Self::ApprovalDecided => ToolError::input_error(code, message),
         }
     }
 
@@ -260,7 +291,10 @@ mod tests {
                 | Refusal::McpUnavailable
                 | Refusal::HttpClient
                 | Refusal::NotApprover
-                | Refusal::CallNotSettleable => true,
+                | Refusal::CallNotSettleable
+                | Refusal::ApprovalNotFound
+                | Refusal::ApprovalStale
+                | Refusal::ApprovalDecided => true,
             };
             assert!(listed);
         }

@@ -15,14 +15,15 @@ use recourse_tool::{ToolJsonBody, ToolServer};
 
 use crate::callers::Caller;
 use crate::gateway::Gateway;
-use crate::{auth, keyed, openapi, records};
+use crate::{approvals, auth, keyed, openapi, records};
 
 /// The largest request body the gateway reads.
 const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The gateway's routes, as an axum [`Router`]: `POST /v1/calls`,
 /// `GET /v1/calls`, `GET /v1/calls/{call_id}`,
-/// `POST /v1/calls/{call_id}/reconcile`, `POST /v1/calls/{call_id}/settle`, `/healthz`, `/readyz`, `/metrics`
+/// `POST /v1/calls/{call_id}/reconcile`, `POST /v1/calls/{call_id}/settle`,
+/// `POST /v1/approvals/{approval_id}`, `/healthz`, `/readyz`, `/metrics`
 /// and `/openapi.json` — behind the gateway's token (all but the health
 /// routes) or, without one, for loopback `Host` names only, and a 1 MiB
 /// body limit, every refusal an envelope.
@@ -50,6 +51,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/v1/calls/{call_id}", get(records::one))
         .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
         .route("/v1/calls/{call_id}/settle", post(records::settle))
+        .route("/v1/approvals/{approval_id}", post(approvals::decide_one))
         .route(
             "/healthz",
             get(|State(g): State<Arc<Gateway>>| async move { g.readiness.healthz() }),

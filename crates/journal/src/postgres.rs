@@ -20,12 +20,16 @@ use serde_json::Value;
 use tokio_postgres::{NoTls, Row};
 
 use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339_now,
+    ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
+    JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
+    RecordJson, lease_until, rfc3339_now,
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql, viewer};
+use crate::schema::{
+    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, decide_sql, decided_columns, list_sql,
+    prune_sql, viewer,
+};
 
 /// The most connections one journal holds.
 const MAX_CONNECTIONS: usize = 16;
@@ -148,8 +152,21 @@ fn entry(row: &Row) -> JournalEntry {
     let attempts: i32 = row.get(8);
     let record: Option<String> = row.get(15);
     let verification: Option<String> = row.get(16);
+    let call_id: String = row.get(0);
+    let request_hash: Option<String> = row.get(12);
+    let approval = ApprovalColumns {
+        id: row.get(18),
+        state: row.get(19),
+        reason: row.get(20),
+        expires_at: row.get(21),
+        decided_by: row.get(22),
+        decided_at: row.get(23),
+        note: row.get(24),
+    }
+    .approval(&call_id, request_hash.as_deref());
+    let approval_request: Option<String> = row.get(25);
     JournalEntry {
-        call_id: row.get(0),
+        call_id,
         target: row.get(1),
         capability: row.get(2),
         idempotency_key: row.get(3),
@@ -162,11 +179,13 @@ fn entry(row: &Row) -> JournalEntry {
         started_at: row.get(9),
         updated_at: row.get(10),
         caller_key: row.get(11),
-        request_hash: row.get(12),
+        request_hash,
         owner: row.get(13),
         lease_until: row.get(14),
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
         caller: row.get(17),
+        approval,
+        approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
     }
     .with_record_payloads()
 }
@@ -356,7 +375,8 @@ impl Journal for PostgresJournal {
             let record = record.map(RecordJson::as_str);
             run(self.op("updating call").await?, 
                     "UPDATE recourse_calls SET state = $2, operation_id = COALESCE($3, operation_id),
-                       record = COALESCE($4, record), lease_until = NULL, updated_at = $5 WHERE call_id = $1",
+                       record = COALESCE($4, record), lease_until = NULL, approval_request = NULL, updated_at = $5
+                     WHERE call_id = $1",
                     &[&call_id, &state.as_str(), &operation_id, &record, &rfc3339_now()],
                 )
                 .await
@@ -383,7 +403,8 @@ impl Journal for PostgresJournal {
                 "WITH attempt AS (UPDATE recourse_attempts SET status = $3, transport_error = $4, action = $5, finished_at = $6
                                   WHERE call_id = $1 AND n = $2)
                  UPDATE recourse_calls SET state = $7, operation_id = COALESCE($8, operation_id),
-                   record = COALESCE($9, record), lease_until = NULL, updated_at = $6 WHERE call_id = $1",
+                   record = COALESCE($9, record), lease_until = NULL, approval_request = NULL, updated_at = $6
+                 WHERE call_id = $1",
                 &[&call_id, &n_i32(n), &status, &failure, &result.action.name(), &rfc3339_now(), &state.as_str(), &operation_id, &record],
             )
             .await
@@ -420,7 +441,7 @@ impl Journal for PostgresJournal {
             let n = run(
                 self.op("taking a call over").await?,
                 "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
-                     WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4)",
+                     WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4) AND state <> 'awaiting_approval'",
                 &[&call_id, &owner, &lease_until(lease), &now],
             )
             .await
@@ -433,6 +454,84 @@ impl Journal for PostgresJournal {
 
     fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         Box::pin(self.get_by("call_id", call_id))
+    }
+
+    fn get_by_key<'a>(
+        &'a self,
+        caller_key: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        Box::pin(self.get_by("caller_key", caller_key))
+    }
+
+    fn get_by_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        Box::pin(self.get_by("approval_id", approval_id))
+    }
+
+    fn await_approval<'a>(&'a self, call: &'a AwaitingCall) -> BoxFuture<'a, JournalResult<()>> {
+        Box::pin(async move {
+            let doing = "recording a call awaiting approval";
+            let (payload, request) = (call.payload.to_string(), call.request.to_string());
+            let n = run(
+                self.op(doing).await?,
+                &await_sql(|n| format!("${n}")),
+                &[
+                    &call.call_id,
+                    &call.target,
+                    &call.capability,
+                    &payload,
+                    &rfc3339_now(),
+                    &call.request_hash,
+                    &call.caller,
+                    &call.approval_id,
+                    &call.reason,
+                    &call.expires_at,
+                    &request,
+                ],
+            )
+            .await
+            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, doing, e))?;
+            if n == 1 {
+                Ok(())
+            } else {
+                Err(JournalError::new(
+                    JournalErrorKind::Inconsistent,
+                    doing,
+                    "the key's call has sent an attempt already",
+                ))
+            }
+        })
+    }
+
+    fn decide_approval<'a>(
+        &'a self,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        Box::pin(async move {
+            let doing = "deciding an approval";
+            let (owner, lease, record) = decided_columns(&decision.to);
+            let n = run(
+                self.op(doing).await?,
+                &decide_sql(&decision.to, |n| format!("${n}")),
+                &[
+                    &decision.approval_id,
+                    &decision.to.approval_state().as_str(),
+                    &decision.by,
+                    &decision.at,
+                    &decision.note,
+                    &decision.to.call_state().as_str(),
+                    &owner,
+                    &lease,
+                    &record,
+                    &rfc3339_now(),
+                ],
+            )
+            .await
+            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, doing, e))?;
+            Ok(n == 1)
+        })
     }
 
     fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>> {

@@ -1,7 +1,8 @@
 //! The journal's tables, as versioned migrations both databases accept, and
 //! the queries they share.
 
-use recourse_core::journal::{DEFAULT_CALLER, ListQuery, Seen};
+use recourse_core::approval::{Approval, ApprovalState};
+use recourse_core::journal::{DEFAULT_CALLER, DecidedTo, ListQuery, Seen, lease_until};
 
 /// The schema, as versioned migrations shared by both backends (plain SQL
 /// that SQLite and PostgreSQL both accept).
@@ -77,12 +78,29 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
     DROP TABLE recourse_attempts;
     ALTER TABLE recourse_attempts_v6 RENAME TO recourse_attempts;",
     ),
+    // Approvals: a call may wait for a person before its first dispatch.
+    // The request to dispatch once approved is kept until the call ends.
+    (
+        7,
+        "ALTER TABLE recourse_calls ADD COLUMN approval_id TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_state TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_reason TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_expires_at TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_decided_by TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_decided_at TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_note TEXT;
+        ALTER TABLE recourse_calls ADD COLUMN approval_request TEXT;
+        CREATE UNIQUE INDEX recourse_calls_approval ON recourse_calls (approval_id);",
+    ),
 ];
 
 /// The calls a prune removes: finished, unleased, last changed before the
-/// first parameter, at most the second's number of them.
+/// first parameter, at most the second's number of them — and never one a
+/// person rejected, or whose approval expired: the record of that decision
+/// stays.
 const PRUNABLE: &str = "SELECT call_id FROM recourse_calls WHERE state IN ('succeeded', 'failed')
-     AND lease_until IS NULL AND updated_at < {before} ORDER BY call_id LIMIT {limit}";
+     AND lease_until IS NULL AND updated_at < {before}
+     AND (approval_state IS NULL OR approval_state = 'approved') ORDER BY call_id LIMIT {limit}";
 
 /// The two statements of a prune (attempts first: they refer to their
 /// call), `mark(n)` writing the n-th placeholder.
@@ -119,7 +137,7 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
         Seen::All => {}
         Seen::Own(_) => conditions.push(format!("{own}{}", mark(conditions.len() + 1))),
         Seen::OwnAndInDoubt(_) => conditions.push(format!(
-            "({own}{} OR state = 'unknown')",
+            "({own}{} OR state IN ('unknown', 'awaiting_approval'))",
             mark(conditions.len() + 1)
         )),
     }
@@ -135,12 +153,104 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
 }
 
 /// The columns every entry query selects, in [`JournalEntry`]'s order.
-pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification, caller";
+pub(crate) const ENTRY_COLUMNS: &str = "call_id, target, capability, idempotency_key, operation_id, reconcile, payload, state, attempts, started_at, updated_at, caller_key, request_hash, owner, lease_until, record, verification, caller, approval_id, approval_state, approval_reason, approval_expires_at, approval_decided_by, approval_decided_at, approval_note, approval_request";
+
+/// The approval columns of an entry row (from `approval_id` on, in
+/// [`ENTRY_COLUMNS`]' order), as read.
+pub(crate) struct ApprovalColumns {
+    pub(crate) id: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) expires_at: Option<String>,
+    pub(crate) decided_by: Option<String>,
+    pub(crate) decided_at: Option<String>,
+    pub(crate) note: Option<String>,
+}
+
+impl ApprovalColumns {
+    /// The call's approval, when it has one. A state the journal does not
+    /// know reads as expired: nothing is ever dispatched on a word it
+    /// cannot read.
+    pub(crate) fn approval(self, call_id: &str, request_hash: Option<&str>) -> Option<Approval> {
+        let id = self.id?;
+        Some(Approval {
+            id,
+            call_id: call_id.to_owned(),
+            state: self
+                .state
+                .as_deref()
+                .and_then(ApprovalState::parse)
+                .unwrap_or(ApprovalState::Expired),
+            request_sha256: request_hash.unwrap_or_default().to_owned(),
+            expires_at: self.expires_at.unwrap_or_default(),
+            reason: self.reason.unwrap_or_default(),
+            decided_by: self.decided_by,
+            decided_at: self.decided_at,
+            note: self.note,
+        })
+    }
+}
+
+/// Records a call as awaiting approval: a new row, or its claimed key's
+/// row while nothing of it was sent (then its claim's lease is let go).
+/// Parameters: call id, target, capability, payload, now, request hash,
+/// caller, approval id, reason, expires at, request.
+pub(crate) fn await_sql(mark: fn(usize) -> String) -> String {
+    let m: Vec<String> = (1..=11).map(mark).collect();
+    format!(
+        "INSERT INTO recourse_calls (call_id, target, capability, payload, state, attempts, started_at, updated_at,
+           request_hash, caller, approval_id, approval_state, approval_reason, approval_expires_at, approval_request)
+         VALUES ({}, {}, {}, {}, 'awaiting_approval', 0, {}, {}, {}, {}, {}, 'pending', {}, {}, {})
+         ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
+           payload = excluded.payload, state = 'awaiting_approval', updated_at = excluded.updated_at,
+           request_hash = excluded.request_hash, owner = NULL, lease_until = NULL, record = NULL,
+           caller = excluded.caller, approval_id = excluded.approval_id, approval_state = 'pending',
+           approval_reason = excluded.approval_reason, approval_expires_at = excluded.approval_expires_at,
+           approval_request = excluded.approval_request, approval_decided_by = NULL,
+           approval_decided_at = NULL, approval_note = NULL
+         WHERE recourse_calls.attempts = 0",
+        m[0], m[1], m[2], m[3], m[4], m[4], m[5], m[6], m[7], m[8], m[9], m[10]
+    )
+}
+
+/// Applies a decision to a pending approval, only while its call awaits it
+/// and — for an approval or a rejection — before its expiry; for an
+/// expiry, from it on. Parameters: approval id, approval state, decided by,
+/// decided at, note, call state, owner, lease until, record, now. A call
+/// that ends here lets its request go.
+pub(crate) fn decide_sql(to: &DecidedTo, mark: fn(usize) -> String) -> String {
+    let m: Vec<String> = (1..=10).map(mark).collect();
+    let (due, request) = match to {
+        DecidedTo::Approved { .. } => (">", ""),
+        DecidedTo::Rejected(_) => (">", ", approval_request = NULL"),
+        DecidedTo::Expired(_) => ("<=", ", approval_request = NULL"),
+    };
+    format!(
+        "UPDATE recourse_calls SET approval_state = {}, approval_decided_by = {}, approval_decided_at = {},
+           approval_note = {}, state = {}, owner = {}, lease_until = {}, record = {}, updated_at = {}{request}
+         WHERE approval_id = {} AND state = 'awaiting_approval' AND approval_state = 'pending'
+           AND approval_expires_at {due} {}",
+        m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[0], m[3]
+    )
+}
 
 /// The viewer's name, when the list is limited to what one caller sees.
 pub(crate) fn viewer(query: &ListQuery) -> Option<&String> {
     match &query.seen {
         Seen::All => None,
         Seen::Own(name) | Seen::OwnAndInDoubt(name) => Some(name),
+    }
+}
+
+/// The owner, lease and record a decided call takes: an approved one is
+/// held by its dispatcher; a rejected or expired one ends with its record.
+pub(crate) fn decided_columns(to: &DecidedTo) -> (Option<String>, Option<String>, Option<String>) {
+    match to {
+        DecidedTo::Approved { owner, lease } => {
+            (Some(owner.clone()), Some(lease_until(*lease)), None)
+        }
+        DecidedTo::Rejected(record) | DecidedTo::Expired(record) => {
+            (None, None, Some(record.as_str().to_owned()))
+        }
     }
 }

@@ -8,12 +8,16 @@ use serde_json::Value;
 
 use crate::writer::{Access, Writer};
 use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339_now,
+    ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
+    JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
+    RecordJson, lease_until, rfc3339_now,
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql, viewer};
+use crate::schema::{
+    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, decide_sql, decided_columns, list_sql,
+    prune_sql, viewer,
+};
 
 /// A journal in a SQLite database. Writes are durable (WAL mode,
 /// `synchronous=FULL`): an operation reports done once it is on disk. One
@@ -93,8 +97,21 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     let state: String = row.get(7)?;
     let record: Option<String> = row.get(15)?;
     let verification: Option<String> = row.get(16)?;
+    let call_id: String = row.get(0)?;
+    let request_hash: Option<String> = row.get(12)?;
+    let approval = ApprovalColumns {
+        id: row.get(18)?,
+        state: row.get(19)?,
+        reason: row.get(20)?,
+        expires_at: row.get(21)?,
+        decided_by: row.get(22)?,
+        decided_at: row.get(23)?,
+        note: row.get(24)?,
+    }
+    .approval(&call_id, request_hash.as_deref());
+    let approval_request: Option<String> = row.get(25)?;
     Ok(JournalEntry {
-        call_id: row.get(0)?,
+        call_id,
         target: row.get(1)?,
         capability: row.get(2)?,
         idempotency_key: row.get(3)?,
@@ -107,11 +124,13 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         started_at: row.get(9)?,
         updated_at: row.get(10)?,
         caller_key: row.get(11)?,
-        request_hash: row.get(12)?,
+        request_hash,
         owner: row.get(13)?,
         lease_until: row.get(14)?,
         record: record.and_then(|r| serde_json::from_str(&r).ok()),
         caller: row.get(17)?,
+        approval,
+        approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
     }
     .with_record_payloads())
 }
@@ -150,7 +169,8 @@ fn finish(
 ) -> rusqlite::Result<()> {
     c.prepare_cached(
         "UPDATE recourse_calls SET state = ?2, operation_id = COALESCE(?3, operation_id),
-           record = COALESCE(?4, record), lease_until = NULL, updated_at = ?5 WHERE call_id = ?1",
+           record = COALESCE(?4, record), lease_until = NULL, approval_request = NULL, updated_at = ?5
+         WHERE call_id = ?1",
     )?
     .execute(params![id, state.as_str(), op, record, rfc3339_now()])
     .map(drop)
@@ -307,7 +327,7 @@ impl Journal for SqliteJournal {
         Box::pin(self.writer.run(Access::Write, "taking a call over", move |c| {
             let now = rfc3339_now();
             let n = c.prepare_cached("UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
-                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4)")?
+                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4) AND state <> 'awaiting_approval'")?
                 .execute(params![id, owner, lease_until(lease), now])?;
             Ok(n == 1)
         }))
@@ -332,6 +352,88 @@ impl Journal for SqliteJournal {
         Box::pin(self.writer.run(Access::Read, "reading a call", move |c| {
             get(c, "call_id", &id)
         }))
+    }
+
+    fn get_by_key<'a>(
+        &'a self,
+        caller_key: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        let key = caller_key.to_owned();
+        Box::pin(self.writer.run(Access::Read, "reading a call", move |c| {
+            get(c, "caller_key", &key)
+        }))
+    }
+
+    fn get_by_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+    ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
+        let id = approval_id.to_owned();
+        Box::pin(
+            self.writer
+                .run(Access::Read, "reading an approval", move |c| {
+                    get(c, "approval_id", &id)
+                }),
+        )
+    }
+
+    fn await_approval<'a>(&'a self, call: &'a AwaitingCall) -> BoxFuture<'a, JournalResult<()>> {
+        let call = call.clone();
+        Box::pin(self.writer.run(
+            Access::Write,
+            "recording a call awaiting approval",
+            move |c| {
+                let n = c
+                    .prepare_cached(&await_sql(|n| format!("?{n}")))?
+                    .execute(params![
+                        call.call_id,
+                        call.target,
+                        call.capability,
+                        call.payload.to_string(),
+                        rfc3339_now(),
+                        call.request_hash,
+                        call.caller,
+                        call.approval_id,
+                        call.reason,
+                        call.expires_at,
+                        call.request.to_string(),
+                    ])?;
+                // The key's call sent something already: it cannot wait for approval now.
+                if n == 1 {
+                    Ok(())
+                } else {
+                    Err(rusqlite::Error::QueryReturnedNoRows)
+                }
+            },
+        ))
+    }
+
+    fn decide_approval<'a>(
+        &'a self,
+        decision: &'a ApprovalDecision,
+    ) -> BoxFuture<'a, JournalResult<bool>> {
+        let d = decision.clone();
+        Box::pin(
+            self.writer
+                .run(Access::Write, "deciding an approval", move |c| {
+                    let (owner, lease, record) = decided_columns(&d.to);
+                    let n = c
+                        .prepare_cached(&decide_sql(&d.to, |n| format!("?{n}")))?
+                        .execute(params![
+                            d.approval_id,
+                            d.to.approval_state().as_str(),
+                            d.by,
+                            d.at,
+                            d.note,
+                            d.to.call_state().as_str(),
+                            owner,
+                            lease,
+                            record,
+                            rfc3339_now(),
+                        ])?;
+                    Ok(n == 1)
+                }),
+        )
     }
 
     fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {

@@ -6,8 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse_core::approval::ApprovalState;
 use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, Journal, KeyClaim, ListQuery, NewCall, RecordJson, Seen,
+    ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DecidedTo, Journal,
+    KeyClaim, ListQuery, NewCall, RecordJson, Seen,
 };
 use recourse_core::policy::Action;
 use recourse_journal::{PostgresJournal, SqliteJournal};
@@ -470,5 +472,221 @@ async fn postgres_prunes_finished_calls_only() {
     };
     let journal: Arc<dyn Journal> = Arc::new(PostgresJournal::connect(&schema.url).await.unwrap());
     prunes(&journal).await;
+    schema.remove().await;
+}
+
+fn awaiting(id: &str, approval_id: &str) -> AwaitingCall {
+    AwaitingCall {
+        call_id: id.to_owned(),
+        target: "http://127.0.0.1:1/api/exports".to_owned(),
+        capability: None,
+        payload: json!({"source_id": "sales-2024", "format": "pdf"}),
+        request: json!({"url": "http://127.0.0.1:1/api/exports", "payload": {"source_id": "sales-2024", "format": "pdf"}}),
+        request_hash: format!("hash-{id}"),
+        caller: Some("agent".to_owned()),
+        approval_id: approval_id.to_owned(),
+        reason: "moves data out".to_owned(),
+        expires_at: EXPIRES.to_owned(),
+    }
+}
+
+const EXPIRES: &str = "2030-01-01T00:00:00.000Z";
+const BEFORE: &str = "2029-12-31T23:59:59.999Z";
+
+fn decision(approval_id: &str, at: &str, to: DecidedTo) -> ApprovalDecision {
+    ApprovalDecision {
+        approval_id: approval_id.to_owned(),
+        by: Some("lead".to_owned()),
+        note: Some("fine".to_owned()),
+        at: at.to_owned(),
+        to,
+    }
+}
+
+fn approved() -> DecidedTo {
+    DecidedTo::Approved {
+        owner: "owner-d".to_owned(),
+        lease: LONG,
+    }
+}
+
+fn ended() -> RecordJson {
+    RecordJson::from(&json!({"call_id": "x", "outcome": "failed"}))
+}
+
+/// A call awaiting approval: recorded with its request and no lease,
+/// found by its approval, seen by approvers, never taken over or pruned;
+/// decided once, atomically, and only on the right side of its expiry.
+async fn approvals(journal: &Arc<dyn Journal>) {
+    journal
+        .await_approval(&awaiting("a1", "ap-1"))
+        .await
+        .unwrap();
+    let a1 = journal.get("a1").await.unwrap().unwrap();
+    assert_eq!(a1.state, CallState::AwaitingApproval);
+    assert_eq!((a1.attempts, a1.lease_until.as_deref()), (0, None));
+    let approval = a1.approval.clone().unwrap();
+    assert_eq!(approval.state, ApprovalState::Pending);
+    assert_eq!(approval.request_sha256, "hash-a1");
+    assert_eq!(approval.expires_at, EXPIRES);
+    assert_eq!(approval.reason, "moves data out");
+    assert_eq!(
+        a1.approval_request.as_ref().unwrap()["payload"]["format"],
+        "pdf"
+    );
+    let record = a1.record_json();
+    assert_eq!(record["outcome"], "awaiting_approval");
+    assert_eq!(record["approval"]["id"], "ap-1");
+    let by_approval = journal.get_by_approval("ap-1").await.unwrap().unwrap();
+    assert_eq!(by_approval.call_id, "a1");
+    assert!(journal.get_by_approval("ap-none").await.unwrap().is_none());
+
+    // Nobody settles or sweeps a call that waits for a person.
+    assert!(!journal.take_over("a1", "owner-x", LONG).await.unwrap());
+    let listed = journal
+        .list(&state(CallState::AwaitingApproval))
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    for (seen, sees) in [
+        (Seen::OwnAndInDoubt("lead".into()), true),
+        (Seen::Own("lead".into()), false),
+        (Seen::Own("agent".into()), true),
+    ] {
+        let query = ListQuery {
+            seen: seen.clone(),
+            ..ListQuery::default()
+        };
+        let ids: Vec<_> = journal
+            .list(&query)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.call_id)
+            .collect();
+        assert_eq!(ids.contains(&"a1".to_owned()), sees, "{seen:?}");
+    }
+
+    // An approval after the expiry, or an expiry before it, does not apply.
+    let late = decision("ap-1", EXPIRES, approved());
+    assert!(!journal.decide_approval(&late).await.unwrap());
+    let early = decision("ap-1", BEFORE, DecidedTo::Expired(ended()));
+    assert!(!journal.decide_approval(&early).await.unwrap());
+
+    // Two decisions at once: exactly one applies.
+    let (approve, reject) = (
+        decision("ap-1", BEFORE, approved()),
+        decision("ap-1", BEFORE, DecidedTo::Rejected(ended())),
+    );
+    let (a, b) = tokio::join!(
+        journal.decide_approval(&approve),
+        journal.decide_approval(&reject)
+    );
+    assert!(a.unwrap() ^ b.unwrap(), "exactly one decision applies");
+    assert!(!journal.decide_approval(&approve).await.unwrap(), "once");
+
+    // Approved: in flight, held by its dispatcher, its request kept until it ends.
+    journal
+        .await_approval(&awaiting("a2", "ap-2"))
+        .await
+        .unwrap();
+    assert!(
+        journal
+            .decide_approval(&decision("ap-2", BEFORE, approved()))
+            .await
+            .unwrap()
+    );
+    let a2 = journal.get("a2").await.unwrap().unwrap();
+    assert_eq!(a2.state, CallState::InFlight);
+    assert_eq!(a2.owner.as_deref(), Some("owner-d"));
+    assert!(a2.is_leased());
+    let decided = a2.approval.clone().unwrap();
+    assert_eq!(decided.state, ApprovalState::Approved);
+    assert_eq!(decided.decided_by.as_deref(), Some("lead"));
+    assert_eq!(decided.decided_at.as_deref(), Some(BEFORE));
+    assert_eq!(decided.note.as_deref(), Some("fine"));
+    assert!(a2.approval_request.is_some());
+    journal
+        .finish_call("a2", CallState::Succeeded, None, None)
+        .await
+        .unwrap();
+    let a2 = journal.get("a2").await.unwrap().unwrap();
+    assert!(
+        a2.approval_request.is_none(),
+        "the request goes when the call ends"
+    );
+    assert_eq!(a2.record_json()["approval"]["state"], "approved");
+
+    // Expired on time: failed, its request gone; kept by every prune, as a
+    // rejected one is, and as one still waiting is.
+    journal
+        .await_approval(&awaiting("a3", "ap-3"))
+        .await
+        .unwrap();
+    let expired = decision("ap-3", EXPIRES, DecidedTo::Expired(ended()));
+    assert!(journal.decide_approval(&expired).await.unwrap());
+    let a3 = journal.get("a3").await.unwrap().unwrap();
+    assert_eq!(a3.state, CallState::Failed);
+    assert_eq!(a3.approval.unwrap().state, ApprovalState::Expired);
+    assert!(a3.approval_request.is_none() && a3.lease_until.is_none());
+    journal
+        .await_approval(&awaiting("a4", "ap-4"))
+        .await
+        .unwrap();
+    journal.prune("9999-01-01T00:00:00Z", 100).await.unwrap();
+    for id in ["a1", "a3", "a4"] {
+        assert!(journal.get(id).await.unwrap().is_some(), "{id} kept");
+    }
+    assert!(
+        journal.get("a2").await.unwrap().is_none(),
+        "a dispatched call goes as any"
+    );
+
+    // A claimed key's call waits for approval in the key's entry, its
+    // claim's lease let go; its key finds it.
+    journal
+        .claim_key(&claim("k-a", "agent:approve-me", "hash-k-a", "owner-a"))
+        .await
+        .unwrap();
+    let mut keyed = awaiting("k-a", "ap-k");
+    keyed.request_hash = "hash-k-a".to_owned();
+    journal.await_approval(&keyed).await.unwrap();
+    let by_key = journal
+        .get_by_key("agent:approve-me")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_key.call_id, "k-a");
+    assert_eq!(by_key.state, CallState::AwaitingApproval);
+    assert_eq!(
+        (by_key.owner.as_deref(), by_key.lease_until.as_deref()),
+        (None, None)
+    );
+    // A key whose call sent something cannot be made to wait.
+    journal
+        .claim_key(&claim("k-b", "agent:sent", "hash-k-b", "owner-a"))
+        .await
+        .unwrap();
+    journal.begin_attempt("k-b", 1, None).await.unwrap();
+    assert!(
+        journal
+            .await_approval(&awaiting("k-b", "ap-kb"))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn sqlite_keeps_approvals() {
+    approvals(&(Arc::new(SqliteJournal::in_memory().unwrap()) as Arc<dyn Journal>)).await;
+}
+
+#[tokio::test]
+async fn postgres_keeps_approvals() {
+    let Some(schema) = private_postgres().await else {
+        return;
+    };
+    let journal: Arc<dyn Journal> = Arc::new(PostgresJournal::connect(&schema.url).await.unwrap());
+    approvals(&journal).await;
     schema.remove().await;
 }

@@ -140,14 +140,15 @@ impl Executor {
 /// attempt is recorded before it is sent) and has no result of its own: left
 /// in flight by a run that stopped, its lease run out, or settled `failed` by
 /// the journal for that very reason. Running it again cannot write twice.
-fn never_sent_nor_answered(entry: &JournalEntry) -> bool {
+pub(crate) fn never_sent_nor_answered(entry: &JournalEntry) -> bool {
     if entry.attempts > 0 {
         return false;
     }
     match entry.state {
         CallState::InFlight => !entry.is_leased(),
         CallState::Failed => settled_by_journal(entry),
-        CallState::Succeeded | CallState::Unknown => false,
+        // Never sent, but it waits for a person: their decision stands.
+        CallState::Succeeded | CallState::Unknown | CallState::AwaitingApproval => false,
     }
 }
 
@@ -162,7 +163,7 @@ fn settled_by_journal(entry: &JournalEntry) -> bool {
 }
 
 /// The answer to a key the journal already holds.
-fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
+pub(crate) fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
     if entry.request_hash.as_deref() != Some(request_hash) {
         Keyed::KeyReused {
             call_id: entry.call_id,
@@ -271,6 +272,8 @@ mod tests {
             lease_until: lease.map(str::to_owned),
             record,
             caller: None,
+            approval: None,
+            approval_request: None,
         }
     }
 

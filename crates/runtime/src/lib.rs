@@ -41,7 +41,8 @@
 //! across processes through [`shared`] state, such as `RedisSharedState`
 //! with the `redis` feature); the [`transport`]s ([`HttpTransport`],
 //! [`InProcessTransport`]); [`correction`] and [`reconcile`]; the
-//! [`journal`]; and the [`Executor`], whose loop carries out what the
+//! [`journal`], and the calls it holds for a person's [`approval`]; and
+//! the [`Executor`], whose loop carries out what the
 //! machine decides and yields a [`CallReport`]. [`Executor::from_env`] wires
 //! the standard executor from `RECOURSE_*`. The decisions and the types
 //! come from `recourse-core`, which has no I/O; the journal's stores from
@@ -61,6 +62,7 @@
 //! Sections cited as "protocol §N" are those of the recourse protocol,
 //! `docs/protocol.md` in the recourse source tree.
 
+pub mod approval;
 pub mod breaker;
 pub mod budget;
 pub mod call;

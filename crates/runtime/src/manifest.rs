@@ -4,7 +4,9 @@
 //! The executor asks the manifest whether the tool declares an endpoint and
 //! method idempotent, when the caller did not say; and, for a write with no
 //! lookup of its own, how to settle it if its outcome is unknown — the
-//! entry's `reconcile` lookup or `verify` read-back, on the tool's own origin. A manifest
+//! entry's `reconcile` lookup or `verify` read-back, on the tool's own origin;
+//! and whether a person must approve a call before it is sent (the entry's
+//! `approval`, asked by the gateway). A manifest
 //! that is missing, unreadable or silent about the endpoint is remembered as
 //! such for the same time as a good one, so a tool without a manifest costs
 //! one lookup per minute, not one per call. Calls that find nothing remembered
@@ -24,6 +26,7 @@ use url::Url;
 use crate::clock::SystemClock;
 use crate::verify::VerifySpec;
 use recourse_core::allow::TargetAllowlist;
+use recourse_core::approval::ApprovalSpec;
 use recourse_core::clock::Clock;
 use recourse_core::method::Method;
 
@@ -107,6 +110,12 @@ pub struct Declaration {
     pub reconcile: Option<String>,
     /// The read-back that settles it, its `url` on the tool's own origin.
     pub verify: Option<VerifySpec>,
+    /// A person must approve a call before it is sent: the entry's
+    /// `approval: {"reason", "expires_in"?}`. An entry whose `approval` is
+    /// anything but absent, `null` or `false` — a malformed one too —
+    /// requires one (with the default time to decide, and a reason of its
+    /// own when it gives none that can be used).
+    pub approval: Option<ApprovalSpec>,
 }
 
 impl Default for CapabilityManifests {
@@ -299,6 +308,7 @@ impl CapabilityManifests {
                         idempotent,
                         reconcile,
                         verify,
+                        approval: item.get("approval").and_then(declared_approval),
                     }),
                 })
             })
@@ -377,6 +387,22 @@ impl CapabilityManifests {
                 .map(ToolData::into_value),
         )
     }
+}
+
+/// The approval a manifest entry's `approval` asks for: none when it is
+/// `null` or `false`; as written when it can be used; otherwise — the tool
+/// asked for one, in a form recourse cannot read — one with a reason of its
+/// own and the default time to decide. Never none for a malformed one.
+fn declared_approval(value: &Value) -> Option<ApprovalSpec> {
+    if matches!(value, Value::Null | Value::Bool(false)) {
+        return None;
+    }
+    let written = serde_json::from_value::<ApprovalSpec>(value.clone())
+        .ok()
+        .filter(|spec| spec.required().is_ok());
+    Some(written.unwrap_or_else(|| {
+        ApprovalSpec::new("the tool's manifest asks for a person's approval of this call")
+    }))
 }
 
 /// What asking an origin for its manifest came to.
@@ -462,6 +488,42 @@ mod tests {
     use super::*;
     use recourse_core::clock::ManualClock;
     use serde_json::json;
+
+    #[test]
+    fn an_entry_that_asks_for_approval_in_any_form_gets_one() {
+        let manifest = json!({"capabilities": [
+            {"endpoint": "/a", "idempotent": false, "approval": {"reason": "moves money", "expires_in": "1h"}},
+            {"endpoint": "/b", "idempotent": false, "approval": true},
+            {"endpoint": "/c", "idempotent": false, "approval": {"reason": "", "expires_in": "forever"}},
+            {"endpoint": "/d", "idempotent": false, "approval": null},
+            {"endpoint": "/e", "idempotent": false, "approval": false},
+            {"endpoint": "/f", "idempotent": false}
+        ]});
+        let manifests = CapabilityManifests::new();
+        let at = |path: &str| -> Url { format!("http://127.0.0.1:9{path}").parse().unwrap() };
+        manifests.remember(&at("/a"), &manifest);
+        let approval = |path: &str| {
+            manifests
+                .cached_declaration(&at(path), Method::Post)
+                .unwrap()
+                .unwrap()
+                .approval
+                .clone()
+        };
+        let a = approval("/a").unwrap().required().unwrap();
+        assert_eq!(
+            (a.reason.as_str(), a.expires_in.as_secs()),
+            ("moves money", 3600)
+        );
+        for asked in ["/b", "/c"] {
+            let required = approval(asked).unwrap().required().unwrap();
+            assert!(required.reason.contains("manifest"), "{asked}");
+            assert_eq!(required.expires_in.as_secs(), 24 * 3600);
+        }
+        for none in ["/d", "/e", "/f"] {
+            assert_eq!(approval(none), None, "{none}");
+        }
+    }
 
     #[test]
     fn lookups_and_read_backs_are_kept_only_on_the_tools_own_allowed_origin() {
@@ -696,6 +758,7 @@ mod tests {
                     idempotent: true,
                     reconcile: None,
                     verify: None,
+                    approval: None,
                 }),
             }]
         );

@@ -45,6 +45,9 @@ pub enum JournalErrorKind {
     Stopped,
     /// The journal holds something it should not (a claimed key whose call vanished).
     Inconsistent,
+    /// This journal cannot do it (a journal of a test, or of an older
+    /// kind, that keeps no approvals).
+    Unsupported,
 }
 
 impl JournalError {

@@ -170,6 +170,10 @@ pub enum StopReason {
     /// allows nothing more: a guess is never corrected by a model, and only
     /// an idempotent call is resent on a guess of a transient failure.
     UnstructuredFailure,
+    /// A person rejected the call before its first dispatch: nothing was sent.
+    ApprovalRejected,
+    /// Nobody approved the call before its approval expired: nothing was sent.
+    ApprovalExpired,
 }
 
 impl StopReason {
@@ -242,6 +246,10 @@ impl fmt::Display for StopReason {
             }
             Self::UnstructuredFailure => {
                 "the tool described its failure only in text; recourse neither corrects a payload nor resends a write on a guess"
+            }
+            Self::ApprovalRejected => "a person rejected the call before it was sent; nothing was sent",
+            Self::ApprovalExpired => {
+                "nobody approved the call before its approval expired; nothing was sent"
             }
         })
     }

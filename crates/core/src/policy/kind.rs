@@ -106,7 +106,9 @@ impl StopReason {
             Self::ProtocolMismatch => StopKind::Configuration,
             Self::AuthenticationFailed => StopKind::Auth,
             Self::PermissionDenied => StopKind::Permission,
-            Self::PolicyRejected => StopKind::Policy,
+            Self::PolicyRejected | Self::ApprovalRejected | Self::ApprovalExpired => {
+                StopKind::Policy
+            }
             Self::NoCorrector
             | Self::CorrectionBudgetExhausted
             | Self::NotOptedIn
@@ -168,7 +170,7 @@ mod tests {
         let codes: HashSet<_> = all.iter().map(StopReason::code).collect();
         assert_eq!(codes.len(), all.len());
         // A new reason joins `docs/record.md`'s table of reasons, and this count.
-        assert_eq!(all.len(), 28);
+        assert_eq!(all.len(), 30);
     }
 
     #[test]

@@ -74,6 +74,25 @@ pub(super) fn succeeded(report: &CallReport) -> String {
     cap(out)
 }
 
+/// The message while a call awaits `approval`, asking the user `question`.
+pub(super) fn awaiting(approval: &crate::approval::Approval, question: &str) -> String {
+    let id = if is_token(&approval.id) {
+        format!(" (approval {})", approval.id)
+    } else {
+        String::new()
+    };
+    let by = if is_token(&approval.expires_at) {
+        approval.expires_at.as_str()
+    } else {
+        "its expiry"
+    };
+    cap(format!(
+        "The call awaits a person's approval{id}; nothing was sent. An approver approves or \
+         rejects it; if nobody does by {by}, it fails. Now: ask the user, and wait for the \
+         answer before calling again: \"{question}\""
+    ))
+}
+
 /// The message after a call that stopped for `reason`, with `next` decided.
 pub(super) fn stopped(
     report: &CallReport,

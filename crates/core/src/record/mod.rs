@@ -31,7 +31,7 @@
 //! | `waited` | `ms`, `cause` (`backoff`/`retry_after`/`pending_lookup`) |
 //! | `lookup` | `result` (`committed`/`not_committed`/`pending`/`cannot_tell`), `detail`? |
 //! | `verify` | `phase` (`before`/`after`), `result` (`holds`/`not_held`/`cannot_tell`), `detail`? |
-//! | `journal` | `state` (`in_flight`/`succeeded`/`failed`/`unknown`) |
+//! | `journal` | `state` (`in_flight`/`succeeded`/`failed`/`unknown`/`awaiting_approval`) |
 //!
 //! An attempt's events are in the order they happened: the coercion of the
 //! payload it sent, then what followed its answer.
@@ -50,10 +50,14 @@
 //! how a call whose outcome was open was settled after it stopped
 //! (`{"by": "verification"|"lookup"|"person"|"journal", "at", "who"?,
 //! "note"?}`, see [`Settlement`]), or is `null`; a settled record's `next`
-//! says what settled it. The top-level name `replayed` is reserved for a
-//! later addition and means nothing today.
+//! says what settled it. A call that needed a person's approval has
+//! `approval` ([`Approval`](crate::approval::Approval)); while it waits, its
+//! record is an [`AwaitingRecord`] (`outcome: "awaiting_approval"`). The
+//! top-level name `replayed` is reserved for a later addition and means
+//! nothing today.
 
 mod attempt;
+mod awaiting;
 mod coercion;
 mod diff;
 mod event;
@@ -70,6 +74,7 @@ mod words;
 
 pub use crate::policy::WaitCause;
 pub use attempt::{AttemptRecord, PayloadSource};
+pub use awaiting::AwaitingRecord;
 pub use coercion::{CoercionChange, CoercionRule};
 pub use diff::describe_changes;
 pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, VerifyPhase};

@@ -118,7 +118,7 @@ impl NextStep {
             | R::ResponseTooLarge
             | R::InvalidCall
             | R::JournalUnavailable => Self::FixConfiguration,
-            R::PolicyRejected => Self::ExplainRefusal,
+            R::PolicyRejected | R::ApprovalRejected | R::ApprovalExpired => Self::ExplainRefusal,
             R::NoCorrector | R::CorrectionBudgetExhausted | R::NotOptedIn | R::CannotFix => {
                 Self::fix_or_ask(asks)
             }
@@ -246,6 +246,19 @@ pub(super) fn of(report: &CallReport) -> Next {
     }
     next.model_message = message::stopped(report, reason, error, &next);
     next
+}
+
+/// The [`Next`] of a call awaiting `approval`: ask the user whether to
+/// wait for the approver's decision.
+pub(super) fn awaiting(approval: &crate::approval::Approval) -> Next {
+    let question = question::for_approval(&approval.reason, &approval.expires_at);
+    Next {
+        step: NextStep::AskUser,
+        model_message: message::awaiting(approval, &question),
+        question: Some(question),
+        operation_id: None,
+        retry_after_ms: None,
+    }
 }
 
 /// When the tool accepts calls again, if it said: the demand that stopped

@@ -98,6 +98,18 @@ pub(super) fn for_reason(
     })
 }
 
+/// The question while a call awaits a person's approval, given why it
+/// needs one (the caller's words, or the tool's manifest's): quoted,
+/// redacted and cut short, so it cannot close its quote.
+pub(super) fn for_approval(reason: &str, expires_at: &str) -> String {
+    let reason = super::words::tool_words(reason, MAX_VALUE_CHARS).unwrap_or_default();
+    finish(&format!(
+        "This needs a person's approval before it is sent ({}). Should I wait for an approver \
+         to decide (until {expires_at})?",
+        quote(&reason)
+    ))
+}
+
 /// "version 4", "version", or "that value": the field and what was sent for it.
 fn subject(error: &ToolError, sent: Option<&Value>) -> String {
     let field = field(error);
@@ -194,7 +206,7 @@ fn choices(error: &ToolError, key: &str) -> Option<String> {
 
 /// `text` in double quotes, its quotes, backslashes and control characters
 /// escaped as JSON escapes them: it cannot close its quote.
-fn quote(text: &str) -> String {
+pub(super) fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"…\"".to_owned())
 }
 
@@ -206,7 +218,7 @@ fn show(v: &Value) -> String {
 }
 
 /// The question, redacted, cut short, without control characters.
-fn finish(question: &str) -> String {
+pub(super) fn finish(question: &str) -> String {
     let plain: String = question
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -1,5 +1,6 @@
-//! Where a call stands: in flight, or finished one of three ways — what the
-//! journal keeps and the record's journal events say.
+//! Where a call stands: waiting for a person's approval, in flight, or
+//! finished one of three ways — what the journal keeps and the record's
+//! journal events say.
 
 use std::fmt;
 
@@ -21,12 +22,28 @@ pub enum CallState {
     Failed,
     /// Finished with the outcome of a write unknown.
     Unknown,
+    /// Recorded, never dispatched: it waits for a person to approve it
+    /// (then it goes in flight) or reject it (then it fails), or for its
+    /// approval to expire (then it fails too).
+    AwaitingApproval,
 }
 
 impl CallState {
     /// The snake-case name stored and reported.
     pub fn as_str(self) -> &'static str {
         self.into()
+    }
+
+    /// Whether the call waits for a person: its outcome is in doubt
+    /// (`unknown`) or it awaits approval — what an approver sees of every
+    /// caller's calls.
+    pub fn awaits_a_person(self) -> bool {
+        matches!(self, Self::Unknown | Self::AwaitingApproval)
+    }
+
+    /// Every state's name, in declaration order.
+    pub fn names() -> &'static [&'static str] {
+        Self::VARIANTS
     }
 
     /// Parses a stored or user-given name (its [`FromStr`](std::str::FromStr), as an option).

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod approvals;
 mod callers;
 mod failover;
 mod hosts;

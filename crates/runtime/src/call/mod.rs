@@ -18,7 +18,7 @@ use recourse_core::config::{CallField, ConfigError};
 use recourse_core::idempotency::{Evidence, Idempotency};
 use recourse_core::method::Method;
 use recourse_core::policy::Traits;
-use recourse_core::protect::validate_pointer;
+use recourse_core::protect::{leaf_pointers, validate_pointer};
 use recourse_core::reconcile::Reconciler;
 use recourse_core::target::Target;
 use recourse_core::transport::Transport;
@@ -76,6 +76,9 @@ pub struct Call {
     pub(crate) capability: Option<String>,
     pub(crate) limits: CallLimits,
     pub(crate) caller: Option<String>,
+    /// A person approved the payload: the whole of it is protected, and the
+    /// call is journaled whatever its idempotency.
+    pub(crate) approved: bool,
 }
 
 /// Whose idempotency keys a caller's key shares a space with: see
@@ -146,6 +149,7 @@ impl Call {
                 capability: None,
                 limits: CallLimits::default(),
                 caller: None,
+                approved: false,
             },
         }
     }
@@ -224,6 +228,11 @@ impl Call {
     pub fn caller(&self) -> Option<&str> {
         self.caller.as_deref()
     }
+
+    /// Whether a person approved its payload (see [`CallBuilder::approved`]).
+    pub fn is_approved(&self) -> bool {
+        self.approved
+    }
 }
 
 /// Builds a [`Call`]; [`build`](Self::build) checks it.
@@ -261,6 +270,7 @@ struct CallParts {
     capability: Option<String>,
     limits: CallLimits,
     caller: Option<(String, KeyScope)>,
+    approved: bool,
 }
 
 /// A schema as given: compiled already, or to compile at `build`.
@@ -371,6 +381,29 @@ impl CallBuilder {
     #[must_use]
     pub fn call_id(mut self, id: impl Into<String>) -> Self {
         self.call.call_id = Some(id.into());
+        self
+    }
+
+    /// The payload as a person approved it: every value of it is protected
+    /// — no coercion, repair or model may change, remove or retype what
+    /// they agreed to; a tool that refuses it stops the call — and the call
+    /// is journaled whatever its idempotency, as the call the approval held
+    /// back (give it that call's [`call_id`](Self::call_id)).
+    ///
+    /// ```
+    /// use recourse::Call;
+    /// use serde_json::json;
+    ///
+    /// let call = Call::builder("http://127.0.0.1:8700/api/orders/refund", json!({"order_id": "ORD-7", "amount": 500}))
+    ///     .approved()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(call.protected(), ["/amount", "/order_id"]);
+    /// assert!(call.is_approved());
+    /// ```
+    #[must_use]
+    pub fn approved(mut self) -> Self {
+        self.call.approved = true;
         self
     }
 
@@ -504,6 +537,11 @@ impl CallBuilder {
     /// [`verify_transport`](Self::verify_transport)).
     pub fn build(self) -> Result<Call, ConfigError> {
         let mut c = self.call;
+        if c.approved {
+            c.protected.extend(leaf_pointers(&c.payload));
+            c.protected.sort();
+            c.protected.dedup();
+        }
         let target = match self.target {
             Aim::Text(text) => Target::parse(&text)?,
             Aim::Parsed(target) => target,
@@ -569,6 +607,7 @@ impl CallBuilder {
             capability: c.capability,
             limits: c.limits,
             caller: c.caller.map(|(name, _)| name),
+            approved: c.approved,
         })
     }
 }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use recourse_core::approval::ApprovalSpec;
 use recourse_core::config::{CallField, ConfigError};
 use recourse_core::method::Method;
 use recourse_core::target::Target;
@@ -109,6 +110,11 @@ pub struct CallSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = 3600.0), extend("exclusiveMinimum" = 0)))]
     pub deadline_secs: Option<f64>,
+    /// Have a person approve the call before its first dispatch:
+    /// `{"reason", "expires_in"?}`. It waits, sending nothing, until an
+    /// approver decides (needs a journal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalSpec>,
 }
 
 /// An MCP tool to call (the schema of [`CallSpec::mcp`], read field by field).
@@ -146,10 +152,15 @@ impl CallSpec {
     /// without one). The caller's key may arrive among the headers, under
     /// `within`'s idempotency header.
     ///
+    /// A spec that asks for a person's approval is refused: only a door
+    /// that asks for approvals (the gateway) may run it, and it takes the
+    /// `approval` out once the call is approved — a door that does not
+    /// never runs unapproved what was meant to wait.
+    ///
     /// # Errors
     /// Named by [`CallField`]: the payload (not an object), the method (not
     /// one), the reconcile template (not a usable template), the deadline
-    /// (not in (0, 3600]).
+    /// (not in (0, 3600]), an approval asked for.
     pub fn into_builder(
         self,
         target: Target,
@@ -160,6 +171,13 @@ impl CallSpec {
             return Err(ConfigError::new(
                 CallField::Payload,
                 "payload must be a JSON object",
+            ));
+        }
+        if self.approval.is_some() {
+            return Err(ConfigError::new(
+                CallField::Approval,
+                "this call asks for a person's approval, and nothing here asks one: send it \
+                 through the gateway (POST /v1/calls), which holds it until an approver decides",
             ));
         }
         let mut call =
@@ -289,5 +307,10 @@ mod tests {
             ..CallSpec::new(json!({}))
         };
         assert_eq!(refusal(reconcile), Some(CallField::Reconcile));
+        let approval = CallSpec {
+            approval: Some(ApprovalSpec::new("moves money")),
+            ..CallSpec::new(json!({}))
+        };
+        assert_eq!(refusal(approval), Some(CallField::Approval));
     }
 }

@@ -211,6 +211,11 @@ impl Executor {
     pub fn shared_state(&self) -> Option<&Arc<dyn SharedState>> {
         self.shared.as_ref()
     }
+
+    /// The tools' capability manifests this executor asks, if any.
+    pub fn manifests(&self) -> Option<&Arc<CapabilityManifests>> {
+        self.manifests.as_ref()
+    }
 }
 
 impl ExecutorBuilder {

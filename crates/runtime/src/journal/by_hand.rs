@@ -77,7 +77,8 @@ pub fn settleable(entry: &JournalEntry) -> bool {
     match entry.state {
         CallState::Unknown => true,
         CallState::InFlight => !entry.is_leased(),
-        CallState::Succeeded | CallState::Failed => false,
+        // A call awaiting approval sent nothing: a person decides its approval instead.
+        CallState::Succeeded | CallState::Failed | CallState::AwaitingApproval => false,
     }
 }
 

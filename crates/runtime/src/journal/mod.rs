@@ -15,19 +15,23 @@
 //! [`PostgresJournal`] (for replicas sharing one record), behind the
 //! `sqlite` and `postgres` features. Settling an open call — which needs the
 //! transports to look it up or read it back — is here ([`settle_with`]), and so is the sweeper
-//! that settles, while a server runs, the calls whose lease ran out ([`sweep`]).
+//! that settles, while a server runs, the calls whose lease ran out ([`sweep`]) and
+//! expires the approvals nobody decided in time ([`expire_due`]; asking and
+//! deciding an approval are [`crate::approval`]'s).
 
 mod by_hand;
+pub(crate) mod expiry;
 mod prune;
 mod settle;
 mod sweep;
 
 pub use by_hand::{HandSettleError, HandSettlement, MAX_NOTE, settle_by_hand, settleable};
+pub use expiry::expire_due;
 pub use prune::prune_older_than;
 pub use recourse_core::journal::{
-    AttemptResult, CallState, Claimed, DEFAULT_CALLER, Journal, JournalEntry, JournalError,
-    JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, Seen,
-    lease_until, rfc3339, rfc3339_now,
+    ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DEFAULT_CALLER, DecidedTo,
+    Journal, JournalEntry, JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery,
+    MAX_LIST, NewCall, RecordJson, Seen, lease_until, rfc3339, rfc3339_now,
 };
 #[cfg(feature = "postgres")]
 pub use recourse_journal::PostgresJournal;

@@ -114,7 +114,8 @@ impl SettleOptions {
         options
     }
 
-    /// Waits between lookups on `clock` (a [`ManualClock`](recourse_core::clock::ManualClock) in tests).
+    /// Waits between lookups on `clock`, and expires approvals by its wall
+    /// time (a [`ManualClock`](recourse_core::clock::ManualClock) in tests).
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -124,6 +125,11 @@ impl SettleOptions {
     /// The lease a call is taken over with.
     pub fn lease(&self) -> Duration {
         self.lease
+    }
+
+    /// The clock lookups wait on and approvals expire by.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// Sends `name: value` with every verification read and lookup (the

@@ -10,11 +10,15 @@
 //! lease (at least every second), for in-flight calls whose lease ran out,
 //! and settles each through [`settle_with`]: its recorded read or lookup,
 //! else unknown; never a resend. Every replica sweeps; the lease, taken
-//! before the lookup, decides which one settles a call.
+//! before the lookup, decides which one settles a call. The same sweep
+//! expires the approvals nobody decided in time ([`expire_due`]), by the
+//! options' clock, so a call held for a person fails on time even if
+//! nobody looks at it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::expiry::expire_due;
 use super::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
 
 /// How often [`sweep`] looks for calls whose lease ran out: half a lease,
@@ -24,10 +28,11 @@ pub fn sweep_interval(lease: Duration) -> Duration {
 }
 
 /// Settles, for as long as it runs, every in-flight call whose lease has run
-/// out, as [`settle_expired`] does: at once, then every
+/// out, as [`settle_expired`] does, and expires every approval past its
+/// expiry on the options' clock ([`expire_due`]): at once, then every
 /// [`sweep_interval`] of the options' lease. It never returns; spawn it.
-/// What it settled, and what it could not, is reported to `report`, one
-/// line each.
+/// What it settled or expired, and what it could not, is reported to
+/// `report`, one line each.
 pub async fn sweep(
     journal: Arc<dyn Journal>,
     options: SettleOptions,
@@ -36,6 +41,13 @@ pub async fn sweep(
     let interval = sweep_interval(options.lease());
     loop {
         settle_expired(journal.as_ref(), &options, &report).await;
+        match expire_due(journal.as_ref(), options.clock().wall()).await {
+            Ok(0) => {}
+            Ok(n) => report(format!(
+                "expired {n} approval(s) nobody decided in time; their calls failed, nothing sent"
+            )),
+            Err(e) => report(format!("recourse: could not expire approvals: {e}")),
+        }
         tokio::time::sleep(interval).await;
     }
 }

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::approver::leaf_pointers;
 use super::reference::resolve;
 use super::{Approval, ApprovalRequest, Approver, StepOutcome, StepReport, Workflow};
 use crate::call::CallSpec;
@@ -16,6 +15,7 @@ use crate::correction::{CorrectionChain, FailedAttempt, Trajectory};
 use crate::executor::Executor;
 use crate::transport::BoxFuture;
 use recourse_core::idempotency::Evidence;
+use recourse_core::protect::leaf_pointers;
 use recourse_core::record::{CallReport, Outcome};
 use recourse_core::target::Target;
 

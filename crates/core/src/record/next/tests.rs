@@ -40,7 +40,7 @@ fn kinds_of(reason: &StopReason) -> BTreeSet<&'static str> {
 
 /// (reason, its kind, its step) for every reason whose kind and step do not
 /// depend on the failure; `None` where they do.
-const TABLE: [(&str, Option<&str>, Option<&str>); 28] = [
+const TABLE: [(&str, Option<&str>, Option<&str>); 30] = [
     ("delegated_single_dispatch", None, None),
     ("retry_refused", None, None),
     (
@@ -113,6 +113,8 @@ const TABLE: [(&str, Option<&str>, Option<&str>); 28] = [
         Some("fix_configuration"),
     ),
     ("unstructured_failure", None, None),
+    ("approval_rejected", Some("policy"), Some("explain_refusal")),
+    ("approval_expired", Some("policy"), Some("explain_refusal")),
 ];
 
 #[test]

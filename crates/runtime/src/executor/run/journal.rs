@@ -13,15 +13,17 @@ use recourse_core::record::{CallReport, Event, Outcome};
 
 impl Run<'_> {
     /// Records the call before its first dispatch — when it has something to
-    /// settle: a write (not idempotent) or a caller's key. An idempotent call
-    /// without a key can never be left in doubt, so the read path writes nothing.
+    /// settle: a write (not idempotent) or a caller's key — or when a person
+    /// approved it (the journal holds it already, and its end goes there).
+    /// An idempotent call without a key can never be left in doubt, so the
+    /// read path writes nothing.
     pub(super) async fn journal_call(
         &mut self,
     ) -> Result<(), recourse_core::journal::JournalError> {
         let Some(journal) = self.exec.journal.clone() else {
             return Ok(());
         };
-        if self.idempotency.idempotent && self.call.caller_key.is_none() {
+        if self.idempotency.idempotent && self.call.caller_key.is_none() && !self.call.approved {
             return Ok(());
         }
         let lease = self.exec.config.lease;
