@@ -15,6 +15,7 @@
 //! the default; `PostgresJournal`, for replicas sharing one record), one
 //! trait test suite for both.
 
+mod counts;
 mod timestamp;
 
 use std::time::Duration;
@@ -23,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::record::CallState;
+pub use counts::StateCounts;
 pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
 use crate::idempotency::{Evidence, Idempotency};
@@ -499,6 +501,34 @@ pub trait Journal: Send + Sync {
     /// at most `limit` of them; how many went. A call `in_flight` or
     /// `unknown` is never removed: it still has an outcome to settle.
     fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>>;
+    /// How many calls `seen` admits, by state: the journal's size as that
+    /// viewer sees it (a gateway's console shows it).
+    ///
+    /// The stores count in one query; this default reads every admitted
+    /// call, a page of [`MAX_LIST`] at a time, for a journal of a test's or
+    /// another crate's that has no such query.
+    fn count<'a>(&'a self, seen: &'a Seen) -> BoxFuture<'a, JournalResult<StateCounts>> {
+        Box::pin(async move {
+            let mut counts = StateCounts::default();
+            let mut query = ListQuery {
+                limit: Some(MAX_LIST),
+                seen: seen.clone(),
+                ..ListQuery::default()
+            };
+            loop {
+                let page = self.list(&query).await?;
+                for entry in &page {
+                    counts.add(entry.state, 1);
+                }
+                match page.last() {
+                    Some(last) if page.len() == MAX_LIST as usize => {
+                        query.before = Some(last.call_id.clone());
+                    }
+                    _ => return Ok(counts),
+                }
+            }
+        })
+    }
 }
 
 /// The most calls one list returns.

@@ -21,11 +21,12 @@ use tokio_postgres::{NoTls, Row};
 
 use recourse_core::journal::{
     AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, lease_until, rfc3339_now,
+    JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, Seen, StateCounts,
+    lease_until, rfc3339_now,
 };
 use recourse_core::transport::BoxFuture;
 
-use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, list_sql, prune_sql, viewer};
+use crate::schema::{ENTRY_COLUMNS, MIGRATIONS, count_sql, list_sql, prune_sql, seen_name, viewer};
 
 /// The most connections one journal holds.
 const MAX_CONNECTIONS: usize = 16;
@@ -480,6 +481,30 @@ impl Journal for PostgresJournal {
                     JournalError::caused(JournalErrorKind::Operation, "listing calls", e)
                 })?;
             Ok(rows.iter().map(entry).collect())
+        })
+    }
+
+    fn count<'a>(&'a self, seen: &'a Seen) -> BoxFuture<'a, JournalResult<StateCounts>> {
+        Box::pin(async move {
+            let sql = count_sql(seen, |n| format!("${n}"));
+            let name: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = seen_name(seen)
+                .map(|n| n as &(dyn tokio_postgres::types::ToSql + Sync))
+                .into_iter()
+                .collect();
+            let rows = self
+                .op("counting calls")
+                .await?
+                .query(&sql, &name)
+                .await
+                .map_err(|e| {
+                    JournalError::caused(JournalErrorKind::Operation, "counting calls", e)
+                })?;
+            let mut counts = StateCounts::default();
+            for row in &rows {
+                let n: i64 = row.get(1);
+                counts.add_stored(row.get(0), u64::try_from(n).unwrap_or(0));
+            }
+            Ok(counts)
         })
     }
 }
