@@ -27,7 +27,7 @@ pub use prune::prune_older_than;
 pub use recourse_core::journal::{
     AttemptResult, CallState, Claimed, DEFAULT_CALLER, Journal, JournalEntry, JournalError,
     JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall, RecordJson, Seen,
-    lease_until, rfc3339, rfc3339_now,
+    StateCounts, lease_until, rfc3339, rfc3339_now,
 };
 #[cfg(feature = "postgres")]
 pub use recourse_journal::PostgresJournal;
