@@ -15,6 +15,7 @@ use recourse::target::TargetAllowlist;
 use crate::callers::Callers;
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
+use crate::sessions::Sessions;
 
 /// A gateway, built by [`GatewayConfig::build`](crate::config::GatewayConfig::build);
 /// serve it with [`router`](crate::routes::router).
@@ -38,6 +39,8 @@ pub struct Gateway {
     /// Where keyed and non-idempotent calls are recorded; `None` without a journal.
     pub(crate) journal: Option<Arc<dyn Journal>>,
     pub(crate) readiness: Readiness,
+    /// Who is logged in to the console, by session.
+    pub(crate) sessions: Sessions,
     /// Every call runs in a task of its own (a client that stops waiting
     /// must not cancel a write); shutdown waits for these too.
     pub(crate) calls: tokio_util::task::TaskTracker,

@@ -45,6 +45,7 @@
 mod auth;
 mod callers;
 mod config;
+mod console;
 mod entry;
 mod exposure;
 mod finish;
@@ -60,6 +61,7 @@ mod request;
 mod resolve;
 mod routes;
 mod serve;
+mod sessions;
 
 pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};

@@ -5,6 +5,7 @@
 mod support;
 
 mod callers;
+mod console;
 mod failover;
 mod hosts;
 mod journal_blip;
