@@ -64,13 +64,16 @@ fn listed(breakers: &CircuitBreakers, now: Instant) -> Vec<Listed> {
                         seconds(now.saturating_duration_since(since))
                     ),
                 ),
-                BreakerState::Open { until } => (
+                BreakerState::Open { until } if until > now => (
                     2,
                     format!(
                         "failing fast; a probe may go in {}",
                         seconds(until.saturating_duration_since(now))
                     ),
                 ),
+                BreakerState::Open { .. } => {
+                    (2, "its wait is over: the next call is a probe".to_owned())
+                }
             };
             Listed {
                 endpoint: redact(&endpoint),

@@ -48,14 +48,17 @@ pub(crate) fn check(headers: &HeaderMap, expected: &str, given: &str) -> Result<
 
 /// Whether the browser says the request came from this origin. A request
 /// without the headers (an older browser, `curl`) is judged by its token
-/// alone. The gateway speaks HTTP/1.1: the host is the `Host` header.
+/// alone, and so is an `Origin` of `null`: what Chromium sends for a form
+/// of a page served with `Referrer-Policy: no-referrer`, as the console's
+/// are (its `Sec-Fetch-Site`, which no page can set, says where it came
+/// from). The gateway speaks HTTP/1.1: the host is the `Host` header.
 fn same_origin(headers: &HeaderMap) -> Result<(), Forged> {
     if let Some(site) = header(headers, "sec-fetch-site")
         && !matches!(site, "same-origin" | "none")
     {
         return Err(Forged::CrossSite);
     }
-    let Some(origin) = header(headers, ORIGIN.as_str()) else {
+    let Some(origin) = header(headers, ORIGIN.as_str()).filter(|o| *o != "null") else {
         return Ok(());
     };
     let host = header(headers, HOST.as_str());
@@ -107,6 +110,13 @@ mod tests {
             Ok(()),
             "no headers: the token decides"
         );
+        let no_referrer = post(&[("origin", "null"), ("sec-fetch-site", "same-origin")]);
+        assert_eq!(
+            check(&no_referrer, TOKEN, TOKEN),
+            Ok(()),
+            "Chromium under no-referrer"
+        );
+        assert_eq!(check(&no_referrer, TOKEN, "x"), Err(Forged::Token));
     }
 
     #[test]
@@ -116,7 +126,7 @@ mod tests {
             &[("sec-fetch-site", "same-site")],
             &[("origin", "http://evil.example")],
             &[("origin", "http://127.0.0.1:9999")],
-            &[("origin", "null")],
+            &[("origin", "null"), ("sec-fetch-site", "cross-site")],
             &[("origin", "http://127.0.0.1:8780.evil.example")],
         ] {
             assert_eq!(
