@@ -21,8 +21,9 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::cookie::{self, CookieRule};
+use super::csrf::{self, Forged};
 use super::viewer::{Viewer, no_session};
-use super::{csrf, form, html};
+use super::{form, html};
 use crate::gateway::Gateway;
 use crate::sessions::{LIFETIME, random_token};
 
@@ -65,12 +66,7 @@ pub(crate) async fn submit(
         Ok(sent) => sent,
         Err(rejection) => return form::unreadable(&rejection),
     };
-    let halves = cookie::values(&parts.headers, cookie::LOGIN);
-    let checked = halves
-        .map(|half| csrf::check(&parts.headers, half, &sent.csrf))
-        .find(Result::is_ok)
-        .unwrap_or_else(|| csrf::check(&parts.headers, "", &sent.csrf));
-    if let Err(forged) = checked {
+    if let Err(forged) = check_login(&parts.headers, &sent.csrf) {
         return login_page(&parts, StatusCode::FORBIDDEN, Some(forged.message()));
     }
     let Some(caller) = callers.identify(sent.token.trim()) else {
@@ -112,6 +108,20 @@ pub(crate) async fn logout(
         .headers_mut()
         .append(SET_COOKIE, CookieRule::of(&parts).clear(cookie::SESSION));
     response
+}
+
+/// The login form's token is the other half of its cookie (of one of them:
+/// a browser may hold two), and the form came from the console.
+fn check_login(headers: &HeaderMap, given: &str) -> Result<(), Forged> {
+    // Without the cookie, no token matches.
+    let mut verdict = csrf::check(headers, "", given);
+    for half in cookie::values(headers, cookie::LOGIN) {
+        verdict = csrf::check(headers, half, given);
+        if verdict.is_ok() {
+            break;
+        }
+    }
+    verdict
 }
 
 fn signed_in(g: &Gateway, headers: &HeaderMap) -> bool {

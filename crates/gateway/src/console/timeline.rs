@@ -155,54 +155,63 @@ impl Record {
     /// How the call ended, how it was settled, and what the model is told.
     pub(crate) fn ending(&self) -> Markup {
         html! {
-            dl.ending {
-                dt { "Outcome" }
-                dd { span class={ "state " (self.outcome.as_deref().unwrap_or("")) } { (self.outcome.as_deref().unwrap_or("—")) } }
-                @if let Some(text) = &self.reason_text {
-                    dt { "Why it stopped" }
-                    dd { (text) @if let Some(code) = &self.reason { " (" code { (code) } ")" } }
-                }
-                @if let Some(kind) = &self.stop_kind { dt { "Kind" } dd { code { (kind) } } }
-                @if let Some(e) = &self.error {
-                    dt { "Last error" }
-                    dd.tool-text {
-                        code { (e.code.as_deref().unwrap_or("")) } " "
-                        (e.category.as_deref().unwrap_or("")) ": "
-                        span.message { (e.message.as_deref().unwrap_or("")) }
-                        @if let Some(r) = e.retryable { " (retryable: " (r) ")" }
-                    }
-                }
-                @if let Some(v) = &self.verification { dt { "Verification" } dd { code { (v) } } }
-                @if let Some(key) = &self.idempotency_key { dt { "Idempotency key" } dd { code { (key) } } }
-                @if let Some(op) = &self.operation_id { dt { "Operation id" } dd { code { (op) } } }
-                @if let Some(i) = &self.idempotency {
-                    dt { "Idempotent" }
-                    dd { (if i.idempotent { "yes" } else { "no" }) ", by " (i.from.as_deref().unwrap_or("—")) }
-                }
-                dt { "Sent" }
-                dd { (self.http_calls.unwrap_or(0)) " request(s), " (self.llm_calls.unwrap_or(0)) " model call(s), "
-                     (self.elapsed_ms.unwrap_or(0)) " ms" }
-                @if let Some(next) = &self.next {
-                    dt { "The model is told" }
-                    dd {
-                        code { (next.step.as_deref().unwrap_or("")) } " "
-                        span.tool-text { (next.model_message.as_deref().unwrap_or("")) }
-                        @if let Some(q) = &next.question { br; "Question for the user: " (q) }
-                    }
-                }
-            }
-            @if let Some(s) = &self.settlement {
-                div.settlement #settlement {
-                    h3 { "Settled by " (s.by.as_deref().unwrap_or("—")) }
-                    p {
-                        @if let Some(who) = &s.who { strong { (who) } " · " }
-                        (s.at.as_deref().unwrap_or(""))
-                    }
-                    @if let Some(note) = &s.note { blockquote { (note) } }
-                }
-            }
+            dl.ending { (self.stop()) (self.write()) (self.told()) }
+            @if let Some(s) = &self.settlement { (s.render()) }
             @if let Some(data) = self.data.as_ref().filter(|d| !d.is_null()) {
                 details { summary { "Result" } pre { (json(data)) } }
+            }
+        }
+    }
+
+    /// The outcome, why the call stopped, and the last error.
+    fn stop(&self) -> Markup {
+        let outcome = self.outcome.as_deref();
+        html! {
+            dt { "Outcome" }
+            dd { span class={ "state " (outcome.unwrap_or("")) } { (outcome.unwrap_or("—")) } }
+            @if let Some(text) = &self.reason_text {
+                dt { "Why it stopped" }
+                dd { (text) @if let Some(code) = &self.reason { " (" code { (code) } ")" } }
+            }
+            @if let Some(kind) = &self.stop_kind { dt { "Kind" } dd { code { (kind) } } }
+            @if let Some(e) = &self.error {
+                dt { "Last error" }
+                dd.tool-text {
+                    code { (e.code.as_deref().unwrap_or("")) } " "
+                    (e.category.as_deref().unwrap_or("")) ": "
+                    span.message { (e.message.as_deref().unwrap_or("")) }
+                    @if let Some(r) = e.retryable { " (retryable: " (r) ")" }
+                }
+            }
+        }
+    }
+
+    /// What the write was: its evidence, key and operation id, and what it cost.
+    fn write(&self) -> Markup {
+        html! {
+            @if let Some(v) = &self.verification { dt { "Verification" } dd { code { (v) } } }
+            @if let Some(key) = &self.idempotency_key { dt { "Idempotency key" } dd { code { (key) } } }
+            @if let Some(op) = &self.operation_id { dt { "Operation id" } dd { code { (op) } } }
+            @if let Some(i) = &self.idempotency {
+                dt { "Idempotent" }
+                dd { (if i.idempotent { "yes" } else { "no" }) ", by " (i.from.as_deref().unwrap_or("—")) }
+            }
+            dt { "Sent" }
+            dd { (self.http_calls.unwrap_or(0)) " request(s), " (self.llm_calls.unwrap_or(0)) " model call(s), "
+                 (self.elapsed_ms.unwrap_or(0)) " ms" }
+        }
+    }
+
+    /// What the model is told (the record's `next`).
+    fn told(&self) -> Markup {
+        html! {
+            @if let Some(next) = &self.next {
+                dt { "The model is told" }
+                dd {
+                    code { (next.step.as_deref().unwrap_or("")) } " "
+                    span.tool-text { (next.model_message.as_deref().unwrap_or("")) }
+                    @if let Some(q) = &next.question { br; "Question for the user: " (q) }
+                }
             }
         }
     }
@@ -218,6 +227,21 @@ impl Record {
                         (attempt.render(i.checked_sub(1).and_then(|p| self.attempts.get(p))))
                     }
                 }
+            }
+        }
+    }
+}
+
+impl SettlementView {
+    fn render(&self) -> Markup {
+        html! {
+            div.settlement #settlement {
+                h3 { "Settled by " (self.by.as_deref().unwrap_or("—")) }
+                p {
+                    @if let Some(who) = &self.who { strong { (who) } " · " }
+                    (self.at.as_deref().unwrap_or(""))
+                }
+                @if let Some(note) = &self.note { blockquote { (note) } }
             }
         }
     }
