@@ -62,7 +62,8 @@ fn parse(args: &[String]) -> Result<Load, String> {
             "--server-pid" => load.server_pid = Some(value()?.parse().map_err(|_| bad("a pid"))?),
             "--tool" => load.tool = value()?,
             "--args" => {
-                load.arguments = serde_json::from_str(&value()?).map_err(|_| bad("a JSON object"))?;
+                load.arguments =
+                    serde_json::from_str(&value()?).map_err(|_| bad("a JSON object"))?;
             }
             "--duration" => {
                 load.duration = Duration::from_secs_f64(
@@ -105,7 +106,10 @@ async fn measure(load: Load) -> Result<(), String> {
     let (client, pid) = match (&load.url, &load.command) {
         (Some(url), _) => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            let client = info.serve(transport).await.map_err(|e| format!("{url}: {e}"))?;
+            let client = info
+                .serve(transport)
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
             (client, load.server_pid)
         }
         (_, Some(line)) => {
@@ -115,7 +119,10 @@ async fn measure(load: Load) -> Result<(), String> {
             command.args(words).kill_on_drop(true);
             let child = TokioChildProcess::new(command).map_err(|e| format!("{program}: {e}"))?;
             let pid = child.id();
-            let client = info.serve(child).await.map_err(|e| format!("{line}: {e}"))?;
+            let client = info
+                .serve(child)
+                .await
+                .map_err(|e| format!("{line}: {e}"))?;
             (client, pid)
         }
         _ => unreachable!("parse requires one of --url and --command"),
@@ -124,9 +131,12 @@ async fn measure(load: Load) -> Result<(), String> {
     let protocol = client
         .peer_info()
         .map(|info| info.protocol_version.to_string());
-    let params = CallToolRequestParams::new(load.tool.clone()).with_arguments(load.arguments.clone());
+    let params =
+        CallToolRequestParams::new(load.tool.clone()).with_arguments(load.arguments.clone());
     // A first call that fails stops the run: nothing after it would be a figure.
-    one(&peer, &params).await.map_err(|e| format!("the first call: {e}"))?;
+    one(&peer, &params)
+        .await
+        .map_err(|e| format!("the first call: {e}"))?;
 
     let measuring = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));

@@ -15,6 +15,7 @@
 //! the default; `PostgresJournal`, for replicas sharing one record), one
 //! trait test suite for both.
 
+mod counts;
 mod timestamp;
 
 use std::time::Duration;
@@ -23,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::record::CallState;
+pub use counts::StateCounts;
 pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
 use crate::approval::{Approval, ApprovalState};
@@ -667,6 +669,35 @@ pub trait Journal: Send + Sync {
     ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         let _ = approval_id;
         Box::pin(async { no_approvals() })
+    }
+
+    /// How many calls `seen` admits, by state: the journal's size as that
+    /// viewer sees it (a gateway's console shows it).
+    ///
+    /// The stores count in one query; this default reads every admitted
+    /// call, a page of [`MAX_LIST`] at a time, for a journal of a test's or
+    /// another crate's that has no such query.
+    fn count<'a>(&'a self, seen: &'a Seen) -> BoxFuture<'a, JournalResult<StateCounts>> {
+        Box::pin(async move {
+            let mut counts = StateCounts::default();
+            let mut query = ListQuery {
+                limit: Some(MAX_LIST),
+                seen: seen.clone(),
+                ..ListQuery::default()
+            };
+            loop {
+                let page = self.list(&query).await?;
+                for entry in &page {
+                    counts.add(entry.state, 1);
+                }
+                match page.last() {
+                    Some(last) if page.len() == MAX_LIST as usize => {
+                        query.before = Some(last.call_id.clone());
+                    }
+                    _ => return Ok(counts),
+                }
+            }
+        })
     }
 }
 

@@ -17,6 +17,7 @@ use recourse_tool::ToolFailure;
 use recourse_tool::host::names_a_loopback_host;
 
 use crate::callers::{Caller, Callers};
+use crate::console::is_console_path;
 use crate::refusal::Refusal;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
@@ -25,7 +26,9 @@ const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 
 /// The layer that refuses, with a 401 envelope, a request without a
 /// caller's `Authorization: Bearer <token>` — every path but
-/// `/healthz` and `/readyz` — and hands the caller on as a request extension. With no
+/// `/healthz`, `/readyz` and the console's (`/console` and under it, whose
+/// pages log a browser in themselves) — and hands the caller on as a
+/// request extension. With no
 /// callers configured, everyone is [`Caller::default_caller`] — but for a
 /// request naming a host other than a loopback one when
 /// `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every path).
@@ -67,7 +70,10 @@ impl ValidateRequest<Body> for Authorize {
             request.extensions_mut().insert(Arc::clone(&self.anyone));
             return Ok(());
         };
-        if OPEN_PATHS.contains(&request.uri().path()) {
+        let path = request.uri().path();
+        // The console's pages check their own session cookie; a bearer token
+        // opens nothing there, and a session cookie nothing here.
+        if OPEN_PATHS.contains(&path) || is_console_path(path) {
             return Ok(());
         }
         let caller = request

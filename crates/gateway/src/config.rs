@@ -14,6 +14,7 @@ use crate::callers::Callers;
 use crate::gateway::Gateway;
 use crate::guard::{CommandPattern, Targets, check_mcp_env};
 use crate::ready::Readiness;
+use crate::sessions::Sessions;
 
 /// How a gateway runs: the executor's configuration and corrector, who may
 /// call it, where its calls may go, which MCP servers it may start, and its
@@ -266,6 +267,7 @@ impl GatewayConfig {
             settle,
             callers: callers.map(Arc::new),
             readiness: Readiness::new(self.journal.clone(), self.shared),
+            sessions: Sessions::default(),
             calls: tokio_util::task::TaskTracker::new(),
             journal: self.journal,
             clock,

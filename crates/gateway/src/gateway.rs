@@ -17,6 +17,7 @@ use tokio::sync::{Notify, Semaphore};
 use crate::callers::Callers;
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
+use crate::sessions::Sessions;
 
 /// A gateway, built by [`GatewayConfig::build`](crate::config::GatewayConfig::build);
 /// serve it with [`router`](crate::routes::router).
@@ -40,6 +41,8 @@ pub struct Gateway {
     /// Where keyed and non-idempotent calls are recorded; `None` without a journal.
     pub(crate) journal: Option<Arc<dyn Journal>>,
     pub(crate) readiness: Readiness,
+    /// Who is logged in to the console, by session.
+    pub(crate) sessions: Sessions,
     /// Every call runs in a task of its own (a client that stops waiting
     /// must not cancel a write); shutdown waits for these too — approved
     /// calls dispatched here among them.

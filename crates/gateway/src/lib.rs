@@ -50,6 +50,7 @@ mod ask;
 mod auth;
 mod callers;
 mod config;
+mod console;
 mod dispatch;
 mod entry;
 mod exposure;
@@ -66,6 +67,7 @@ mod request;
 mod resolve;
 mod routes;
 mod serve;
+mod sessions;
 mod wait;
 
 pub use auth::{Authorize, authorize};

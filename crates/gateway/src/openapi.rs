@@ -5,7 +5,8 @@
 //! [`CallReport`](recourse::CallReport), its doc comments the descriptions —
 //! so the document cannot drift from the wire. `tests/gateway/openapi.rs` checks real
 //! answers against it. Only the routes, their statuses and their parameters
-//! are written here.
+//! are written here. The console (`/console`) is HTML for people, not an API
+//! for programs: it is not in the document.
 
 use recourse_tool::protocol::ToolError;
 use regex::Regex;

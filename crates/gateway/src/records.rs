@@ -294,10 +294,12 @@ pub(crate) struct SettleBody {
 }
 
 /// The states a person settles a call as.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum SettledState {
+pub(crate) enum SettledState {
+    /// The write took effect.
     Succeeded,
+    /// It did not.
     Failed,
 }
 
@@ -310,48 +312,109 @@ pub(crate) async fn settle(
     ToolJsonBody(body): ToolJsonBody,
 ) -> Response {
     if !caller.is_approver() {
-        return fail(Refusal::NotApprover.error(
-            "settling a call by hand needs a caller with the approver role (a tokens file's \"approver\": true)",
-        ));
+        return not_approver().into_response();
     }
-    let Some(journal) = g.journal.as_ref() else {
+    if g.journal.is_none() {
         return no_journal();
-    };
+    }
     let body: SettleBody = match recourse_tool::parse_json(&body) {
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
+    match settle_by(&g, &caller, &call_id, body.state, body.note).await {
+        Ok(entry) => journaled(&entry),
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// Settles `call_id` as `state` because of `note`, by `caller`: what
+/// `POST /v1/calls/{call_id}/settle` and the console's settle form both run.
+pub(crate) async fn settle_by(
+    g: &Gateway,
+    caller: &Caller,
+    call_id: &str,
+    state: SettledState,
+    note: String,
+) -> Result<JournalEntry, NotSettled> {
+    if !caller.is_approver() {
+        return Err(NotSettled::Refused(not_approver()));
+    }
+    let Some(journal) = g.journal.as_ref() else {
+        return Err(NotSettled::Refused(ToolFailure::from(
+            Refusal::NoJournal.error("this gateway keeps no journal (--journal none)"),
+        )));
+    };
     let settlement = HandSettlement {
-        state: match body.state {
+        state: match state {
             SettledState::Succeeded => CallState::Succeeded,
             SettledState::Failed => CallState::Failed,
         },
         who: caller.name().to_owned(),
-        note: body.note,
+        note,
     };
     let lease = g.executor.config().lease;
-    match settle_by_hand(journal.as_ref(), &call_id, &settlement, lease).await {
-        Ok(Some(entry)) => journaled(&entry),
-        Ok(None) => unknown_call(&call_id),
-        Err(HandSettleError::NotSettleable(state)) => refuse(
-            Refusal::CallNotSettleable,
+    let refused = match settle_by_hand(journal.as_ref(), call_id, &settlement, lease).await {
+        Ok(Some(entry)) => return Ok(entry),
+        Ok(None) => ToolFailure::from(
+            Refusal::CallNotFound
+                .error("no call with this id in the journal")
+                .detail("call_id", call_id),
+        ),
+        Err(HandSettleError::NotSettleable(state)) => ToolFailure::from(
             Refusal::CallNotSettleable
                 .error(HandSettleError::NotSettleable(state).to_string())
-                .detail("call_id", &call_id)
+                .detail("call_id", call_id)
                 .detail("state", state.as_str()),
-        ),
-        Err(HandSettleError::Journal(e)) => unavailable(&e),
-        Err(e @ (HandSettleError::BadNote | HandSettleError::NotAState(_))) => fail(
+        )
+        .with_status(Refusal::CallNotSettleable.status()),
+        Err(HandSettleError::Journal(e)) => return Err(NotSettled::JournalUnavailable(e)),
+        Err(e @ (HandSettleError::BadNote | HandSettleError::NotAState(_))) => ToolFailure::from(
             Refusal::InvalidCall
                 .error(e.to_string())
                 .detail("field", "note"),
         ),
+    };
+    Err(NotSettled::Refused(refused))
+}
+
+/// Why a call was not settled by hand.
+#[derive(Debug)]
+pub(crate) enum NotSettled {
+    /// The gateway refused: its envelope, with its status.
+    Refused(ToolFailure),
+    /// The journal did not answer (503 with `Retry-After`).
+    JournalUnavailable(recourse::journal::JournalError),
+}
+
+impl NotSettled {
+    /// The HTTP status the API answers with.
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Self::Refused(failure) => failure.http_status(),
+            Self::JournalUnavailable(_) => Refusal::JournalUnavailable.status(),
+        }
+    }
+
+    /// Why, in words.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Refused(failure) => failure.error().message.clone(),
+            Self::JournalUnavailable(e) => e.to_string(),
+        }
     }
 }
 
-/// `error`, answered with `refusal`'s status.
-fn refuse(refusal: Refusal, error: ToolError) -> Response {
-    ToolFailure::from(error)
-        .with_status(refusal.status())
-        .into_response()
+impl IntoResponse for NotSettled {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Refused(failure) => failure.into_response(),
+            Self::JournalUnavailable(e) => unavailable(&e),
+        }
+    }
+}
+
+fn not_approver() -> ToolFailure {
+    ToolFailure::from(Refusal::NotApprover.error(
+        "settling a call by hand needs a caller with the approver role (a tokens file's \"approver\": true)",
+    ))
 }

@@ -15,7 +15,7 @@ use recourse_tool::{ToolJsonBody, ToolServer};
 
 use crate::callers::Caller;
 use crate::gateway::Gateway;
-use crate::{approvals, auth, keyed, openapi, records};
+use crate::{approvals, auth, console, keyed, openapi, records};
 
 /// The largest request body the gateway reads.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -26,7 +26,8 @@ const BODY_LIMIT: usize = 1024 * 1024;
 /// `POST /v1/approvals/{approval_id}`, `/healthz`, `/readyz`, `/metrics`
 /// and `/openapi.json` — behind the gateway's token (all but the health
 /// routes) or, without one, for loopback `Host` names only, and a 1 MiB
-/// body limit, every refusal an envelope.
+/// body limit, every refusal an envelope — and the console's HTML pages
+/// under `/console`, behind a login with the same tokens.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -46,7 +47,11 @@ const BODY_LIMIT: usize = 1024 * 1024;
 /// # });
 /// ```
 pub fn router(gateway: Arc<Gateway>) -> Router {
-    ToolServer::<Arc<Gateway>>::new()
+    let mut server = ToolServer::<Arc<Gateway>>::new();
+    for (path, route) in console::routes() {
+        server = server.route(path, route);
+    }
+    server
         .route("/v1/calls", post(calls).get(records::list))
         .route("/v1/calls/{call_id}", get(records::one))
         .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))

@@ -22,13 +22,13 @@ use tokio_postgres::{NoTls, Row};
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
-    RecordJson, lease_until, rfc3339_now,
+    RecordJson, Seen, StateCounts, lease_until, rfc3339_now,
 };
 use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
-    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, decide_sql, decided_columns, list_sql,
-    prune_sql, viewer,
+    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns,
+    list_sql, prune_sql, seen_name, viewer,
 };
 
 /// The most connections one journal holds.
@@ -579,6 +579,30 @@ impl Journal for PostgresJournal {
                     JournalError::caused(JournalErrorKind::Operation, "listing calls", e)
                 })?;
             Ok(rows.iter().map(entry).collect())
+        })
+    }
+
+    fn count<'a>(&'a self, seen: &'a Seen) -> BoxFuture<'a, JournalResult<StateCounts>> {
+        Box::pin(async move {
+            let sql = count_sql(seen, |n| format!("${n}"));
+            let name: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = seen_name(seen)
+                .map(|n| n as &(dyn tokio_postgres::types::ToSql + Sync))
+                .into_iter()
+                .collect();
+            let rows = self
+                .op("counting calls")
+                .await?
+                .query(&sql, &name)
+                .await
+                .map_err(|e| {
+                    JournalError::caused(JournalErrorKind::Operation, "counting calls", e)
+                })?;
+            let mut counts = StateCounts::default();
+            for row in &rows {
+                let n: i64 = row.get(1);
+                counts.add_stored(row.get(0), u64::try_from(n).unwrap_or(0));
+            }
+            Ok(counts)
         })
     }
 }

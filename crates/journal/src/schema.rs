@@ -132,15 +132,7 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
     if query.before.is_some() {
         conditions.push(format!("call_id < {}", mark(conditions.len() + 1)));
     }
-    let own = format!("COALESCE(caller, '{DEFAULT_CALLER}') = ");
-    match &query.seen {
-        Seen::All => {}
-        Seen::Own(_) => conditions.push(format!("{own}{}", mark(conditions.len() + 1))),
-        Seen::OwnAndInDoubt(_) => conditions.push(format!(
-            "({own}{} OR state IN ('unknown', 'awaiting_approval'))",
-            mark(conditions.len() + 1)
-        )),
-    }
+    conditions.extend(seen_condition(&query.seen, mark(conditions.len() + 1)));
     let filter = if conditions.is_empty() {
         String::new()
     } else {
@@ -150,6 +142,28 @@ pub(crate) fn list_sql(query: &ListQuery, mark: fn(usize) -> String) -> String {
     format!(
         "SELECT {ENTRY_COLUMNS} FROM recourse_calls {filter} ORDER BY call_id DESC LIMIT {limit}"
     )
+}
+
+/// The condition that keeps what `seen` admits, its viewer's name the
+/// placeholder `name`; none for a viewer who sees everything.
+fn seen_condition(seen: &Seen, name: String) -> Option<String> {
+    let own = format!("COALESCE(caller, '{DEFAULT_CALLER}') = {name}");
+    match seen {
+        Seen::All => None,
+        Seen::Own(_) => Some(own),
+        Seen::OwnAndInDoubt(_) => Some(format!(
+            "({own} OR state IN ('unknown', 'awaiting_approval'))"
+        )),
+    }
+}
+
+/// The query counting the calls `seen` admits by state: rows of the state
+/// and its count; its one parameter, if any, the viewer's name ([`viewer`]).
+pub(crate) fn count_sql(seen: &Seen, mark: fn(usize) -> String) -> String {
+    let filter = seen_condition(seen, mark(1))
+        .map(|c| format!("WHERE {c} "))
+        .unwrap_or_default();
+    format!("SELECT state, COUNT(*) FROM recourse_calls {filter}GROUP BY state")
 }
 
 /// The columns every entry query selects, in [`JournalEntry`]'s order.
@@ -236,7 +250,12 @@ pub(crate) fn decide_sql(to: &DecidedTo, mark: fn(usize) -> String) -> String {
 
 /// The viewer's name, when the list is limited to what one caller sees.
 pub(crate) fn viewer(query: &ListQuery) -> Option<&String> {
-    match &query.seen {
+    seen_name(&query.seen)
+}
+
+/// The viewer's name, when `seen` is limited to what one caller sees.
+pub(crate) fn seen_name(seen: &Seen) -> Option<&String> {
+    match seen {
         Seen::All => None,
         Seen::Own(name) | Seen::OwnAndInDoubt(name) => Some(name),
     }

@@ -10,13 +10,13 @@ use crate::writer::{Access, Writer};
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
-    RecordJson, lease_until, rfc3339_now,
+    RecordJson, Seen, StateCounts, lease_until, rfc3339_now,
 };
 use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
-    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, decide_sql, decided_columns, list_sql,
-    prune_sql, viewer,
+    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns,
+    list_sql, prune_sql, seen_name, viewer,
 };
 
 /// A journal in a SQLite database. Writes are durable (WAL mode,
@@ -444,6 +444,26 @@ impl Journal for SqliteJournal {
             let state = query.state.map(CallState::as_str);
             let rows = stmt.query_map(list_params(&state, &query, &limit).as_slice(), entry)?;
             rows.collect()
+        }))
+    }
+
+    fn count<'a>(&'a self, seen: &'a Seen) -> BoxFuture<'a, JournalResult<StateCounts>> {
+        let seen = seen.clone();
+        Box::pin(self.writer.run(Access::Read, "counting calls", move |c| {
+            let mut stmt = c.prepare_cached(&count_sql(&seen, |n| format!("?{n}")))?;
+            let name: Vec<&dyn rusqlite::ToSql> = seen_name(&seen)
+                .map(|n| n as &dyn rusqlite::ToSql)
+                .into_iter()
+                .collect();
+            let rows = stmt.query_map(name.as_slice(), |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })?;
+            let mut counts = StateCounts::default();
+            for row in rows {
+                let (state, n) = row?;
+                counts.add_stored(&state, u64::try_from(n).unwrap_or(0));
+            }
+            Ok(counts)
         }))
     }
 }

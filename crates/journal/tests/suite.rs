@@ -191,6 +191,16 @@ async fn callers(journal: &Arc<dyn Journal>) {
             .map(|e| e.call_id.clone())
             .collect();
         assert_eq!(listed, admitted, "{seen:?}");
+        // Counted as listed: the same calls, by state.
+        let counts = journal.count(&seen).await.unwrap();
+        for (state, n) in counts.by_state() {
+            let listed = everyone
+                .iter()
+                .filter(|e| e.state == state && seen.admits_entry(e))
+                .count();
+            assert_eq!(n, listed as u64, "{seen:?} {state}");
+        }
+        assert_eq!(counts.total(), admitted.len() as u64, "{seen:?}");
     }
     let alice: Vec<_> = journal
         .list(&ListQuery {

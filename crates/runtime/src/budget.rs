@@ -136,6 +136,43 @@ impl RetryBudget {
         self.lock().exhausted
     }
 
+    /// What the budget holds now, read without spending: for a page or a
+    /// report (the gateway's console shows it).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use recourse::ManualClock;
+    /// use recourse::budget::RetryBudget;
+    ///
+    /// let budget = RetryBudget::with_clock(0.2, 0.0, Duration::from_secs(10), Arc::new(ManualClock::new()));
+    /// for _ in 0..10 { budget.deposit(); }
+    /// assert!(budget.withdraw());
+    /// let now = budget.snapshot();
+    /// assert_eq!(now.resends_left, 1);
+    /// assert_eq!(now.ratio, 0.2);
+    /// assert_eq!(budget.snapshot(), now, "reading spends nothing");
+    /// ```
+    pub fn snapshot(&self) -> BudgetSnapshot {
+        let mut state = self.lock();
+        self.refresh(&mut state);
+        let whole = |tokens: f64| {
+            if tokens >= WHOLE {
+                // Far below u64::MAX: a ratio of at most 1000 per call.
+                (tokens + 1e-9).floor() as u64
+            } else {
+                0
+            }
+        };
+        BudgetSnapshot {
+            ratio: self.ratio,
+            min_per_sec: self.min_per_sec,
+            ttl: self.ttl,
+            resends_left: whole(state.floor) + whole(state.earned),
+            exhausted: state.exhausted,
+        }
+    }
+
     fn refresh(&self, state: &mut BudgetState) {
         let now = self.clock.now();
         let dt = now.saturating_duration_since(state.last).as_secs_f64();
@@ -149,6 +186,21 @@ impl RetryBudget {
     fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// A [`RetryBudget`] as it stands ([`RetryBudget::snapshot`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetSnapshot {
+    /// The share of a resend each call earns.
+    pub ratio: f64,
+    /// The resends allowed each second without any call earning them.
+    pub min_per_sec: f64,
+    /// How long earned resends are remembered (their decay's time constant).
+    pub ttl: Duration,
+    /// Whole resends the budget would allow now.
+    pub resends_left: u64,
+    /// Resends refused so far ([`RetryBudget::exhausted_count`]).
+    pub exhausted: u64,
 }
 
 #[cfg(test)]

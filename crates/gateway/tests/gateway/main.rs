@@ -6,6 +6,7 @@ mod support;
 
 mod approvals;
 mod callers;
+mod console;
 mod failover;
 mod hosts;
 mod journal_blip;

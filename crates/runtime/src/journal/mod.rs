@@ -31,7 +31,7 @@ pub use prune::prune_older_than;
 pub use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DEFAULT_CALLER, DecidedTo,
     Journal, JournalEntry, JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery,
-    MAX_LIST, NewCall, RecordJson, Seen, lease_until, rfc3339, rfc3339_now,
+    MAX_LIST, NewCall, RecordJson, Seen, StateCounts, lease_until, rfc3339, rfc3339_now,
 };
 #[cfg(feature = "postgres")]
 pub use recourse_journal::PostgresJournal;

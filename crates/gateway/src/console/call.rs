@@ -1,0 +1,155 @@
+//! `GET /console/calls/{call_id}`: one call — what the journal knows of it,
+//! its record as a timeline, and for an open call the form that settles it
+//! by hand; `POST /console/calls/{call_id}/settle` runs that form through
+//! the code `POST /v1/calls/{call_id}/settle` runs.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use maud::{Markup, html};
+use recourse::journal::{JournalEntry, settleable};
+use serde::Deserialize;
+
+use super::form;
+use super::html::{call_href, see_other};
+use super::journal::state_words;
+use super::timeline::Record;
+use super::viewer::Viewer;
+use crate::gateway::Gateway;
+use crate::records::{SettledState, settle_by};
+
+/// The longest call id looked up: ids are far shorter.
+const MAX_ID: usize = 200;
+
+/// The settle form's fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SettleForm {
+    csrf: String,
+    state: SettledState,
+    note: String,
+}
+
+/// `GET /console/calls/{call_id}`: a call the viewer may not see is
+/// answered exactly as one that does not exist.
+pub(crate) async fn page(
+    State(g): State<Arc<Gateway>>,
+    viewer: Viewer,
+    Path(call_id): Path<String>,
+) -> Response {
+    let not_found = || {
+        viewer.error(
+            StatusCode::NOT_FOUND,
+            "No such call",
+            "There is no call with this id in the journal.",
+        )
+    };
+    let Some(journal) = g.journal.as_deref() else {
+        return not_found();
+    };
+    if call_id.len() > MAX_ID {
+        return not_found();
+    }
+    let entry = match journal.get(&call_id).await {
+        Ok(Some(entry)) if viewer.caller().seen().admits_entry(&entry) => entry,
+        Ok(_) => return not_found(),
+        Err(e) => {
+            return viewer.error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The journal does not answer",
+                &e.to_string(),
+            );
+        }
+    };
+    viewer.page("Call", render(&entry, &viewer))
+}
+
+fn render(entry: &JournalEntry, viewer: &Viewer) -> Markup {
+    let record = entry.record_json();
+    let view = Record::read(&record);
+    html! {
+        dl.call {
+            dt { "Id" } dd { code #call-id { (entry.call_id) } }
+            dt { "State" } dd { span class={ "state " (entry.state) } #call-state { (state_words(entry)) } }
+            dt { "Caller" } dd { (entry.caller()) }
+            dt { "Target" } dd { code { (entry.target) } }
+            @if let Some(c) = &entry.capability { dt { "Capability" } dd { code { (c) } } }
+            dt { "Started" } dd { (entry.started_at) }
+            dt { "Last changed" } dd { (entry.updated_at) }
+            dt { "Attempts recorded" } dd { (entry.attempts) }
+        }
+        @if settleable(entry) {
+            (settle_form(entry, viewer))
+        }
+        @match &view {
+            Some(view) => {
+                section #ending { h2 { "How it ended" } (view.ending()) }
+                section #timeline { h2 { "Timeline" } (view.timeline()) }
+            }
+            None => {
+                section #raw { h2 { "Record" } pre { (serde_json::to_string_pretty(&record).unwrap_or_default()) } }
+            }
+        }
+    }
+}
+
+fn settle_form(entry: &JournalEntry, viewer: &Viewer) -> Markup {
+    html! {
+        section #settle {
+            h2 { "Settle by hand" }
+            p.hint {
+                "recourse cannot tell whether this write took effect, and will not send it again. "
+                "Check with the tool, then record what you found: the call's record, and every retry "
+                "of it with the same idempotency key, will say a person settled it, who, and why. "
+                "Nothing is sent to the tool."
+            }
+            @if viewer.caller().is_approver() {
+                form.settle method="post" action={ (call_href(&entry.call_id)) "/settle" } {
+                    input type="hidden" name="csrf" value=(viewer.csrf());
+                    fieldset {
+                        legend { "What did you find?" }
+                        label { input type="radio" name="state" value="succeeded" required; " It took effect (succeeded)" }
+                        label { input type="radio" name="state" value="failed"; " It did not (failed)" }
+                    }
+                    label for="note" { "How you know" }
+                    textarea #note name="note" required maxlength="2000" rows="3" placeholder="e.g. the tool's admin page lists export sales-2024-v3.pdf" {}
+                    button type="submit" { "Settle" }
+                }
+            } @else {
+                p.problem { "Settling a call needs the approver role; you are " (viewer.caller().name()) "." }
+            }
+        }
+    }
+}
+
+/// `POST /console/calls/{call_id}/settle`: settled by the viewer's caller,
+/// then back to the call's page (or the list, when the viewer sees the
+/// call only while it is in doubt).
+pub(crate) async fn settle(
+    State(g): State<Arc<Gateway>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    Path(call_id): Path<String>,
+    sent: Result<Form<SettleForm>, FormRejection>,
+) -> Response {
+    let Form(sent) = match sent {
+        Ok(sent) => sent,
+        Err(rejection) => return form::unreadable(&rejection),
+    };
+    if let Err(refused) = viewer.check(&headers, &sent.csrf) {
+        return refused;
+    }
+    match settle_by(&g, viewer.caller(), &call_id, sent.state, sent.note).await {
+        Ok(entry) if viewer.caller().seen().admits_entry(&entry) => see_other(&call_href(&call_id)),
+        Ok(_) => see_other("/console"),
+        Err(refused) => viewer.error(
+            StatusCode::from_u16(refused.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            "Not settled",
+            &refused.message(),
+        ),
+    }
+}

@@ -1,0 +1,260 @@
+// The gateway's console in a real browser: Debian's Chromium, headless,
+// driven by playwright-core, against `recourse serve` (a tokens file, a
+// SQLite journal in a temporary directory) in front of `recourse tools
+// serve` (the reference tools: an export that commits and then drops its
+// connection, a weather service that is down). A person logs in, sees the
+// export in doubt, opens its timeline, settles it and sees the list empty;
+// a tool's error message holding a script is shown as text and never runs.
+//
+// Screenshots of each page go to docs/img/console-*.png when
+// RECOURSE_UPDATE_SCREENSHOTS=1 (they hold ids and times, so a run
+// without it leaves them alone). The binary is RECOURSE_BIN, else the
+// first target/debug/recourse above this file; Chromium is
+// RECOURSE_CHROMIUM, else /usr/bin/chromium. .ci/run installs the pinned
+// playwright-core under target/ and runs this file from there; by hand:
+//
+//   cargo build -p recourse-cli
+//   cd tests/console && npm ci && node --test
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+const LEAD = "lead-console-token-0123456789";
+const OPS = "ops-console-token-0123456789";
+const AGENT = "agent-console-token-0123456789";
+// What a tool's error message would run, were it markup: it sets a global
+// and the title, and opens a dialog.
+const SCRIPT = "<script>window.__pwned = 1; document.title = 'pwned'; alert(1)</script>";
+const UPDATE = process.env.RECOURSE_UPDATE_SCREENSHOTS === "1";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), "recourse-console-"));
+const children = [];
+let browser;
+let gateway;
+
+/** The first directory above this file holding Cargo.toml and docs/. */
+function repoRoot() {
+  for (let dir = here; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "Cargo.toml")) && existsSync(join(dir, "docs"))) return dir;
+    assert.notEqual(dir, dirname(dir), "no repository above " + here);
+  }
+}
+
+function recourseBin() {
+  const path = process.env.RECOURSE_BIN
+    ? resolve(process.env.RECOURSE_BIN)
+    : join(repoRoot(), "target", "debug", "recourse");
+  assert.ok(existsSync(path), `no recourse binary at ${path}: cargo build -p recourse-cli, or set RECOURSE_BIN`);
+  return path;
+}
+
+/** Starts `recourse ARGS` and resolves to the URL it prints first. */
+async function start(args, env = {}) {
+  const child = spawn(recourseBin(), args, {
+    env: { ...process.env, RECOURSE_BACKOFF_MS: "0", XDG_STATE_HOME: tmp, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout });
+  const [line] = await Promise.race([
+    once(lines, "line"),
+    once(child, "exit").then(([code]) => assert.fail(`recourse ${args[0]} exited ${code}`)),
+  ]);
+  const url = line.trim().split(" ").pop();
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/, line);
+  return url;
+}
+
+/** POSTs `body` to the gateway's API as `token`'s caller: the record. */
+async function call(token, body) {
+  const answer = await fetch(`${gateway}/v1/calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(answer.status, 200, await answer.clone().text());
+  return answer.json();
+}
+
+async function shoot(page, name) {
+  const shot = await page.screenshot({ fullPage: true });
+  assert.ok(shot.length > 1000, `${name}: an empty screenshot`);
+  if (UPDATE) {
+    const dir = join(repoRoot(), "docs", "img");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `console-${name}.png`), shot);
+  }
+}
+
+let tools;
+let exportCall;
+let scriptCall;
+
+before(async () => {
+  tools = await start([
+    "tools", "serve", "--port", "0", "--no-declared-lookups",
+    "--fault", "exports:crash_after_commit:1.0",
+    "--fault", "weather:unavailable:1.0",
+  ]);
+  const tokens = join(tmp, "tokens.json");
+  writeFileSync(tokens, JSON.stringify({
+    callers: [
+      { name: "lead", token: LEAD, approver: true },
+      { name: "ops", token: OPS, admin: true },
+      { name: "agent", token: AGENT },
+    ],
+  }));
+  chmodSync(tokens, 0o600);
+  gateway = await start(["serve", "--port", "0", "--tokens", tokens, "--journal", join(tmp, "journal.db")]);
+
+  // An export asked as "PDF": refused, repaired to "pdf", committed — and
+  // its answer lost. Nothing can tell whether it took effect.
+  exportCall = await call(AGENT, {
+    url: `${tools}/api/exports`,
+    payload: { source_id: "sales-2024", format: "PDF" },
+    idempotency_key: "console-export-1",
+  });
+  assert.equal(exportCall.outcome, "unknown", JSON.stringify(exportCall));
+  // A format the tool echoes in its error message.
+  scriptCall = await call(OPS, {
+    url: `${tools}/api/exports`,
+    payload: { source_id: "sales-2024", format: SCRIPT },
+    idempotency_key: "console-script-1",
+  });
+  assert.equal(scriptCall.outcome, "failed", JSON.stringify(scriptCall));
+  assert.ok(scriptCall.error.message.includes(SCRIPT), scriptCall.error.message);
+  // A quote that succeeds, and a weather service that stays down long enough to open its breaker.
+  await call(AGENT, { url: `${tools}/api/stock/quote`, payload: { symbol: "TSLA" }, idempotency_key: "console-quote-1" });
+  for (let i = 0; i < 2; i++) {
+    await call(AGENT, { url: `${tools}/api/weather/current`, payload: { location: "Paris, Ile-de-France, FR" } });
+  }
+
+  browser = await chromium.launch({
+    executablePath: process.env.RECOURSE_CHROMIUM || "/usr/bin/chromium",
+    // As root, Chromium's sandbox will not start.
+    args: ["--no-sandbox"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(children.map((c) => (c.exitCode === null ? once(c, "exit") : null)));
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** A fresh page in its own context (its own cookies), failing on any script or dialog. */
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  const page = await context.newPage();
+  page.on("dialog", (d) => {
+    d.dismiss();
+    assert.fail(`a dialog opened: ${d.message()}`);
+  });
+  page.on("pageerror", (e) => assert.fail(`a script ran and failed: ${e}`));
+  return page;
+}
+
+async function logIn(page, token) {
+  await page.goto(`${gateway}/console`);
+  assert.match(page.url(), /\/console\/login$/, "not signed in: the login form");
+  await page.fill("#token", token);
+  await Promise.all([page.waitForURL(`${gateway}/console`), page.click("button[type=submit]")]);
+}
+
+test("an approver logs in, opens the export in doubt, settles it, and sees nothing left in doubt", async () => {
+  const page = await newPage();
+  await page.goto(`${gateway}/console`);
+  assert.match(page.url(), /\/console\/login$/);
+  await shoot(page, "login");
+
+  await page.fill("#token", LEAD);
+  await Promise.all([page.waitForURL(`${gateway}/console`), page.click("button[type=submit]")]);
+  assert.equal(await page.textContent("#in-doubt-count"), "1");
+  const link = page.locator(`#in-doubt a[href="/console/calls/${exportCall.call_id}"]`);
+  assert.equal(await link.count(), 1, "the unknown export is listed");
+  const cookies = await page.context().cookies();
+  const session = cookies.find((c) => c.name === "recourse_console");
+  assert.ok(session.httpOnly && session.sameSite === "Strict" && session.path === "/console", JSON.stringify(session));
+  await shoot(page, "in-doubt");
+
+  await Promise.all([page.waitForURL(/\/console\/calls\//), link.click()]);
+  const timeline = await page.textContent("#timeline");
+  assert.match(timeline, /Attempt 1/);
+  assert.match(timeline, /Attempt 2/);
+  assert.match(timeline, /Correction by repair/);
+  assert.match(timeline, /Changed since attempt 1: \/format: "PDF" → "pdf"/);
+  assert.match(timeline, /No answer: failed_after_send/);
+  assert.equal(await page.textContent("#call-state"), "unknown");
+  await shoot(page, "call");
+
+  await page.check("input[name=state][value=succeeded]");
+  await page.fill("#note", "The tool's admin page lists export sales-2024-v3.pdf.");
+  await Promise.all([page.waitForURL(`${gateway}/console`), page.click("#settle button[type=submit]")]);
+  assert.equal(await page.textContent("#in-doubt-count"), "0");
+  assert.match(await page.textContent("#in-doubt"), /Nothing is in doubt\./);
+  await shoot(page, "in-doubt-empty");
+
+  // The API says the same, to the agent whose call it was.
+  const replay = await call(AGENT, {
+    url: `${tools}/api/exports`,
+    payload: { source_id: "sales-2024", format: "PDF" },
+    idempotency_key: "console-export-1",
+  });
+  assert.equal(replay.replayed, true);
+  assert.equal(replay.outcome, "succeeded");
+  assert.deepEqual([replay.settlement.by, replay.settlement.who], ["person", "lead"]);
+  await page.context().close();
+});
+
+test("a tool's message holding a script is shown as text and never runs", async () => {
+  const page = await newPage();
+  const blocked = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+  });
+  await logIn(page, OPS);
+  await page.goto(`${gateway}/console/calls/${scriptCall.call_id}`);
+  const title = await page.title();
+  assert.equal(title, "Call · recourse console");
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.evaluate(() => document.querySelectorAll("script").length), 0);
+  assert.deepEqual(blocked, [], "escaped, so the CSP had nothing to block");
+  const shown = await page.textContent("#ending .message");
+  assert.ok(shown.includes(SCRIPT), shown);
+  await shoot(page, "script");
+  await page.context().close();
+});
+
+test("the journal's size and the breakers are pages too", async () => {
+  const page = await newPage();
+  await logIn(page, OPS);
+  await page.goto(`${gateway}/console/journal`);
+  const size = await page.textContent("#size");
+  assert.match(size, /succeeded\s*2/, size);
+  assert.match(size, /failed\s*1/, size);
+  await shoot(page, "journal");
+
+  await page.goto(`${gateway}/console/breakers`);
+  const breakers = await page.textContent("#breakers");
+  assert.match(breakers, /weather\/current/, breakers);
+  assert.match(breakers, /open/, breakers);
+  await shoot(page, "breakers");
+  await page.context().close();
+});
+
+test(
+  "an approver approves an awaiting call and the tool counts one write",
+  { skip: "SEAM(approvals): completed when the gateway's approvals (awaiting_approval, POST /v1/approvals/{id}) land" },
+  async () => {},
+);
