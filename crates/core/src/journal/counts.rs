@@ -9,6 +9,7 @@ use crate::record::CallState;
 ///
 /// ```
 /// use recourse_core::journal::{CallState, StateCounts};
+/// use strum::VariantNames;
 ///
 /// let mut counts = StateCounts::default();
 /// counts.add_stored("unknown", 2);
@@ -18,7 +19,7 @@ use crate::record::CallState;
 /// assert_eq!(counts.get(CallState::Failed), 0);
 /// assert_eq!(counts.other(), 1);
 /// assert_eq!(counts.total(), 43);
-/// assert_eq!(counts.by_state().count(), 4, "every state, zeros too");
+/// assert_eq!(counts.by_state().count(), CallState::VARIANTS.len(), "every state, zeros too");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StateCounts {
