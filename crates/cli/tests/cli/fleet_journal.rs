@@ -83,7 +83,7 @@ async fn a_keyed_retry_while_another_replica_runs_it_is_told_to_wait() {
 async fn kill_mid_write(kills: usize) -> (usize, usize, usize) {
     let url = service_var("RECOURSE_TEST_POSTGRES_URL").expect("checked by the caller");
     let schema = PostgresSchema::create(&url).await;
-    let t = tools(&["exports:slow:1.0"], Duration::from_millis(150)).await;
+    let t = tools(&["exports:slow:1.0"], Duration::from_millis(250)).await;
     let state = tempfile::tempdir().unwrap();
     const LEASE_MS: u64 = 300;
     let lease = LEASE_MS.to_string();
@@ -105,8 +105,11 @@ async fn kill_mid_write(kills: usize) -> (usize, usize, usize) {
             })
         };
         wait_until_the_tool_has(&t, &key).await;
+        // Listed in any state: on a loaded machine replica 2 may finish the
+        // write before replica 3 lists it, and the kill then finds it done —
+        // which must settle the same way (nothing lost, nothing twice).
         let listed = three
-            .wait_for("/v1/calls?state=in_flight", |b| {
+            .wait_for("/v1/calls", |b| {
                 b["calls"]
                     .as_array()
                     .is_some_and(|c| c.iter().any(|e| e["caller_key"] == key.as_str()))
