@@ -4,7 +4,11 @@
 // serve` (the reference tools: an export that commits and then drops its
 // connection, a weather service that is down). A person logs in, sees the
 // export in doubt, opens its timeline, settles it and sees the list empty;
-// a tool's error message holding a script is shown as text and never runs.
+// a tool's error message holding a script is shown as text and never runs;
+// an export that needs a person's approval waits in the console's
+// "Awaiting approval" list until an approver approves it in the browser,
+// and the tool (a second `recourse tools serve`, without faults) counts
+// exactly one write.
 //
 // Screenshots of each page go to docs/img/console-*.png when
 // RECOURSE_UPDATE_SCREENSHOTS=1 (they hold ids and times, so a run
@@ -75,15 +79,34 @@ async function start(args, env = {}) {
   return url;
 }
 
-/** POSTs `body` to the gateway's API as `token`'s caller: the record. */
-async function call(token, body) {
+/** POSTs `body` to the gateway's API as `token`'s caller: the record, answered `status`. */
+async function call(token, body, status = 200) {
   const answer = await fetch(`${gateway}/v1/calls`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
+  assert.equal(answer.status, status, await answer.clone().text());
+  return answer.json();
+}
+
+/** GETs `path` from the gateway's API as `token`'s caller. */
+async function read(token, path) {
+  const answer = await fetch(`${gateway}${path}`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(answer.status, 200, await answer.clone().text());
   return answer.json();
+}
+
+/** How many exports of `source_id` in `format` the faultless tool server committed (`exports_lookup`). */
+async function exportsCommitted(source_id, format) {
+  const answer = await fetch(`${writes}/api/exports/lookup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ source_id, format }),
+  });
+  assert.equal(answer.status, 200, await answer.clone().text());
+  const found = await answer.json();
+  return found.data?.count ?? found.count;
 }
 
 async function shoot(page, name) {
@@ -97,8 +120,12 @@ async function shoot(page, name) {
 }
 
 let tools;
+let writes;
 let exportCall;
 let scriptCall;
+let awaitingCall;
+// The export that waits for a person: a version, so that only it is counted.
+const APPROVED_EXPORT = { source_id: "inventory", version: 2, format: "csv" };
 
 before(async () => {
   tools = await start([
@@ -106,6 +133,8 @@ before(async () => {
     "--fault", "exports:crash_after_commit:1.0",
     "--fault", "weather:unavailable:1.0",
   ]);
+  // The same tools, no fault injected: where the approved export writes.
+  writes = await start(["tools", "serve", "--port", "0"]);
   const tokens = join(tmp, "tokens.json");
   writeFileSync(tokens, JSON.stringify({
     callers: [
@@ -138,6 +167,16 @@ before(async () => {
   for (let i = 0; i < 2; i++) {
     await call(AGENT, { url: `${tools}/api/weather/current`, payload: { location: "Paris, Ile-de-France, FR" } });
   }
+
+  // An export that needs a person's approval: held, answered 202, nothing sent.
+  awaitingCall = await call(AGENT, {
+    url: `${writes}/api/exports`,
+    payload: APPROVED_EXPORT,
+    idempotency_key: "console-approval-1",
+    approval: { reason: "An inventory export leaves the building" },
+  }, 202);
+  assert.equal(awaitingCall.outcome, "awaiting_approval", JSON.stringify(awaitingCall));
+  assert.equal(awaitingCall.approval.state, "pending");
 
   browser = await chromium.launch({
     executablePath: process.env.RECOURSE_CHROMIUM || "/usr/bin/chromium",
@@ -253,8 +292,44 @@ test("the journal's size and the breakers are pages too", async () => {
   await page.context().close();
 });
 
-test(
-  "an approver approves an awaiting call and the tool counts one write",
-  { skip: "SEAM(approvals): completed when the gateway's approvals (awaiting_approval, POST /v1/approvals/{id}) land" },
-  async () => {},
-);
+test("an approver approves an awaiting call in the console and the tool counts one write", async () => {
+  assert.equal(await exportsCommitted("inventory", "csv"), 0, "nothing is sent before approval");
+  const page = await newPage();
+  await logIn(page, LEAD);
+  const id = awaitingCall.call_id;
+  assert.equal(await page.textContent("#awaiting-count"), "1");
+  const row = page.locator("#approvals tbody tr", { has: page.locator(`a[href="/console/calls/${id}"]`) });
+  assert.equal(await row.count(), 1, "the awaiting export is listed");
+  assert.match(await row.textContent(), /An inventory export leaves the building/);
+
+  // Its page: the approval, pending, with the form bound to the request read.
+  await Promise.all([page.waitForURL(/\/console\/calls\//), row.locator(`a[href="/console/calls/${id}"]`).click()]);
+  assert.equal(await page.textContent("#approval-state"), "pending");
+  assert.equal(
+    await page.getAttribute("#approval input[name=request_sha256]", "value"),
+    awaitingCall.approval.request_sha256,
+  );
+  await shoot(page, "approval");
+
+  await page.fill("#approval input[name=note]", "Checked with the warehouse lead.");
+  await Promise.all([page.waitForURL(`${gateway}/console`), page.click("#approval button[value=approve]")]);
+  assert.equal(await page.textContent("#awaiting-count"), "0");
+  assert.match(await page.textContent("#approvals"), /No call is waiting/);
+
+  // Dispatched once by the gateway, with exactly the approved payload.
+  let done;
+  for (const started = Date.now(); ; ) {
+    done = await read(AGENT, `/v1/calls/${id}`);
+    if (!["awaiting_approval", "in_flight"].includes(done.state)) break;
+    assert.ok(Date.now() - started < 10000, JSON.stringify(done));
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(done.state, "succeeded", JSON.stringify(done));
+  assert.deepEqual(done.record.attempts.map((a) => a.payload), [APPROVED_EXPORT]);
+  assert.deepEqual(
+    [done.record.approval.state, done.record.approval.decided_by, done.record.approval.note],
+    ["approved", "lead", "Checked with the warehouse lead."],
+  );
+  assert.equal(await exportsCommitted("inventory", "csv"), 1, "one write");
+  await page.context().close();
+});

@@ -9,11 +9,11 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use recourse::approval::{Approval, Decide, DecideError, Decision, decide};
-use recourse_tool::ToolJsonBody;
+use recourse_tool::{ToolFailure, ToolJsonBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::answer::{fail, journal_unavailable, refuse};
+use crate::answer::journal_unavailable;
 use crate::callers::Caller;
 use crate::dispatch;
 use crate::gateway::Gateway;
@@ -43,61 +43,162 @@ pub(crate) async fn decide_one(
     ToolJsonBody(body): ToolJsonBody,
 ) -> Response {
     if !caller.is_approver() {
-        return fail(Refusal::NotApprover.error(
-            "deciding an approval needs a caller with the approver role (a tokens file's \"approver\": true)",
-        ));
+        return not_approver().into_response();
     }
-    let Some(journal) = g.journal.as_ref() else {
-        return fail(Refusal::NoJournal.error("this gateway keeps no journal (--journal none)"));
-    };
+    if g.journal.is_none() {
+        return no_journal().into_response();
+    }
     let body: DecideBody = match recourse_tool::parse_json(&body) {
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
-    let deciding = Decide {
-        approval_id: &approval_id,
+    let deciding = Deciding {
         decision: body.decision,
-        by: caller.name(),
         note: body.note.as_deref(),
         request_sha256: body.request_sha256.as_deref(),
     };
+    match decide_by(&g, &caller, &approval_id, &deciding).await {
+        Ok(approval) => Json(approval).into_response(),
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// What a person decides, as the API's body and the console's form both say it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deciding<'a> {
+    /// Approve or reject.
+    pub(crate) decision: Decision,
+    /// What the approver says, if anything.
+    pub(crate) note: Option<&'a str>,
+    /// The hash of the request the approver read, if they say.
+    pub(crate) request_sha256: Option<&'a str>,
+}
+
+/// Decides `approval_id` as `caller` says: what `POST /v1/approvals/{id}`
+/// and the console's approve/reject form both run. An approver only; an
+/// approved call is dispatched by this gateway, exactly once.
+pub(crate) async fn decide_by(
+    g: &Arc<Gateway>,
+    caller: &Caller,
+    approval_id: &str,
+    deciding: &Deciding<'_>,
+) -> Result<Approval, NotDecided> {
+    if !caller.is_approver() {
+        return Err(NotDecided::Refused(Refusal::NotApprover, not_approver()));
+    }
+    let Some(journal) = g.journal.as_ref() else {
+        return Err(NotDecided::Refused(Refusal::NoJournal, no_journal()));
+    };
+    let decide_it = Decide {
+        approval_id,
+        decision: deciding.decision,
+        by: caller.name(),
+        note: deciding.note,
+        request_sha256: deciding.request_sha256,
+    };
     let lease = g.executor.config().lease;
-    let decided = decide(journal.as_ref(), &deciding, g.clock.wall(), lease).await;
+    let decided = decide(journal.as_ref(), &decide_it, g.clock.wall(), lease).await;
     // A decision, an expiry found on the way: whoever waits reads it again.
     g.changed.notify_waiters();
     match decided {
         Ok(decided) => {
             if let Some(spec) = decided.dispatch {
-                dispatch::start(&g, decided.entry, spec);
+                dispatch::start(g, decided.entry, spec);
             }
-            Json(decided.approval).into_response()
+            Ok(decided.approval)
         }
-        Err(e) => refused(&approval_id, e),
+        Err(e) => Err(refused(approval_id, e)),
     }
+}
+
+/// Why an approval was not decided.
+#[derive(Debug)]
+pub(crate) enum NotDecided {
+    /// The gateway refused: which refusal, and its envelope with its status.
+    Refused(Refusal, ToolFailure),
+    /// The journal did not answer (503 with `Retry-After`); nothing was decided.
+    JournalUnavailable(String),
+}
+
+impl NotDecided {
+    /// The refusal, when the gateway refused (not when the journal failed).
+    pub(crate) fn refusal(&self) -> Option<Refusal> {
+        match self {
+            Self::Refused(refusal, _) => Some(*refusal),
+            Self::JournalUnavailable(_) => None,
+        }
+    }
+
+    /// The HTTP status the API answers with.
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Self::Refused(_, failure) => failure.http_status(),
+            Self::JournalUnavailable(_) => Refusal::JournalUnavailable.status(),
+        }
+    }
+
+    /// Why, in words.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Refused(_, failure) => failure.error().message.clone(),
+            Self::JournalUnavailable(message) => message.clone(),
+        }
+    }
+}
+
+impl IntoResponse for NotDecided {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Refused(_, failure) => failure.into_response(),
+            Self::JournalUnavailable(message) => journal_unavailable(message),
+        }
+    }
+}
+
+fn not_approver() -> ToolFailure {
+    ToolFailure::from(Refusal::NotApprover.error(
+        "deciding an approval needs a caller with the approver role (a tokens file's \"approver\": true)",
+    ))
+}
+
+fn no_journal() -> ToolFailure {
+    ToolFailure::from(Refusal::NoJournal.error("this gateway keeps no journal (--journal none)"))
 }
 
 /// A decision not applied, as its refusal.
-fn refused(approval_id: &str, e: DecideError) -> Response {
+fn refused(approval_id: &str, e: DecideError) -> NotDecided {
     let message = e.to_string();
-    match e {
-        DecideError::NotFound => fail(
-            Refusal::ApprovalNotFound
-                .error(message)
-                .detail("approval_id", approval_id),
+    let (refusal, failure) = match e {
+        DecideError::NotFound => (
+            Refusal::ApprovalNotFound,
+            ToolFailure::from(
+                Refusal::ApprovalNotFound
+                    .error(message)
+                    .detail("approval_id", approval_id),
+            ),
         ),
-        DecideError::BadNote => fail(Refusal::InvalidCall.error(message).detail("field", "note")),
-        DecideError::Stale(approval) => conflict(Refusal::ApprovalStale, message, &approval),
-        DecideError::AlreadyDecided(approval) => {
-            conflict(Refusal::ApprovalDecided, message, &approval)
+        DecideError::BadNote => (
+            Refusal::InvalidCall,
+            ToolFailure::from(Refusal::InvalidCall.error(message).detail("field", "note")),
+        ),
+        DecideError::Stale(approval) => (
+            Refusal::ApprovalStale,
+            conflict(Refusal::ApprovalStale, message, &approval),
+        ),
+        DecideError::AlreadyDecided(approval) => (
+            Refusal::ApprovalDecided,
+            conflict(Refusal::ApprovalDecided, message, &approval),
+        ),
+        DecideError::Journal(e) => {
+            return NotDecided::JournalUnavailable(format!("{e}; nothing was decided"));
         }
-        DecideError::Journal(e) => journal_unavailable(format!("{e}; nothing was decided")),
-    }
+    };
+    NotDecided::Refused(refusal, failure)
 }
 
 /// 409: the approval as it stands, named in the details.
-fn conflict(refusal: Refusal, message: String, approval: &Approval) -> Response {
-    refuse(
-        refusal,
+fn conflict(refusal: Refusal, message: String, approval: &Approval) -> ToolFailure {
+    ToolFailure::from(
         refusal
             .error(message)
             .detail("approval_id", approval.id.as_str())
@@ -105,4 +206,5 @@ fn conflict(refusal: Refusal, message: String, approval: &Approval) -> Response 
             .detail("state", approval.state.as_str())
             .detail("request_sha256", approval.request_sha256.as_str()),
     )
+    .with_status(refusal.status())
 }

@@ -225,7 +225,7 @@ pub(crate) async fn list(
 
 /// `entries` with every approval past its expiry expired, and those that no
 /// longer fit `query` (its state, what its viewer sees) left out.
-async fn expired_as_listed(
+pub(crate) async fn expired_as_listed(
     g: &Gateway,
     journal: &dyn Journal,
     entries: Vec<JournalEntry>,

@@ -1,30 +1,46 @@
-//! SEAM(approvals): the console's "Awaiting approval" section and its
-//! approve/reject form, ready for the gateway's approvals.
+//! The console's approvals: the "Awaiting approval" section of
+//! `GET /console`, a call's approval on its page, and
+//! `POST /console/approvals/{approval_id}`, the approve/reject form.
 //!
-//! The journal has no `awaiting_approval` state yet, so [`awaiting`] finds
-//! nothing and the section says so. When approvals land, the section comes
-//! alive in three steps, each marked `SEAM(approvals)`:
+//! The list is what `GET /v1/calls?state=awaiting_approval` answers the
+//! same caller — an approval past its expiry expired as it is read, so a
+//! call nobody may decide any more is never offered — oldest first, the
+//! one waiting longest on top. The form runs the very code
+//! `POST /v1/approvals/{approval_id}` runs, as the viewer's caller
+//! ([`decide_by`]): the approver role, `APPROVAL_STALE` and
+//! `APPROVAL_DECIDED` come from there, and an approved call is dispatched
+//! by this gateway exactly as when approved through the API.
 //!
-//! 1. [`awaiting`]: list the entries in state `awaiting_approval` that
-//!    `seen` admits (`ListQuery { state: Some(CallState::AwaitingApproval), .. }`)
-//!    and read each one's approval (`id`, `reason`, `request_sha256`,
-//!    `expires_at`) into a [`Pending`].
-//! 2. A route `POST /console/approvals/{approval_id}` (in `console::routes`,
-//!    with the form limit) whose handler reads a [`DecisionForm`], checks
-//!    the viewer's CSRF token (`Viewer::check`) and runs the same code as
-//!    `POST /v1/approvals/{id}` as the viewer's caller — the approver role,
-//!    `APPROVAL_STALE` and `APPROVAL_DECIDED` come from there — then sees
-//!    other to `/console`.
-//! 3. The call page shows its approval (state, who decided, the note).
-//!
-//! The form already carries the request's hash, so that an approval is
-//! bound to the exact request the approver saw.
+//! The form carries the request's hash, so that an approval is bound to
+//! the exact request the approver saw: a request that changed since the
+//! page was read is not decided, and the page says so.
 
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use maud::{Markup, html};
-use recourse::journal::{Journal, JournalResult, Seen};
+use recourse::approval::{Approval, ApprovalState, Decision};
+use recourse::journal::{
+    CallState, Journal, JournalEntry, JournalResult, ListQuery, Seen, rfc3339,
+};
 use serde::Deserialize;
 
-use super::html::{call_href, segment};
+use super::form;
+use super::html::{call_href, see_other, segment};
+use super::viewer::Viewer;
+use crate::approvals::{Deciding, NotDecided, decide_by};
+use crate::callers::Caller;
+use crate::gateway::Gateway;
+use crate::records::expired_as_listed;
+use crate::refusal::Refusal;
+
+/// The most calls awaiting approval the section lists.
+const SHOWN: u32 = 200;
 
 /// A call waiting for a person's approval, as the console lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,35 +61,116 @@ pub(crate) struct Pending {
     pub(crate) expires_at: String,
 }
 
-/// The approve/reject form's fields (for the route of step 2).
-#[allow(dead_code)] // SEAM(approvals): read by the decision route.
+impl Pending {
+    /// `entry`'s pending approval; `None` when it has none pending.
+    fn of(entry: &JournalEntry) -> Option<Self> {
+        let approval = entry.approval.as_ref()?;
+        (entry.state == CallState::AwaitingApproval && approval.state == ApprovalState::Pending)
+            .then(|| Self {
+                approval_id: approval.id.clone(),
+                call_id: entry.call_id.clone(),
+                caller: entry.caller().to_owned(),
+                target: entry.target.clone(),
+                reason: approval.reason.clone(),
+                request_sha256: approval.request_sha256.clone(),
+                expires_at: approval.expires_at.clone(),
+            })
+    }
+}
+
+/// The approve/reject form's fields.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DecisionForm {
-    pub(crate) csrf: String,
-    /// `approve` or `reject`.
-    pub(crate) decision: String,
-    pub(crate) request_sha256: String,
+    csrf: String,
+    /// `approve` or `reject`: anything else is not read.
+    decision: Decision,
+    request_sha256: String,
     #[serde(default)]
-    pub(crate) note: String,
+    note: String,
 }
 
-/// The calls awaiting approval that `seen` admits, oldest first.
-///
-/// SEAM(approvals): none until the journal has the `awaiting_approval` state.
-pub(crate) async fn awaiting(_journal: &dyn Journal, _seen: &Seen) -> JournalResult<Vec<Pending>> {
-    Ok(Vec::new())
+/// The calls awaiting approval that `seen` admits, oldest first, as the
+/// API lists them at `g`'s clock: one past its expiry is expired, and left out.
+pub(crate) async fn awaiting(
+    g: &Gateway,
+    journal: &dyn Journal,
+    seen: &Seen,
+) -> JournalResult<Vec<Pending>> {
+    let query = ListQuery {
+        state: Some(CallState::AwaitingApproval),
+        limit: Some(SHOWN),
+        seen: seen.clone(),
+        ..ListQuery::default()
+    };
+    let listed = journal.list(&query).await?;
+    let listed = expired_as_listed(g, journal, listed, &query).await?;
+    // The journal lists newest first; the one waiting longest goes on top.
+    Ok(listed.iter().rev().filter_map(Pending::of).collect())
+}
+
+/// `POST /console/approvals/{approval_id}`: decided by the viewer's caller,
+/// then back to the call's page (or the list, when the viewer no longer
+/// sees the call: an approver's view of another's call ends with its wait).
+pub(crate) async fn decide(
+    State(g): State<Arc<Gateway>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    Path(approval_id): Path<String>,
+    sent: Result<Form<DecisionForm>, FormRejection>,
+) -> Response {
+    let Form(sent) = match sent {
+        Ok(sent) => sent,
+        Err(rejection) => return form::unreadable(&rejection),
+    };
+    if let Err(refused) = viewer.check(&headers, &sent.csrf) {
+        return refused;
+    }
+    let deciding = Deciding {
+        decision: sent.decision,
+        note: Some(sent.note.as_str()),
+        request_sha256: Some(sent.request_sha256.as_str()),
+    };
+    let approval = match decide_by(&g, viewer.caller(), &approval_id, &deciding).await {
+        Ok(approval) => approval,
+        Err(refused) => return not_decided(&viewer, &refused),
+    };
+    let seen = viewer.caller().seen();
+    match g.journal.as_deref().map(|j| j.get(&approval.call_id)) {
+        Some(found) => match found.await {
+            Ok(Some(entry)) if seen.admits_entry(&entry) => see_other(&call_href(&entry.call_id)),
+            _ => see_other("/console"),
+        },
+        None => see_other("/console"),
+    }
+}
+
+/// The page of a decision not applied: what happened, in words.
+fn not_decided(viewer: &Viewer, refused: &NotDecided) -> Response {
+    let title = match refused.refusal() {
+        Some(Refusal::ApprovalStale) => "Not decided: the request changed",
+        Some(Refusal::ApprovalDecided) => "Not decided: decided already",
+        Some(Refusal::NotApprover) => "Not decided: an approver decides",
+        Some(Refusal::ApprovalNotFound) => "No such approval",
+        _ => "Not decided",
+    };
+    let status = StatusCode::from_u16(refused.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    viewer.error(status, title, &refused.message())
 }
 
 /// The "Awaiting approval" section: each call, and — for an approver — the
-/// form that decides it.
-pub(crate) fn section(pending: &[Pending], csrf: &str, may_decide: bool) -> Markup {
+/// form that decides it. `total` is how many there are (the list stops at
+/// [`SHOWN`]).
+pub(crate) fn section(pending: &[Pending], total: u64, csrf: &str, may_decide: bool) -> Markup {
     html! {
         section #approvals {
-            h2 { "Awaiting approval " span.count { (pending.len()) } }
+            h2 { "Awaiting approval " span.count #awaiting-count { (total) } }
             @if pending.is_empty() {
                 p.empty { "No call is waiting for a person's approval." }
             } @else {
+                @if !may_decide {
+                    p.hint { "Deciding needs the approver role." }
+                }
                 table {
                     thead { tr { th { "Call" } th { "Caller" } th { "Target" } th { "Why" } th { "Expires" } th {} } }
                     tbody {
@@ -86,7 +183,7 @@ pub(crate) fn section(pending: &[Pending], csrf: &str, may_decide: bool) -> Mark
                                 td { (p.expires_at) }
                                 td {
                                     @if may_decide {
-                                        (decision_form(p, csrf))
+                                        (decision_form(&p.approval_id, &p.request_sha256, csrf))
                                     } @else {
                                         "An approver decides."
                                     }
@@ -95,16 +192,60 @@ pub(crate) fn section(pending: &[Pending], csrf: &str, may_decide: bool) -> Mark
                         }
                     }
                 }
+                @if total > pending.len() as u64 {
+                    p.hint { "The " (pending.len()) " newest are shown." }
+                }
             }
         }
     }
 }
 
-fn decision_form(p: &Pending, csrf: &str) -> Markup {
+/// A call's approval, on its page: where it stands, who decided it, when
+/// and why; while it is pending, the form that decides it, for an approver.
+pub(crate) fn on_call_page(
+    entry: &JournalEntry,
+    approval: &Approval,
+    now: SystemTime,
+    caller: &Caller,
+    csrf: &str,
+) -> Markup {
+    let state = approval.state_at(&rfc3339(now));
+    let open = state == ApprovalState::Pending && entry.state == CallState::AwaitingApproval;
     html! {
-        form.decide method="post" action={ "/console/approvals/" (segment(&p.approval_id)) } {
+        section #approval {
+            h2 { "Approval" }
+            dl.call {
+                dt { "State" } dd { span class={ "state " (state) } #approval-state { (state) } }
+                dt { "Why" } dd.tool-text { (approval.reason) }
+                dt { "Request SHA-256" } dd { code { (approval.request_sha256) } }
+                dt { "Expires" } dd { (approval.expires_at) }
+                @if let Some(by) = &approval.decided_by { dt { "Decided by" } dd #approval-by { (by) } }
+                @if let Some(at) = &approval.decided_at {
+                    dt { @if state == ApprovalState::Expired { "Expired" } @else { "Decided" } }
+                    dd { (at) }
+                }
+                @if let Some(note) = &approval.note { dt { "Note" } dd { blockquote #approval-note { (note) } } }
+            }
+            @if open {
+                p.hint {
+                    "Approved, the request is sent exactly as it is, once, and no correction may change "
+                    "what was approved; rejected, the call fails and nothing is sent."
+                }
+                @if caller.is_approver() {
+                    (decision_form(&approval.id, &approval.request_sha256, csrf))
+                } @else {
+                    p.problem { "Deciding needs the approver role; you are " (caller.name()) "." }
+                }
+            }
+        }
+    }
+}
+
+fn decision_form(approval_id: &str, request_sha256: &str, csrf: &str) -> Markup {
+    html! {
+        form.decide method="post" action={ "/console/approvals/" (segment(approval_id)) } {
             input type="hidden" name="csrf" value=(csrf);
-            input type="hidden" name="request_sha256" value=(p.request_sha256);
+            input type="hidden" name="request_sha256" value=(request_sha256);
             input type="text" name="note" maxlength="2000" placeholder="Note (optional)";
             button type="submit" name="decision" value="approve" { "Approve" }
             button type="submit" name="decision" value="reject" { "Reject" }
@@ -115,6 +256,12 @@ fn decision_form(p: &Pending, csrf: &str) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use axum::body::Body;
+    use axum::extract::FromRequest;
+    use axum::http::Request;
+
+    use crate::callers::Callers;
 
     fn pending() -> Pending {
         Pending {
@@ -128,27 +275,196 @@ mod tests {
         }
     }
 
+    fn approval(state: ApprovalState) -> Approval {
+        Approval {
+            id: "ap-1".into(),
+            call_id: "c-1".into(),
+            state,
+            request_sha256: "cd".repeat(32),
+            expires_at: "2040-01-01T00:00:00.000Z".into(),
+            reason: "exports <b>leave</b> the building".into(),
+            decided_by: None,
+            decided_at: None,
+            note: None,
+        }
+    }
+
+    /// An entry of `state` holding `approval`.
+    fn entry(state: CallState, approval: Approval) -> JournalEntry {
+        JournalEntry {
+            call_id: "c-1".into(),
+            target: "http://127.0.0.1:9/api/exports".into(),
+            capability: None,
+            idempotency_key: None,
+            operation_id: None,
+            reconcile: None,
+            verification: None,
+            payload: serde_json::json!({}),
+            state,
+            attempts: 0,
+            started_at: "2029-01-01T00:00:00.000Z".into(),
+            updated_at: "2029-01-01T00:00:00.000Z".into(),
+            caller_key: None,
+            request_hash: Some("cd".repeat(32)),
+            owner: None,
+            lease_until: None,
+            record: None,
+            caller: Some("agent".into()),
+            approval: Some(approval),
+            approval_request: None,
+        }
+    }
+
+    fn callers() -> Callers {
+        Callers::parse(
+            r#"{"callers": [
+                {"name": "lead", "token": "lead-token-0123456789", "approver": true},
+                {"name": "agent", "token": "agent-token-0123456789"}
+            ]}"#,
+        )
+        .unwrap()
+    }
+
+    async fn form(body: &str) -> Result<DecisionForm, FormRejection> {
+        let request = Request::post("/console/approvals/ap-1")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        Form::<DecisionForm>::from_request(request, &())
+            .await
+            .map(|Form(f)| f)
+    }
+
+    #[tokio::test]
+    async fn a_decision_is_read_as_its_kind_and_nothing_else() {
+        let hash = "ab".repeat(32);
+        let approve = form(&format!(
+            "csrf=t&decision=approve&request_sha256={hash}&note=ok"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(approve.decision, Decision::Approve);
+        assert_eq!(
+            (approve.note.as_str(), approve.request_sha256.len()),
+            ("ok", 64)
+        );
+        let reject = form(&format!("csrf=t&decision=reject&request_sha256={hash}"))
+            .await
+            .unwrap();
+        assert_eq!(reject.decision, Decision::Reject);
+        assert_eq!(reject.note, "", "a note is optional");
+        for bad in [
+            format!("csrf=t&decision=Approve&request_sha256={hash}"),
+            format!("csrf=t&decision=approved&request_sha256={hash}"),
+            format!("csrf=t&decision=&request_sha256={hash}"),
+            format!("csrf=t&request_sha256={hash}"),
+            format!("csrf=t&decision=approve&request_sha256={hash}&by=lead"),
+            "decision=approve&request_sha256=x".to_owned(),
+        ] {
+            assert!(form(&bad).await.is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn an_approver_gets_a_form_bound_to_the_request_and_the_session() {
-        let page = section(&[pending()], "csrf-token", true).into_string();
+        let page = section(&[pending()], 1, "csrf-token", true).into_string();
         assert!(page.contains(r#"name="csrf" value="csrf-token""#), "{page}");
         assert!(page.contains(&format!(
             r#"name="request_sha256" value="{}""#,
             "ab".repeat(32)
         )));
         assert!(page.contains(r#"value="approve""#) && page.contains(r#"value="reject""#));
+        assert!(
+            page.contains(
+                r#"action="/console/approvals/ap-1%22%3E%3Cscript%3Ex%28%29%3C%2Fscript%3E""#
+            ),
+            "{page}"
+        );
         assert!(!page.contains("<script"), "tool text is text: {page}");
         assert!(page.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
     }
 
     #[test]
     fn others_see_the_list_without_a_form() {
-        let page = section(&[pending()], "csrf-token", false).into_string();
+        let page = section(&[pending()], 1, "csrf-token", false).into_string();
         assert!(!page.contains("<form"), "{page}");
+        assert!(page.contains("An approver decides."));
+        let empty = section(&[], 0, "t", true).into_string();
+        assert!(empty.contains("No call is waiting"));
         assert!(
-            section(&[], "t", true)
-                .into_string()
-                .contains("No call is waiting")
+            empty.contains(r#"<span class="count" id="awaiting-count">0</span>"#),
+            "{empty}"
         );
+    }
+
+    #[test]
+    fn the_count_is_all_of_them_and_the_page_says_when_it_shows_fewer() {
+        let page = section(&[pending()], 250, "t", true).into_string();
+        assert!(page.contains(r#"id="awaiting-count">250<"#), "{page}");
+        assert!(page.contains("The 1 newest are shown."), "{page}");
+    }
+
+    #[test]
+    fn a_pending_approval_is_decided_on_its_call_page_by_an_approver_only() {
+        let callers = callers();
+        let lead = callers.identify("lead-token-0123456789").unwrap();
+        let agent = callers.identify("agent-token-0123456789").unwrap();
+        let a = approval(ApprovalState::Pending);
+        let e = entry(CallState::AwaitingApproval, a.clone());
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_900_000_000);
+
+        let page = on_call_page(&e, &a, now, &lead, "csrf-token").into_string();
+        assert!(page.contains(r#"class="state pending">pending<"#), "{page}");
+        assert!(
+            page.contains("exports &lt;b&gt;leave&lt;/b&gt; the building"),
+            "{page}"
+        );
+        assert!(
+            page.contains(r#"action="/console/approvals/ap-1""#),
+            "{page}"
+        );
+        assert!(page.contains(&format!(r#"value="{}""#, "cd".repeat(32))));
+
+        let page = on_call_page(&e, &a, now, &agent, "csrf-token").into_string();
+        assert!(!page.contains("<form"), "{page}");
+        assert!(page.contains("Deciding needs the approver role; you are agent."));
+    }
+
+    #[test]
+    fn a_decided_or_expired_approval_says_who_when_and_why_and_has_no_form() {
+        let lead = callers().identify("lead-token-0123456789").unwrap();
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_900_000_000);
+        let decided = Approval {
+            decided_by: Some("lead".into()),
+            decided_at: Some("2029-01-01T00:05:00.000Z".into()),
+            note: Some("<i>checked</i> with finance".into()),
+            ..approval(ApprovalState::Rejected)
+        };
+        let e = entry(CallState::Failed, decided.clone());
+        let page = on_call_page(&e, &decided, now, &lead, "t").into_string();
+        assert!(
+            page.contains(r#"class="state rejected">rejected<"#),
+            "{page}"
+        );
+        assert!(page.contains(r#"id="approval-by">lead<"#), "{page}");
+        assert!(
+            page.contains("<dt>Decided</dt><dd>2029-01-01T00:05:00.000Z</dd>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("&lt;i&gt;checked&lt;/i&gt; with finance"),
+            "{page}"
+        );
+        assert!(!page.contains("<form"), "{page}");
+
+        // Pending in the journal, but past its expiry: expired, not offered.
+        let due = Approval {
+            expires_at: "2000-01-01T00:00:00.000Z".into(),
+            ..approval(ApprovalState::Pending)
+        };
+        let e = entry(CallState::AwaitingApproval, due.clone());
+        let page = on_call_page(&e, &due, now, &lead, "t").into_string();
+        assert!(page.contains(r#"class="state expired">expired<"#), "{page}");
+        assert!(!page.contains("<form"), "{page}");
     }
 }

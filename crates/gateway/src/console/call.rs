@@ -1,9 +1,12 @@
 //! `GET /console/calls/{call_id}`: one call — what the journal knows of it,
-//! its record as a timeline, and for an open call the form that settles it
-//! by hand; `POST /console/calls/{call_id}/settle` runs that form through
+//! its approval (and, while it is pending, the form that decides it), its
+//! record as a timeline, and for an open call the form that settles it by
+//! hand; an approval past its expiry is expired as the call is read, as
+//! `GET /v1/calls/{call_id}` does; `POST /console/calls/{call_id}/settle` runs that form through
 //! the code `POST /v1/calls/{call_id}/settle` runs.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::Form;
 use axum::extract::rejection::FormRejection;
@@ -11,9 +14,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
-use recourse::journal::{JournalEntry, settleable};
+use recourse::approval::refreshed;
+use recourse::journal::{JournalEntry, JournalError, settleable};
 use serde::Deserialize;
 
+use super::approvals;
 use super::form;
 use super::html::{call_href, see_other};
 use super::journal::state_words;
@@ -54,21 +59,27 @@ pub(crate) async fn page(
     if call_id.len() > MAX_ID {
         return not_found();
     }
+    let unavailable = |e: JournalError| {
+        viewer.error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The journal does not answer",
+            &e.to_string(),
+        )
+    };
     let entry = match journal.get(&call_id).await {
         Ok(Some(entry)) if viewer.caller().seen().admits_entry(&entry) => entry,
         Ok(_) => return not_found(),
-        Err(e) => {
-            return viewer.error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The journal does not answer",
-                &e.to_string(),
-            );
-        }
+        Err(e) => return unavailable(e),
     };
-    viewer.page("Call", render(&entry, &viewer))
+    // Once seen, shown whatever it becomes (as the API's wait answers it).
+    let now = g.clock.wall();
+    match refreshed(journal, entry, now).await {
+        Ok(entry) => viewer.page("Call", render(&entry, now, &viewer)),
+        Err(e) => unavailable(e),
+    }
 }
 
-fn render(entry: &JournalEntry, viewer: &Viewer) -> Markup {
+fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
     let record = entry.record_json();
     let view = Record::read(&record);
     html! {
@@ -81,6 +92,9 @@ fn render(entry: &JournalEntry, viewer: &Viewer) -> Markup {
             dt { "Started" } dd { (entry.started_at) }
             dt { "Last changed" } dd { (entry.updated_at) }
             dt { "Attempts recorded" } dd { (entry.attempts) }
+        }
+        @if let Some(approval) = &entry.approval {
+            (approvals::on_call_page(entry, approval, now, viewer.caller(), viewer.csrf()))
         }
         @if settleable(entry) {
             (settle_form(entry, viewer))

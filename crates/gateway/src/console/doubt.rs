@@ -26,6 +26,8 @@ struct InDoubt {
     /// In flight, no process holding them: their process stopped mid-call.
     orphaned: Vec<JournalEntry>,
     pending: Vec<Pending>,
+    /// How many calls await approval in all (the list stops at 200).
+    pending_total: u64,
 }
 
 /// `GET /console`.
@@ -33,7 +35,7 @@ pub(crate) async fn page(State(g): State<Arc<Gateway>>, viewer: Viewer) -> Respo
     let Some(journal) = g.journal.as_deref() else {
         return viewer.page("Calls in doubt", no_journal());
     };
-    match in_doubt(journal, &viewer.caller().seen()).await {
+    match in_doubt(&g, journal, &viewer.caller().seen()).await {
         Ok(found) => viewer.page("Calls in doubt", render(&found, &viewer)),
         Err(e) => viewer.error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -43,7 +45,7 @@ pub(crate) async fn page(State(g): State<Arc<Gateway>>, viewer: Viewer) -> Respo
     }
 }
 
-async fn in_doubt(journal: &dyn Journal, seen: &Seen) -> JournalResult<InDoubt> {
+async fn in_doubt(g: &Gateway, journal: &dyn Journal, seen: &Seen) -> JournalResult<InDoubt> {
     let listed = |state| ListQuery {
         state: Some(state),
         limit: Some(SHOWN),
@@ -53,13 +55,15 @@ async fn in_doubt(journal: &dyn Journal, seen: &Seen) -> JournalResult<InDoubt> 
     let unknown = journal.list(&listed(CallState::Unknown)).await?;
     let mut orphaned = journal.list(&listed(CallState::InFlight)).await?;
     orphaned.retain(|e| !e.is_leased());
-    let unknown_total = journal.count(seen).await?.get(CallState::Unknown);
-    let pending = approvals::awaiting(journal, seen).await?;
+    // Expiries due are applied first, so that the counts are the list's.
+    let pending = approvals::awaiting(g, journal, seen).await?;
+    let counts = journal.count(seen).await?;
     Ok(InDoubt {
         unknown,
-        unknown_total,
+        unknown_total: counts.get(CallState::Unknown),
         orphaned,
         pending,
+        pending_total: counts.get(CallState::AwaitingApproval),
     })
 }
 
@@ -69,7 +73,7 @@ fn render(found: &InDoubt, viewer: &Viewer) -> Markup {
     html! {
         p.summary {
             span.count #in-doubt-count { (in_doubt) } " in doubt · "
-            span.count { (found.pending.len()) } " awaiting approval"
+            span.count #awaiting-total { (found.pending_total) } " awaiting approval"
         }
         section #in-doubt {
             h2 { "In doubt " span.count { (in_doubt) } }
@@ -89,7 +93,6 @@ fn render(found: &InDoubt, viewer: &Viewer) -> Markup {
                 }
             }
         }
-        // SEAM(approvals): fed by `approvals::awaiting`, empty until the state exists.
-        (approvals::section(&found.pending, viewer.csrf(), caller.is_approver()))
+        (approvals::section(&found.pending, found.pending_total, viewer.csrf(), caller.is_approver()))
     }
 }

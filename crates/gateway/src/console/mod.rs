@@ -1,7 +1,8 @@
 //! The console: `GET /console`, HTML pages on the journal for the people
-//! who settle what recourse cannot — the calls in doubt, one call's record
-//! as a timeline, the form that settles it by hand, the breakers and the
-//! retry budget, the journal's size.
+//! who settle what recourse cannot — the calls in doubt and those awaiting
+//! approval, one call's record as a timeline, the forms that approve or
+//! reject a call and settle one by hand, the breakers and the retry
+//! budget, the journal's size.
 //!
 //! # Why it looks the way it does
 //!
@@ -10,8 +11,9 @@
 //! sheet is served by the gateway itself, and every page reads with
 //! JavaScript off. What a page shows is what the JSON API would answer the
 //! same caller ([`Seen`](recourse::journal::Seen)): the console reads the
-//! journal through the same rules, and settles through the same code as
-//! `POST /v1/calls/{call_id}/settle`.
+//! journal through the same rules, settles through the same code as
+//! `POST /v1/calls/{call_id}/settle` and decides approvals through the
+//! same code as `POST /v1/approvals/{approval_id}`.
 //!
 //! Text from tools — an error's message, a payload, a lookup's detail — is
 //! shown, never interpreted: every page is written with `maud`, whose
@@ -96,6 +98,10 @@ pub(crate) fn routes() -> Vec<(&'static str, MethodRouter<Arc<Gateway>>)> {
         (
             "/console/calls/{call_id}/settle",
             post(call::settle).layer(limited),
+        ),
+        (
+            "/console/approvals/{approval_id}",
+            post(approvals::decide).layer(limited),
         ),
         (
             "/console/{*rest}",

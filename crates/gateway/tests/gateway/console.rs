@@ -554,3 +554,306 @@ async fn without_a_token_the_console_needs_no_login_on_loopback() {
     assert_eq!(refused.status, 403);
     assert_eq!(refused.body["error"]["code"], "HOST_NOT_ALLOWED");
 }
+
+/// `export` under `key`, needing a person's approval, asked as the agent:
+/// its body, the call's id, the approval's id and its hash.
+async fn awaiting_export(
+    gw: &TestGateway,
+    export: serde_json::Value,
+    key: &str,
+) -> (serde_json::Value, String, String, String) {
+    let mut body = keyed(export, key);
+    body["approval"] = json!({"reason": "exports leave the building"});
+    let (status, asked) = api(gw, AGENT).post(&body).await;
+    assert_eq!(status, 202, "{asked}");
+    let approval = &asked["approval"];
+    (
+        body.clone(),
+        asked["call_id"].as_str().unwrap().to_owned(),
+        approval["id"].as_str().unwrap().to_owned(),
+        approval["request_sha256"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// The call `id` once it has left `awaiting_approval` and `in_flight`.
+async fn settled_call(gw: &TestGateway, id: &str) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    loop {
+        let (_, call) = api(gw, OPS).get(&format!("/v1/calls/{id}")).await;
+        if !matches!(
+            call["state"].as_str(),
+            Some("awaiting_approval" | "in_flight")
+        ) {
+            return call;
+        }
+        assert!(started.elapsed().as_secs() < 10, "never ended: {call}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_approves_from_the_console_and_the_tool_writes_once() {
+    let t = tools(&[], std::time::Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(dir.path()).await;
+    let (body, id, approval_id, hash) = awaiting_export(&gw, export(&t), "approve-1").await;
+
+    let mut lead = Browser::new(&gw);
+    assert_eq!(lead.log_in(LEAD).await.status, 303);
+    let home = lead.get("/console").await;
+    assert!(home.text.contains(&id), "{}", home.text);
+    assert!(home.text.contains("exports leave the building"));
+    assert!(
+        home.text
+            .contains(r#"<span class="count" id="awaiting-total">1</span>"#),
+        "{}",
+        home.text
+    );
+    let action = format!("/console/approvals/{approval_id}");
+    assert!(home.text.contains(&format!(r#"action="{action}""#)));
+    assert!(home.text.contains(&format!(r#"value="{hash}""#)));
+    let csrf = csrf_of(&home.text);
+
+    // Without the session's token, nothing is decided and nothing is sent.
+    let zeros = "0".repeat(64);
+    for (form, status) in [
+        (
+            vec![("decision", "approve"), ("request_sha256", &hash)],
+            422,
+        ),
+        (
+            vec![
+                ("csrf", &zeros),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("csrf", &csrf[..63]),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("csrf", &csrf),
+                ("decision", "Approve"),
+                ("request_sha256", &hash),
+            ],
+            422,
+        ),
+    ] {
+        let answer = lead.post(&action, &form).await;
+        assert_eq!(answer.status, status, "{form:?}: {}", answer.text);
+    }
+    let mut request = Request::post(action.as_str())
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header("origin", "http://evil.example")
+        .body(Body::from(format!(
+            "csrf={csrf}&decision=approve&request_sha256={hash}"
+        )))
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("sec-fetch-site", "cross-site".parse().unwrap());
+    assert_eq!(lead.send(request).await.status, 403);
+    let (_, still) = api(&gw, OPS).get(&format!("/v1/calls/{id}")).await;
+    assert_eq!(still["state"], "awaiting_approval", "{still}");
+    assert_eq!(t.exports_committed(), 0, "nothing forged was sent");
+
+    let approved = lead
+        .post(
+            &action,
+            &[
+                ("csrf", &csrf),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+                ("note", "checked with finance"),
+            ],
+        )
+        .await;
+    assert_eq!(approved.status, 303, "{}", approved.text);
+    assert_eq!(approved.header("location"), Some("/console"));
+    let done = settled_call(&gw, &id).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let record = &done["record"];
+    let attempts = record["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{record}");
+    assert_eq!(
+        attempts[0]["payload"], body["payload"],
+        "exactly the approved payload"
+    );
+    assert_eq!(record["approval"]["state"], "approved");
+    assert_eq!(record["approval"]["decided_by"], "lead");
+    assert_eq!(record["approval"]["note"], "checked with finance");
+    assert_eq!(t.exports_committed(), 1, "one write");
+
+    // Decided once: the form again is a page saying so, and sends nothing.
+    let twice = lead
+        .post(
+            &action,
+            &[
+                ("csrf", &csrf),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+            ],
+        )
+        .await;
+    assert_eq!(twice.status, 409, "{}", twice.text);
+    assert!(
+        twice.text.contains("Not decided: decided already"),
+        "{}",
+        twice.text
+    );
+    assert!(twice.text.contains("approved already"), "{}", twice.text);
+    let home = lead.get("/console").await;
+    assert!(home.text.contains("No call is waiting"), "{}", home.text);
+    assert_eq!(t.exports_committed(), 1, "never a second write");
+
+    // The call's page says who approved it, when and why.
+    let mut ops = Browser::new(&gw);
+    assert_eq!(ops.log_in(OPS).await.status, 303);
+    let page = ops.get(&format!("/console/calls/{id}")).await;
+    assert!(
+        page.text.contains(r#"class="state approved">approved<"#),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains(r#"id="approval-by">lead<"#));
+    assert!(page.text.contains("checked with finance"));
+    assert!(!page.text.contains(r#"class="decide""#));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_without_the_role_sees_the_wait_but_may_not_decide() {
+    let t = tools(&[], std::time::Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(dir.path()).await;
+    let (_, id, approval_id, hash) = awaiting_export(&gw, export(&t), "forged-approval").await;
+
+    let mut agent = Browser::new(&gw);
+    assert_eq!(agent.log_in(AGENT).await.status, 303);
+    let home = agent.get("/console").await;
+    assert!(home.text.contains(&id), "its own call: {}", home.text);
+    assert!(home.text.contains("An approver decides."));
+    assert!(!home.text.contains(r#"class="decide""#), "{}", home.text);
+    let page = agent.get(&format!("/console/calls/{id}")).await;
+    assert!(
+        page.text.contains(r#"class="state pending">pending<"#),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text
+            .contains("Deciding needs the approver role; you are agent.")
+    );
+    assert!(!page.text.contains(r#"class="decide""#));
+
+    let csrf = csrf_of(&home.text);
+    let forged = agent
+        .post(
+            &format!("/console/approvals/{approval_id}"),
+            &[
+                ("csrf", &csrf),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+            ],
+        )
+        .await;
+    assert_eq!(forged.status, 403, "{}", forged.text);
+    assert!(forged.text.contains("approver role"), "{}", forged.text);
+    let (_, still) = api(&gw, OPS).get(&format!("/v1/calls/{id}")).await;
+    assert_eq!(still["state"], "awaiting_approval", "{still}");
+    assert_eq!(t.exports_committed(), 0, "nothing dispatched");
+
+    // Another caller sees nothing of it.
+    let mut other = Browser::new(&gw);
+    assert_eq!(other.log_in(OTHER).await.status, 303);
+    let home = other.get("/console").await;
+    assert!(!home.text.contains(&id));
+    assert!(home.text.contains("No call is waiting"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_hash_is_a_page_and_a_rejection_fails_the_call_unsent() {
+    let t = tools(&[], std::time::Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(dir.path()).await;
+    let (_, id, approval_id, hash) = awaiting_export(&gw, export(&t), "reject-1").await;
+    let action = format!("/console/approvals/{approval_id}");
+
+    let mut lead = Browser::new(&gw);
+    assert_eq!(lead.log_in(LEAD).await.status, 303);
+    let page = lead.get(&format!("/console/calls/{id}")).await;
+    assert!(
+        page.text.contains(&format!(r#"action="{action}""#)),
+        "{}",
+        page.text
+    );
+    let csrf = csrf_of(&page.text);
+
+    let stale = lead
+        .post(
+            &action,
+            &[
+                ("csrf", &csrf),
+                ("decision", "approve"),
+                ("request_sha256", &"0".repeat(64)),
+            ],
+        )
+        .await;
+    assert_eq!(stale.status, 409, "{}", stale.text);
+    assert!(
+        stale
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(
+        stale.text.contains("Not decided: the request changed"),
+        "{}",
+        stale.text
+    );
+    assert!(
+        stale.text.contains("read it again before deciding"),
+        "{}",
+        stale.text
+    );
+    let (_, still) = api(&gw, OPS).get(&format!("/v1/calls/{id}")).await;
+    assert_eq!(still["state"], "awaiting_approval", "{still}");
+
+    let rejected = lead
+        .post(
+            &action,
+            &[
+                ("csrf", &csrf),
+                ("decision", "reject"),
+                ("request_sha256", &hash),
+                ("note", "not this quarter"),
+            ],
+        )
+        .await;
+    assert_eq!(rejected.status, 303, "{}", rejected.text);
+    let (_, call) = api(&gw, OPS).get(&format!("/v1/calls/{id}")).await;
+    assert_eq!(call["state"], "failed", "{call}");
+    assert_eq!(call["record"]["reason"], "approval_rejected");
+    assert_eq!(call["record"]["approval"]["note"], "not this quarter");
+    assert_eq!(call["record"]["http_calls"], 0);
+    assert_eq!(t.exports_committed(), 0, "nothing dispatched");
+
+    let unknown = lead
+        .post(
+            "/console/approvals/no-such-approval",
+            &[
+                ("csrf", &csrf),
+                ("decision", "approve"),
+                ("request_sha256", &hash),
+            ],
+        )
+        .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.text);
+    assert!(unknown.text.contains("No such approval"));
+}
