@@ -67,6 +67,7 @@
 //!   its resource and prompt list changes are passed on.
 
 mod answer;
+mod ask;
 mod call;
 mod capabilities;
 mod capture;
