@@ -79,6 +79,47 @@ pub(crate) fn replayed(record: &Value, now: SystemTime) -> Value {
     of_record(record, None, &shown, now)
 }
 
+/// What the model is told, after the record's own message, of a call that
+/// waits for a person.
+const CALL_AGAIN: &str = "Once a person has decided, call this tool again with exactly the same \
+    arguments (and the same idempotency key, if you gave one) to get its result: calling again \
+    never sends it a second time, and never asks for a second approval.";
+
+/// A call that waits for a person's approval (`record` is its
+/// `awaiting_approval` record; `replayed` when it was asked for before):
+/// an `isError` result of class `governance`, code `approval_required`.
+///
+/// It is not `retryable`: sending it again changes nothing until a person
+/// decides, so a client that resends failures by itself must not; the
+/// model is told to call again once someone has, which is then safe (the
+/// key names the same call) and how it gets the result.
+pub(crate) fn awaiting(record: &Value, replayed: bool, now: SystemTime) -> Value {
+    let call_id = record["call_id"].as_str().unwrap_or_default();
+    let mut call = Map::new();
+    call.insert("call_id".to_owned(), Value::from(call_id));
+    call.insert("outcome".to_owned(), Value::from("awaiting_approval"));
+    call.insert(
+        "stop_kind".to_owned(),
+        Value::from(StopKind::Policy.as_str()),
+    );
+    call.insert("step".to_owned(), record["next"]["step"].clone());
+    call.insert("approval_id".to_owned(), record["approval"]["id"].clone());
+    if replayed {
+        call.insert("replayed".to_owned(), Value::Bool(true));
+    }
+    let told = record["next"]["model_message"].as_str().unwrap_or_default();
+    let message = format!("{told} {CALL_AGAIN}");
+    let failure = Failure {
+        class: FailureClass::Governance,
+        code: "approval_required",
+        retryable: false,
+        wait: None,
+        call_id,
+        message: message.trim_start(),
+    };
+    failed(&failure, call, now)
+}
+
 /// Whether sending the same call again may succeed, after it stopped for
 /// `reason` having made `attempts` attempts.
 fn retryable(reason: &StopReason, attempts: usize) -> bool {
@@ -366,6 +407,42 @@ mod tests {
             assert_eq!(failure(&result)["class"], class, "{result}");
             assert_eq!(failure(&result)["retryable"], retryable, "{result}");
         }
+    }
+
+    #[test]
+    fn a_call_awaiting_approval_is_a_governance_failure_naming_its_approval() {
+        let approval = recourse::approval::Approval {
+            id: "a-1".into(),
+            call_id: "c-7".into(),
+            state: recourse::approval::ApprovalState::Pending,
+            request_sha256: "ab".repeat(32),
+            expires_at: "2026-12-04T10:00:00.000Z".into(),
+            reason: "moves money".into(),
+            decided_by: None,
+            decided_at: None,
+            note: None,
+        };
+        let record = recourse::record::AwaitingRecord::new("c-7", &approval).to_json();
+        let result = awaiting(&record, false, now());
+        assert_eq!(result["isError"], true);
+        let meta = failure(&result);
+        assert_eq!(meta["class"], "governance");
+        assert_eq!(meta["code"], "approval_required");
+        assert_eq!(meta["retryable"], false);
+        assert_eq!(meta["correlationId"], "c-7");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("moves money") && text.ends_with(CALL_AGAIN),
+            "{text}"
+        );
+        assert_eq!(meta["agentGuidance"], text);
+        assert_eq!(
+            result["_meta"][CALL_META_KEY],
+            json!({"call_id": "c-7", "outcome": "awaiting_approval", "stop_kind": "policy",
+                   "step": "ask_user", "approval_id": "a-1"})
+        );
+        let again = awaiting(&record, true, now());
+        assert_eq!(again["_meta"][CALL_META_KEY]["replayed"], true);
     }
 
     #[test]

@@ -16,7 +16,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use recourse::approval::Asked;
 use recourse::config::CallField;
+use recourse::journal::{CallState, JournalError};
 use recourse::keyed::{Keyed, request_hash};
 use recourse::{Call, CallBuilder};
 use recourse_protocol::mcp::FailureClass;
@@ -24,6 +26,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::answer::{self, Failure};
+use crate::ask::{self, Asking};
 use crate::capture::Capture;
 use crate::catalog::Offered;
 use crate::client::Client;
@@ -56,6 +59,10 @@ pub(crate) async fn run(
     let call_id = uuid::Uuid::now_v7().to_string();
     let payload = Value::Object(arguments);
     let hash = request_hash(&json!({"tool": name, "arguments": &payload}));
+    let approval = offered.policy.as_ref().and_then(|p| p.approval.as_ref());
+    // Calling again is how a call that waits for a person gets its result:
+    // without the client's key, the request's own names it.
+    let key = key.or_else(|| approval.map(|_| ask::derived_key(&hash)));
     let mut call = described(offered, payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
@@ -72,6 +79,26 @@ pub(crate) async fn run(
         return Ok(journal_required(&call_id));
     }
     let upstream = &shared.upstreams[offered.upstream];
+    if let (Some(approval), Some(journal)) = (approval, &shared.journal) {
+        let required = match approval.required() {
+            Ok(required) => required,
+            Err(e) => return Ok(invalid(&call_id, &e.to_string())),
+        };
+        let asking = Asking {
+            offered,
+            target: upstream.upstream.target(),
+            approval,
+            required: &required,
+            call_id: &call_id,
+            payload: call.payload(),
+            caller: call.caller(),
+            key: call.idempotency_key().unwrap_or_default(),
+            request_hash: &hash,
+        };
+        let lease = upstream.executor.config().lease;
+        let asked = ask::held(journal.as_ref(), &asking, SystemTime::now(), lease).await;
+        return Ok(asked_answer(asked, &call_id, lease));
+    }
     let capture = Arc::new(Capture::new(
         Arc::clone(&upstream.transport),
         offered.tool.name.clone(),
@@ -105,6 +132,26 @@ pub(crate) async fn run(
         Ok(Err(e)) => journal_unavailable(&call_id, &e.to_string()),
         Err(_) => aborted(&call_id),
     })
+}
+
+/// What asking for approval came to, as the client sees it: the call
+/// waiting (asked now, or before under the key), or the key's call as it
+/// stands — ended (replayed), running, or another request's.
+fn asked_answer(asked: Result<Asked, JournalError>, call_id: &str, lease: Duration) -> Value {
+    let now = SystemTime::now();
+    match asked {
+        Ok(Asked::Awaiting(entry)) => answer::awaiting(&entry.record_json(), false, now),
+        Ok(Asked::Keyed(Keyed::Replayed {
+            state: CallState::AwaitingApproval,
+            record,
+        })) => answer::awaiting(&record, true, now),
+        Ok(Asked::Keyed(Keyed::Replayed { record, .. })) => answer::replayed(&record, now),
+        Ok(Asked::Keyed(Keyed::InProgress { call_id })) => in_progress(&call_id, lease),
+        Ok(Asked::Keyed(Keyed::KeyReused { call_id })) => key_reused(&call_id),
+        // Asking never runs a call.
+        Ok(Asked::Keyed(Keyed::Ran(report))) => aborted(&report.call_id),
+        Err(e) => journal_unavailable(call_id, &e.to_string()),
+    }
 }
 
 /// The call `offered` describes, with the operator's policy for it and the

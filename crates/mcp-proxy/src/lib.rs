@@ -47,6 +47,11 @@
 //!   (`IDEMPOTENCY_KEY_REUSED`); one still running answers `CALL_IN_PROGRESS`.
 //!   Over HTTP, a [`Client`] that the layer in front names makes the call
 //!   that caller's: journaled under its name, its keys its own.
+//! - **Approvals**: a tool whose policy has `approval` is never called by
+//!   the proxy: each call waits in the journal (`approval_required`, class
+//!   `governance`), a person decides it on a gateway sharing the journal,
+//!   which sends it to the same server, and the client's next identical
+//!   call (same key, else the request's hash as key) gets the result.
 //! - **What the client sees**: a success is the upstream's own result, with
 //!   the record's summary added under `_meta["recourse/call"]`
 //!   ([`CALL_META_KEY`]); any other outcome is an `isError` result holding
@@ -67,6 +72,7 @@
 //!   its resource and prompt list changes are passed on.
 
 mod answer;
+mod ask;
 mod call;
 mod capabilities;
 mod capture;

@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use recourse::VerifySpec;
+use recourse::approval::ApprovalSpec;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -36,10 +37,16 @@ pub(crate) struct ToolPolicy {
     /// Same-payload resends at most, for this tool.
     #[serde(default)]
     pub(crate) max_retries: Option<u32>,
+    /// A person approves each call before it is sent (on a gateway sharing
+    /// the journal): why, and how long they have.
+    #[serde(default)]
+    pub(crate) approval: Option<ApprovalSpec>,
 }
 
 /// The policy file: `{"tools": {"NAME": {"idempotent", "verify", "protect",
-/// "max_retries"}}}`, each key optional, NAME as the proxy offers the tool.
+/// "max_retries", "approval"}}}`, each key optional, NAME as the proxy
+/// offers the tool. `approval` (`{"reason", "expires_in"?}`) holds each call
+/// for a person's decision on a gateway sharing the journal (see `ask`).
 ///
 /// ```
 /// use recourse_mcp_proxy::ToolPolicies;
@@ -53,10 +60,12 @@ pub(crate) struct ToolPolicy {
 ///         "protect": ["/source_id"],
 ///         "max_retries": 1
 ///     },
-///     "get_current_time": {"idempotent": true}
+///     "get_current_time": {"idempotent": true},
+///     "orders_refund": {"approval": {"reason": "moves money", "expires_in": "4h"}}
 /// }}"#;
 /// let policies = ToolPolicies::from_json(file).unwrap();
-/// assert_eq!(policies.names(), ["exports_create", "get_current_time"]);
+/// assert_eq!(policies.names(), ["exports_create", "get_current_time", "orders_refund"]);
+/// assert_eq!(policies.needing_approval(), ["orders_refund"]);
 ///
 /// let typo = br#"{"tools": {"exports_create": {"idempotnt": false}}}"#;
 /// let err = ToolPolicies::from_json(typo).unwrap_err().to_string();
@@ -125,6 +134,15 @@ impl ToolPolicies {
         self.tools.iter().map(|(name, _)| name.as_str()).collect()
     }
 
+    /// The tools whose calls wait for a person's approval.
+    pub fn needing_approval(&self) -> Vec<&str> {
+        self.tools
+            .iter()
+            .filter(|(_, policy)| policy.approval.is_some())
+            .map(|(name, _)| name.as_str())
+            .collect()
+    }
+
     /// Each tool's policy, by the name the file gives it.
     pub(crate) fn tools(&self) -> &[(String, ToolPolicy)] {
         &self.tools
@@ -149,6 +167,11 @@ fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, ProxyError> {
                 e.problem()
             ))
         })?;
+    }
+    if let Some(approval) = &policy.approval {
+        approval
+            .required()
+            .map_err(|e| ProxyError::config(format!("tools.{name}.{e}")))?;
     }
     if let Some(verify) = &policy.verify {
         if verify.url.is_some() || verify.tool.is_none() {
@@ -210,6 +233,28 @@ mod tests {
                 r#"{"tools": {"w": {"verify": {"tool": "r", "args": {"id": "{{steps.x}}"}, "expect": ["/a exists"]}}}}"#,
                 "tools.w.verify",
             ),
+        ] {
+            let text = problem(file);
+            assert!(text.contains(says), "{file}: {text}");
+        }
+        for (file, says) in [
+            (
+                r#"{"tools": {"w": {"approval": {"reason": "r", "expires_in": "soon"}}}}"#,
+                "tools.w.approval.expires_in",
+            ),
+            (
+                r#"{"tools": {"w": {"approval": {"reason": "  "}}}}"#,
+                "tools.w.approval.reason",
+            ),
+            (
+                r#"{"tools": {"w": {"approval": {"reason": "r", "expires_in": "90d"}}}}"#,
+                "tools.w.approval.expires_in",
+            ),
+            (
+                r#"{"tools": {"w": {"approval": {"reason": "r", "why": "x"}}}}"#,
+                "why",
+            ),
+            (r#"{"tools": {"w": {"approval": {}}}}"#, "tools.w.approval"),
         ] {
             let text = problem(file);
             assert!(text.contains(says), "{file}: {text}");

@@ -201,9 +201,11 @@ impl McpProxyBuilder {
     /// No upstream; several, one of them unnamed, or two with one name; an
     /// upstream that cannot be started or does not list its tools in time;
     /// a policy naming a tool that is not offered (see
-    /// [`ToolPolicies::from_json`] for the rest); an unusable configuration.
+    /// [`ToolPolicies::from_json`] for the rest); a tool that needs approval
+    /// on a proxy without a journal; an unusable configuration.
     pub async fn connect(self) -> Result<McpProxy, ProxyError> {
         check_names(&self.upstreams)?;
+        check_journal(&self.policies, self.parts.journal.is_some())?;
         let prefixed = self.upstreams.len() > 1;
         let mut upstreams: Vec<Connected> = Vec::with_capacity(self.upstreams.len());
         let mut listings = Vec::with_capacity(self.upstreams.len());
@@ -326,6 +328,19 @@ impl ExecutorParts {
     }
 }
 
+/// A journal, when a tool's calls wait for a person's approval: that is
+/// where they wait, and where the gateway that decides finds them.
+fn check_journal(policies: &ToolPolicies, journaled: bool) -> Result<(), ProxyError> {
+    match policies.needing_approval().first() {
+        Some(name) if !journaled => Err(ProxyError::config(format!(
+            "tools.{name}.approval: a call that needs approval waits in the journal, and this \
+             proxy keeps none: give --journal PATH|postgres://… (the one the deciding gateway \
+             uses)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// At least one upstream; with several, each named, no name twice.
 fn check_names(upstreams: &[Upstream]) -> Result<(), ProxyError> {
     if upstreams.is_empty() {
@@ -383,6 +398,19 @@ mod tests {
             second.circuit_breakers().unwrap(),
         );
         assert!(!Arc::ptr_eq(a, b));
+    }
+
+    #[test]
+    fn a_tool_that_needs_approval_needs_a_journal() {
+        let policies =
+            ToolPolicies::from_json(br#"{"tools": {"w": {"approval": {"reason": "r"}}}}"#).unwrap();
+        let refused = check_journal(&policies, false).unwrap_err().to_string();
+        assert!(
+            refused.contains("tools.w.approval") && refused.contains("--journal"),
+            "{refused}"
+        );
+        assert!(check_journal(&policies, true).is_ok());
+        assert!(check_journal(&ToolPolicies::default(), false).is_ok());
     }
 
     #[test]

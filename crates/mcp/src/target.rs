@@ -109,6 +109,31 @@ impl McpTarget {
         Ok(Self::Url(parsed.as_str().to_owned()))
     }
 
+    /// The command line that [`command_line`](Self::command_line) splits
+    /// back into this program and these arguments (each word quoted when it
+    /// needs it), unredacted: what another process is handed to start the
+    /// same server (a gateway dispatching an approved call). `None` for a URL.
+    ///
+    /// ```
+    /// use recourse_mcp::McpTarget;
+    ///
+    /// let target = McpTarget::command_line(r#"node "/opt/my servers/fs.js" "it's" ''"#).unwrap();
+    /// let line = target.to_command_line().unwrap();
+    /// assert_eq!(line, r#"node '/opt/my servers/fs.js' 'it'\''s' ''"#);
+    /// assert_eq!(McpTarget::command_line(&line).unwrap(), target);
+    /// assert_eq!(McpTarget::url("http://127.0.0.1:9/mcp").unwrap().to_command_line(), None);
+    /// ```
+    pub fn to_command_line(&self) -> Option<String> {
+        let Self::Command { program, args, .. } = self else {
+            return None;
+        };
+        let words: Vec<String> = std::iter::once(program)
+            .chain(args)
+            .map(|word| quoted(word))
+            .collect();
+        Some(words.join(" "))
+    }
+
     /// Passes these variables of this process's environment to the child
     /// (when they are set), besides [`BASE_ENV`]. No effect on a URL target.
     ///
@@ -179,6 +204,20 @@ impl fmt::Display for McpTarget {
             Self::Url(url) => url.clone(),
         };
         f.write_str(&recourse_protocol::redact(&raw))
+    }
+}
+
+/// `word` as one word of a command line: as it is when it holds nothing a
+/// shell-like split reads, else single-quoted (a quote inside written `'\''`).
+fn quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=,@%+".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -278,6 +317,30 @@ mod tests {
         assert_eq!(split(r#""a\nb""#), [r"a\nb"]);
         assert_eq!(split("a'b'\"c\""), ["abc"]);
         assert!(split("").is_empty());
+    }
+
+    #[test]
+    fn a_command_line_written_back_splits_into_the_same_words() {
+        for words in [
+            &["recourse", "tools", "serve", "--mcp"][..],
+            &[
+                "/opt/my servers/fs",
+                "it's",
+                "",
+                "a\\b",
+                "$HOME",
+                "\"q\"",
+                "tab\there",
+            ],
+        ] {
+            let target = McpTarget::Command {
+                program: words[0].to_owned(),
+                args: words[1..].iter().map(|w| (*w).to_owned()).collect(),
+                pass_env: vec![],
+            };
+            let line = target.to_command_line().unwrap();
+            assert_eq!(McpTarget::command_line(&line).unwrap(), target, "{line}");
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod gateway_writes;
 mod journal_crash;
 mod mcp;
 mod mcp_proxy;
+mod mcp_proxy_approvals;
 mod mcp_proxy_http;
 mod mcp_proxy_orphans;
 mod openapi;
