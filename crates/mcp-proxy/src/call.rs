@@ -157,7 +157,11 @@ fn asked_answer(asked: Result<Asked, JournalError>, call_id: &str, lease: Durati
 /// The call `offered` describes, with the operator's policy for it and the
 /// caller's key.
 fn described(offered: &Offered, payload: Value, call_id: &str, key: Option<String>) -> CallBuilder {
-    let call = Call::builder(offered.tool.name.clone(), payload).call_id(call_id);
+    let mut call = Call::builder(offered.tool.name.clone(), payload).call_id(call_id);
+    // Compiled with the catalog: `prepare` compiles only a schema not given.
+    if let Some(input) = &offered.input {
+        call = call.compiled_schema(input.clone());
+    }
     let mut call = offered.tool.prepare(call);
     if let Some(policy) = &offered.policy {
         if let Some(idempotent) = policy.idempotent {

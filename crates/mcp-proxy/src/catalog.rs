@@ -34,6 +34,8 @@ pub(crate) struct Offered {
     pub(crate) tool: McpTool,
     /// The tool as its upstream listed it, every field kept, renamed to `name`.
     pub(crate) listed: Value,
+    /// Its `inputSchema`, compiled once here rather than for every call.
+    pub(crate) input: Option<Schema>,
     /// Its `outputSchema`, when it declares a usable one.
     pub(crate) output: Option<Schema>,
     /// What the operator's policy file says of it.
@@ -128,12 +130,14 @@ impl Catalog {
                 .get("outputSchema")
                 .filter(|schema| schema.is_object())
                 .and_then(|schema| Schema::compile(schema).ok());
+            let input = Schema::compile(&tool.input_schema).ok();
             self.index.insert(name.clone(), self.tools.len());
             self.tools.push(Offered {
                 name,
                 upstream,
                 tool: tool.clone(),
                 listed: entry,
+                input,
                 output,
                 policy: None,
             });
