@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientInfo, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::{Peer, RoleClient};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
@@ -99,7 +99,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 }
 
 async fn measure(load: Load) -> Result<(), String> {
-    let mut info = ClientInfo::default();
+    let mut info = ClientConfig::default();
     if let Some(version) = &load.protocol {
         info.protocol_version = version.clone();
     }
