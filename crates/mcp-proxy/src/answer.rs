@@ -49,7 +49,10 @@ pub(crate) fn ran(
     if answered && let Some(raw) = raw {
         let mut call = Map::new();
         call.insert("call_id".to_owned(), Value::from(report.call_id.as_str()));
-        call.insert("outcome".to_owned(), Value::from(OutcomeKind::Succeeded.as_str()));
+        call.insert(
+            "outcome".to_owned(),
+            Value::from(OutcomeKind::Succeeded.as_str()),
+        );
         call.insert("attempts".to_owned(), Value::from(report.attempts.len()));
         if let Some(verification) = &report.verification
             && let Ok(verification) = serde_json::to_value(verification)
