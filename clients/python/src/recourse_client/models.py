@@ -160,6 +160,9 @@ class CallEntry:
     #: Whose call it is: the gateway caller's name (``default`` on a gateway
     #: with one token or none).
     caller: str = "default"
+    #: Its approval, when it needed a person's: ``{"id", "state", "reason",
+    #: "expires_at", ...}`` as the record's ``approval`` (``None`` otherwise).
+    approval: Optional[dict[str, Any]] = None
 
 
 @dataclass(frozen=True)
