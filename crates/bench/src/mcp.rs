@@ -20,6 +20,8 @@ use rmcp::service::{Peer, RoleClient};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
 
+use crate::cpu;
+
 /// What to load and how.
 struct Load {
     url: Option<String>,
@@ -168,13 +170,13 @@ async fn measure(load: Load) -> Result<(), String> {
         }));
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let cpu_before = pid.map(server_cpu).transpose()?;
+    let cpu_before = pid.map(cpu::process_cpu).transpose()?;
     let started = Instant::now();
     measuring.store(true, Ordering::Relaxed);
     tokio::time::sleep(load.duration).await;
     measuring.store(false, Ordering::Relaxed);
     let elapsed = started.elapsed();
-    let cpu_after = pid.map(server_cpu).transpose()?;
+    let cpu_after = pid.map(cpu::process_cpu).transpose()?;
     stop.store(true, Ordering::Relaxed);
     let mut latencies = Vec::new();
     for task in tasks {
@@ -219,23 +221,5 @@ async fn one(peer: &Peer<RoleClient>, params: &CallToolRequestParams) -> Result<
     match result.is_error {
         Some(true) => Err(format!("isError: {:?}", result.content)),
         _ => Ok(()),
-    }
-}
-
-/// The CPU process `pid` has used: utime + stime from `/proc/PID/stat`, in
-/// ticks of 10 ms (Linux's USER_HZ).
-fn server_cpu(pid: u32) -> Result<Duration, String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_err(|e| format!("reading /proc/{pid}/stat: {e} (Linux only)"))?;
-    let rest = text.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<u64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    match fields[..] {
-        [utime, stime] => Ok(Duration::from_millis((utime + stime) * 10)),
-        _ => Err(format!("unreadable /proc/{pid}/stat")),
     }
 }
