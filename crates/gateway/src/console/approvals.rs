@@ -30,7 +30,7 @@ use recourse::journal::{
 };
 use serde::Deserialize;
 
-use super::form;
+use super::form::Guarded;
 use super::html::{call_href, see_other, segment};
 use super::viewer::Viewer;
 use crate::approvals::{Deciding, NotDecided, decide_by};
@@ -90,6 +90,12 @@ pub(crate) struct DecisionForm {
     note: String,
 }
 
+impl Guarded for DecisionForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 /// The calls awaiting approval that `seen` admits, oldest first, as the
 /// API lists them at `g`'s clock: one past its expiry is expired, and left out.
 pub(crate) async fn awaiting(
@@ -119,13 +125,10 @@ pub(crate) async fn decide(
     Path(approval_id): Path<String>,
     sent: Result<Form<DecisionForm>, FormRejection>,
 ) -> Response {
-    let Form(sent) = match sent {
+    let sent = match viewer.accept(&headers, sent) {
         Ok(sent) => sent,
-        Err(rejection) => return form::unreadable(&rejection),
+        Err(refused) => return refused,
     };
-    if let Err(refused) = viewer.check(&headers, &sent.csrf) {
-        return refused;
-    }
     let deciding = Deciding {
         decision: sent.decision,
         note: Some(sent.note.as_str()),

@@ -19,7 +19,7 @@ use recourse::journal::{JournalEntry, JournalError, settleable};
 use serde::Deserialize;
 
 use super::approvals;
-use super::form;
+use super::form::Guarded;
 use super::html::{call_href, see_other};
 use super::journal::state_words;
 use super::timeline::Record;
@@ -37,6 +37,12 @@ pub(crate) struct SettleForm {
     csrf: String,
     state: SettledState,
     note: String,
+}
+
+impl Guarded for SettleForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 /// `GET /console/calls/{call_id}`: a call the viewer may not see is
@@ -150,13 +156,10 @@ pub(crate) async fn settle(
     Path(call_id): Path<String>,
     sent: Result<Form<SettleForm>, FormRejection>,
 ) -> Response {
-    let Form(sent) = match sent {
+    let sent = match viewer.accept(&headers, sent) {
         Ok(sent) => sent,
-        Err(rejection) => return form::unreadable(&rejection),
+        Err(refused) => return refused,
     };
-    if let Err(refused) = viewer.check(&headers, &sent.csrf) {
-        return refused;
-    }
     match settle_by(&g, viewer.caller(), &call_id, sent.state, sent.note).await {
         Ok(entry) if viewer.caller().seen().admits_entry(&entry) => see_other(&call_href(&call_id)),
         Ok(_) => see_other("/console"),

@@ -18,3 +18,9 @@ pub(crate) fn unreadable(rejection: &FormRejection) -> Response {
         &format!("{why}. Reload the page and send the form again."),
     )
 }
+
+/// A form that carries the session's CSRF token (every form but the login's).
+pub(crate) trait Guarded {
+    /// The token the form was sent with.
+    fn csrf(&self) -> &str;
+}

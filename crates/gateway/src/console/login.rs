@@ -22,8 +22,9 @@ use serde::Deserialize;
 
 use super::cookie::{self, CookieRule};
 use super::csrf::{self, Forged};
+use super::form::{self, Guarded};
+use super::html;
 use super::viewer::{Viewer, no_session};
-use super::{form, html};
 use crate::gateway::Gateway;
 use crate::sessions::{LIFETIME, random_token};
 
@@ -43,6 +44,12 @@ pub(crate) struct LoginForm {
 #[serde(deny_unknown_fields)]
 pub(crate) struct TokenOnly {
     csrf: String,
+}
+
+impl Guarded for TokenOnly {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 /// `GET /console/login`: the form, or the console for someone already in.
@@ -95,11 +102,7 @@ pub(crate) async fn logout(
     parts: Parts,
     sent: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
-    let Form(sent) = match sent {
-        Ok(sent) => sent,
-        Err(rejection) => return form::unreadable(&rejection),
-    };
-    if let Err(refused) = viewer.check(&parts.headers, &sent.csrf) {
+    if let Err(refused) = viewer.accept(&parts.headers, sent) {
         return refused;
     }
     g.sessions.close(viewer.session());

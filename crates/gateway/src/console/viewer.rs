@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::Form;
 use axum::extract::FromRequestParts;
+use axum::extract::rejection::FormRejection;
 use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -15,6 +17,7 @@ use maud::Markup;
 
 use super::cookie::{self, CookieRule};
 use super::csrf::{self, Forged};
+use super::form::{self, Guarded};
 use super::html::{self, Signed};
 use crate::callers::Caller;
 use crate::gateway::Gateway;
@@ -87,6 +90,18 @@ impl Viewer {
     /// session's token as `given`.
     pub(crate) fn check(&self, headers: &HeaderMap, given: &str) -> Result<(), Response> {
         csrf::check(headers, &self.csrf, given).map_err(|forged| self.forged(forged))
+    }
+
+    /// The form `sent`, read and its token checked against this session;
+    /// else the page that says why not (unreadable, or forged).
+    pub(crate) fn accept<T: Guarded>(
+        &self,
+        headers: &HeaderMap,
+        sent: Result<Form<T>, FormRejection>,
+    ) -> Result<T, Response> {
+        let Form(sent) = sent.map_err(|rejection| form::unreadable(&rejection))?;
+        self.check(headers, sent.csrf())?;
+        Ok(sent)
     }
 
     fn forged(&self, forged: Forged) -> Response {
