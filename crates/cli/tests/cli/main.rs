@@ -25,6 +25,7 @@ mod gateway;
 mod gateway_writes;
 mod journal_crash;
 mod mcp;
+mod mcp_http_tools;
 mod mcp_proxy;
 mod mcp_proxy_approvals;
 mod mcp_proxy_http;

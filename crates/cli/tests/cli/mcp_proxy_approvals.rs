@@ -6,6 +6,8 @@
 //! the call's end, nothing written. All real processes.
 
 use std::io::{BufRead, BufReader, Write};
+
+use crate::mcp_http_tools::McpHttpTools;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,35 +24,6 @@ const POLICY: &str = r#"{"tools": {"exports_create": {"approval":
 
 fn export() -> Value {
     json!({"source_id": "sales-2024", "format": "pdf"})
-}
-
-/// `recourse tools serve --mcp-http`: one store of exports, whichever
-/// process (the proxy, the gateway) calls it.
-struct Tools {
-    child: Child,
-    mcp_url: String,
-}
-
-impl Tools {
-    fn start() -> Self {
-        let mut child = Command::new(BIN)
-            .args(["tools", "serve", "--port", "0", "--mcp-http"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let _base = lines.next().unwrap().unwrap();
-        let mcp_url = lines.next().unwrap().unwrap();
-        Self { child, mcp_url }
-    }
-}
-
-impl Drop for Tools {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A journal, the policy file and the tokens file (the agent, and the lead:
@@ -254,7 +227,7 @@ async fn ended(gateway: &Gateway, call_id: &str) -> Value {
 
 #[tokio::test]
 async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result() {
-    let tools = Tools::start();
+    let tools = McpHttpTools::start(&[]);
     let setup = Setup::new();
     let gateway = setup.gateway(&[]);
     let upstream = format!("tools={}", tools.mcp_url);
@@ -308,7 +281,7 @@ async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result
 
 #[tokio::test]
 async fn a_rejected_call_is_never_written_and_identical_calls_without_a_key_are_one() {
-    let tools = Tools::start();
+    let tools = McpHttpTools::start(&[]);
     let setup = Setup::new();
     let gateway = setup.gateway(&[]);
     let upstream = format!("tools={}", tools.mcp_url);

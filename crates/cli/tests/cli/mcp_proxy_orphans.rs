@@ -4,6 +4,8 @@
 //! export back — never by resending it.
 
 use std::io::{BufRead, BufReader, Write};
+
+use crate::mcp_http_tools::McpHttpTools;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,38 +30,8 @@ fn export() -> Value {
     json!({"source_id": "sales-2024", "format": "pdf"})
 }
 
-/// `recourse tools serve --mcp-http` with a slow export write: its state
-/// outlives the proxies in front of it.
-struct Tools {
-    child: Child,
-    mcp_url: String,
-}
-
-impl Tools {
-    fn start() -> Self {
-        let mut child = Command::new(BIN)
-            .args(["tools", "serve", "--port", "0", "--mcp-http"])
-            .args(["--fault", "exports:slow", "--slow-ms", SLOW_MS])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let _base = lines.next().unwrap().unwrap();
-        let mcp_url = lines.next().unwrap().unwrap();
-        Self { child, mcp_url }
-    }
-}
-
-impl Drop for Tools {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The proxy's arguments: the journal, the lease, the policy, the upstream.
-fn proxy_args(dir: &Path, tools: &Tools) -> Vec<String> {
+fn proxy_args(dir: &Path, tools: &McpHttpTools) -> Vec<String> {
     let policy = dir.join("tools.json");
     std::fs::write(&policy, VERIFY).unwrap();
     let upstream = format!("tools={}", tools.mcp_url);
@@ -152,7 +124,7 @@ fn listed_once(dir: &Path, within: Duration, settled: impl Fn(&[Value]) -> bool)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_proxy_killed_mid_write_settles_its_call_after_a_restart_without_resending() {
-    let tools = Tools::start();
+    let tools = McpHttpTools::start(&["--fault", "exports:slow", "--slow-ms", SLOW_MS]);
     let dir = tempfile::tempdir().unwrap();
     let args = proxy_args(dir.path(), &tools);
 
