@@ -58,11 +58,14 @@ pub(crate) async fn run(
     };
     let call_id = uuid::Uuid::now_v7().to_string();
     let payload = Value::Object(arguments);
-    let hash = request_hash(&json!({"tool": name, "arguments": &payload}));
+    // The request's digest, for a call looked up by its request (keyed, or
+    // waiting for a person): a read sent as it comes needs none.
+    let digest = |payload: &Value| request_hash(&json!({"tool": name, "arguments": payload}));
     let approval = offered.policy.as_ref().and_then(|p| p.approval.as_ref());
+    let asked_hash = approval.map(|_| digest(&payload));
     // Calling again is how a call that waits for a person gets its result:
     // without the client's key, the request's own names it.
-    let key = key.or_else(|| approval.map(|_| ask::derived_key(&hash)));
+    let key = key.or_else(|| asked_hash.as_deref().map(ask::derived_key));
     let mut call = described(offered, payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
@@ -93,7 +96,7 @@ pub(crate) async fn run(
             payload: call.payload(),
             caller: call.caller(),
             key: call.idempotency_key().unwrap_or_default(),
-            request_hash: &hash,
+            request_hash: asked_hash.as_deref().unwrap_or_default(),
         };
         let lease = upstream.executor.config().lease;
         let asked = ask::held(journal.as_ref(), &asking, SystemTime::now(), lease).await;
@@ -113,6 +116,7 @@ pub(crate) async fn run(
             SystemTime::now(),
         ));
     }
+    let hash = digest(call.payload());
     let lease = executor.config().lease;
     let running = shared
         .calls
