@@ -18,6 +18,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::json_answer;
 use crate::proxy::McpProxy;
 
 /// The path the Streamable HTTP endpoint is served at.
@@ -38,8 +39,9 @@ impl McpProxy {
         body_limit: usize,
     ) -> axum::Router {
         let proxy = self.clone();
-        // A call's answer is one JSON body, not an SSE stream of one event:
-        // rmcp falls back to a stream only when a handler notifies first.
+        // Without a session (2026-07-28), rmcp answers a call with one JSON
+        // body unless its handler notifies first; in a session it streams
+        // every answer, which `json_answer` turns into one body where it can.
         let config = StreamableHttpServerConfig::default()
             .with_json_response(true)
             .disable_allowed_hosts()
@@ -50,7 +52,9 @@ impl McpProxy {
             Arc::<LocalSessionManager>::default(),
             config,
         );
-        axum::Router::new().nest_service(MCP_PATH, service)
+        axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn(json_answer::as_json))
     }
 
     /// Stops taking calls into account and waits, at most `grace`, for the

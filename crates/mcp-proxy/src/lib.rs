@@ -63,7 +63,8 @@
 //!   their read (a tool of the upstreams) or lookup, never by a resend.
 //! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
 //!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
-//!   clients that take a URL).
+//!   clients that take a URL). Over HTTP an answer that is ready within
+//!   seconds comes as one JSON body, in a session too; a slower one streams.
 //! - With one upstream, `resources/*` and `prompts/*` are passed through.
 //! - **List changes**: an upstream whose tools change has them offered anew
 //!   (the same names, the policy file applied again) and the clients told —
@@ -81,6 +82,7 @@ mod client;
 mod error;
 mod follow;
 mod http;
+mod json_answer;
 mod listeners;
 mod policy;
 mod proxy;

@@ -135,6 +135,12 @@ async fn mcp_proxy_http_lists_and_calls_tools_and_serves_loopback_hosts_only() {
     assert!(body.contains("HOST_NOT_ALLOWED"), "{body}");
     let (status, body) = front.initialize(&[("host", "localhost")]).await;
     assert_eq!(status, 200, "{body}");
+    // A session's answer comes as one JSON body, not a stream of events.
+    let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
 }
 
 #[tokio::test]
