@@ -5,8 +5,9 @@ must hear of it through the proxy — a 2025-11-25 session through its
 ``message_handler``, a 2026-07-28 client on the ``subscriptions/listen``
 stream it opened — then list the tools again and call the new one. The
 upstream speaks either version to the proxy (the proxy opens its own
-``subscriptions/listen`` to a 2026-07-28 upstream). Over ``--http`` too,
-with a client of each version at once."""
+``subscriptions/listen`` to a 2026-07-28 upstream), over stdio or
+Streamable HTTP. Over ``--http`` too, with a client of each version at
+once."""
 
 from __future__ import annotations
 
@@ -113,6 +114,49 @@ def test_a_2026_client_hears_on_its_listen_stream_and_calls_the_new_tool(tmp_pat
             await call_grown(session)
 
     anyio.run(main)
+    assert [e["tool"] for e in log_of(tmp_path)] == ["grow", "grown"]
+
+
+@pytest.mark.parametrize("upstream_version", UPSTREAM_VERSIONS)
+def test_an_http_upstreams_change_reaches_the_client(tmp_path: Path, upstream_version: str) -> None:
+    """The upstream over Streamable HTTP: the change comes on its session's
+    stream (``GET /mcp``, up to 2025-11-25) or on the ``subscriptions/listen``
+    stream the proxy opens to it (2026-07-28)."""
+    upstream = [*scripted(tmp_path, "grow"), "--http", "0", "--protocol", upstream_version]
+    server = subprocess.Popen(upstream, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline().strip()
+        assert line.startswith("listening on "), line
+        url = line.removeprefix("listening on ")
+
+        async def main() -> None:
+            tools_changed, prompts_changed = anyio.Event(), anyio.Event()
+
+            async def on_message(message) -> None:
+                if isinstance(message, types.ToolListChangedNotification):
+                    tools_changed.set()
+                elif isinstance(message, types.PromptListChangedNotification):
+                    prompts_changed.set()
+
+            args = ["mcp", "proxy", "--journal", str(tmp_path / "proxy.db"), "--upstream", f"up={url}"]
+            params = StdioServerParameters(command=recourse_bin(), args=args)
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write, message_handler=on_message) as session,
+            ):
+                initialized = await session.initialize()
+                assert initialized.capabilities.tools.list_changed is True
+                await grow_and_call(session)
+                with anyio.fail_after(HEARD_WITHIN):
+                    await tools_changed.wait()
+                    await prompts_changed.wait()
+                await call_grown(session)
+                assert [p.name for p in (await session.list_prompts()).prompts] == ["grown"]
+
+        anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
     assert [e["tool"] for e in log_of(tmp_path)] == ["grow", "grown"]
 
 

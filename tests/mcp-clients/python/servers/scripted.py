@@ -27,12 +27,16 @@ Scripts (each fault hits the first call of a tool; later calls succeed):
 - ``too_many`` (HTTP only): the first ``tools/call`` request gets HTTP 429
   with ``Retry-After: 2``, not executed.
 - ``slow``: ``write`` commits after 2 s (for a client that cancels).
-- ``grow`` (stdio only): a third tool, ``grow``, adds a tool ``grown``
+- ``grow``: a third tool, ``grow``, adds a tool ``grown``
   (``readOnlyHint``) and a prompt ``grown``, then announces both list
   changes — on the session up to 2025-11-25; from 2026-07-28 on each
   ``subscriptions/listen`` stream that asked for them (the server answers
   ``subscriptions/listen`` with its acknowledgment, and declares
-  ``listChanged`` for tools and prompts).
+  ``listChanged`` for tools and prompts). Over HTTP the session's
+  notifications go on the stream a ``GET /mcp`` opens (``initialize``
+  answers with an ``Mcp-Session-Id`` up to 2025-11-25), and a
+  ``subscriptions/listen`` request is answered with an event stream that
+  stays open until the client cancels it.
 
 The server answers ``initialize`` with the version the client asked for,
 or with ``--protocol VERSION``.
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -62,7 +67,6 @@ SCRIPTS = (
     "grow",
 )
 HTTP_ONLY = ("unavailable", "too_many")
-STDIO_ONLY = ("grow",)
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 TOOLS = [
     {
@@ -291,11 +295,52 @@ def serve_stdio(script: Script) -> None:
 
 
 def serve_http(script: Script, port: int) -> None:
+    # Open server-to-client streams, one queue each; what the script sends
+    # goes to all of them (one proxy is connected at a time).
+    streams: list[queue.Queue] = []
+    streams_lock = threading.Lock()
+
+    def send(message: dict[str, Any]) -> None:
+        with streams_lock:
+            for stream in streams:
+                stream.put(message)
+
+    script.send = send
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, *args: Any) -> None:
             pass
+
+        def stream(self, open_while=lambda: True, then=lambda: None) -> None:
+            """Answers with an event stream carrying what the script sends,
+            from after ``then()`` runs, while ``open_while()`` holds and the
+            client stays."""
+            events: queue.Queue = queue.Queue()
+            with streams_lock:
+                streams.append(events)
+            self.close_connection = True
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.flush()
+                then()
+                while open_while():
+                    try:
+                        message = events.get(timeout=0.2)
+                    except queue.Empty:
+                        continue
+                    self.wfile.write(f"data: {json.dumps(message)}\n\n".encode())
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                with streams_lock:
+                    streams.remove(events)
 
         def do_POST(self) -> None:
             if self.path != "/mcp":
@@ -313,6 +358,13 @@ def serve_http(script: Script, port: int) -> None:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+            if message.get("method") == "subscriptions/listen" and script.name == "grow":
+                request_id = message["id"]
+                self.stream(
+                    open_while=lambda: request_id in script.streams,
+                    then=lambda: answer(script, message),
+                )
+                return
             try:
                 reply = answer(script, message)
             except Drop:
@@ -326,12 +378,17 @@ def serve_http(script: Script, port: int) -> None:
                 return
             data = json.dumps(reply).encode()
             self.send_response(200)
+            if message.get("method") == "initialize" and script.protocol < "2026-07-28":
+                self.send_header("Mcp-Session-Id", "scripted-session")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
         def do_GET(self) -> None:
+            if self.path == "/mcp" and script.name == "grow":
+                self.stream()
+                return
             # No server-to-client stream.
             self.send_response(405)
             self.send_header("Content-Length", "0")
@@ -360,8 +417,6 @@ def main() -> None:
             parser.error(f"--script {args.script} needs --http")
         serve_stdio(script)
     else:
-        if args.script in STDIO_ONLY:
-            parser.error(f"--script {args.script} is served on stdio only")
         serve_http(script, args.http)
 
 
