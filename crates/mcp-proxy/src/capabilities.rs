@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// tools, announcing their changes when an upstream announces its; and — in
 /// front of one upstream that declared them — its resources and prompts,
 /// passed on as they are, with their change notifications when it sends
-/// them (resource subscriptions are not passed on).
+/// them, and resource subscriptions where it takes them.
 pub(crate) fn offered(declared: &[Value]) -> Value {
     let announces = |d: &Value, kind: &str| d[kind]["listChanged"] == true;
     let mut offered = Map::new();
@@ -25,6 +25,9 @@ pub(crate) fn offered(declared: &[Value]) -> Value {
                 let mut capability = Map::new();
                 if announces(one, kind) {
                     capability.insert("listChanged".to_owned(), Value::Bool(true));
+                }
+                if kind == "resources" && one[kind]["subscribe"] == true {
+                    capability.insert("subscribe".to_owned(), Value::Bool(true));
                 }
                 offered.insert(kind.to_owned(), Value::Object(capability));
             }
@@ -57,11 +60,12 @@ mod tests {
                             "prompts": {"listChanged": true}});
         assert_eq!(
             offered(std::slice::from_ref(&quiet)),
-            json!({"tools": {}, "resources": {}, "prompts": {}})
+            json!({"tools": {}, "resources": {"subscribe": true}, "prompts": {}})
         );
         assert_eq!(
             offered(std::slice::from_ref(&lively)),
-            json!({"tools": {"listChanged": true}, "resources": {"listChanged": true},
+            json!({"tools": {"listChanged": true},
+                   "resources": {"listChanged": true, "subscribe": true},
                    "prompts": {"listChanged": true}})
         );
         // Several: only tools, announced when any upstream announces them.

@@ -48,7 +48,7 @@ impl McpProxy {
             .with_max_request_body_bytes(body_limit)
             .with_cancellation_token(stop);
         let service = StreamableHttpService::new(
-            move || Ok(proxy.clone()),
+            move || Ok(proxy.for_session()),
             Arc::<LocalSessionManager>::default(),
             config,
         );

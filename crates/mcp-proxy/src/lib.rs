@@ -65,7 +65,11 @@
 //!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
 //!   clients that take a URL). Over HTTP an answer that is ready within
 //!   seconds comes as one JSON body, in a session too; a slower one streams.
-//! - With one upstream, `resources/*` and `prompts/*` are passed through.
+//! - With one upstream, `resources/*` and `prompts/*` are passed through,
+//!   resource subscriptions too: a session's `resources/subscribe`, or a
+//!   2026-07-28 client's `subscriptions/listen` naming resources, is told of
+//!   the upstream's updates of them; the upstream is subscribed once while
+//!   any client is.
 //! - **List changes**: an upstream whose tools change has them offered anew
 //!   (the same names, the policy file applied again) and the clients told —
 //!   with `notifications/tools/list_changed` on a session up to 2025-11-25,
@@ -87,6 +91,7 @@ mod listeners;
 mod policy;
 mod proxy;
 mod server;
+mod subscriptions;
 mod sweep;
 mod upstream;
 

@@ -10,6 +10,7 @@
 //! (resends stay a fraction of all calls, whichever server they go to), the
 //! corrector, the journal, shared state — is one for the whole proxy.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use crate::catalog::{Catalog, Listing};
 use crate::error::ProxyError;
 use crate::listeners::Listeners;
 use crate::policy::ToolPolicies;
+use crate::subscriptions::Subscriptions;
 use crate::upstream::Upstream;
 
 /// How long an upstream may take to start and list its tools (a server
@@ -35,10 +37,14 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// An MCP server in front of MCP servers: every `tools/call` runs through
 /// the recourse executor. Serve it with [`serve_stdio`](Self::serve_stdio).
 ///
-/// Cloning it is cheap; clones share everything.
+/// Cloning it is cheap; clones share everything (a clone serves the same
+/// client session: [`streamable_http_router`](Self::streamable_http_router)
+/// numbers each session's proxy anew).
 #[derive(Clone)]
 pub struct McpProxy {
     pub(crate) shared: Arc<Shared>,
+    /// The client session this proxy serves (0 for stdio's one session).
+    pub(crate) session: u64,
 }
 
 /// What every request of a proxy shares.
@@ -61,6 +67,10 @@ pub(crate) struct Shared {
     pub(crate) rebuilding: tokio::sync::Mutex<()>,
     /// Where a warning goes (a policy left out once serving, a failed relisting).
     pub(crate) warn: Warn,
+    /// The clients subscribed to the one upstream's resources.
+    pub(crate) subscriptions: Subscriptions,
+    /// The client sessions numbered so far.
+    pub(crate) sessions: AtomicU64,
 }
 
 /// Where a proxy's warnings go, one line each.
@@ -107,6 +117,14 @@ impl std::fmt::Debug for McpProxy {
 }
 
 impl McpProxy {
+    /// This proxy for another client session (its own number).
+    pub(crate) fn for_session(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            session: self.shared.sessions.fetch_add(1, Ordering::Relaxed) + 1,
+        }
+    }
+
     /// A builder whose calls run with `config` (limits, timeouts, lease).
     pub fn builder(config: ExecutorConfig) -> McpProxyBuilder {
         McpProxyBuilder {
@@ -245,10 +263,16 @@ impl McpProxyBuilder {
                 listeners: Listeners::default(),
                 rebuilding: tokio::sync::Mutex::new(()),
                 warn: self.warn,
+                subscriptions: Subscriptions::default(),
+                sessions: AtomicU64::new(0),
             }),
+            session: 0,
         };
         for (index, changes) in changes.into_iter().enumerate() {
             proxy.follow(index, changes);
+        }
+        if let [one] = proxy.shared.upstreams.as_slice() {
+            proxy.follow_updates(one.transport.resource_updates());
         }
         Ok(proxy)
     }

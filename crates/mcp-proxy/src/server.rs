@@ -18,7 +18,7 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscriptionFilter,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde::Serialize;
@@ -95,6 +95,20 @@ impl McpProxy {
                 refused.data,
             )),
         }
+    }
+}
+
+impl McpProxy {
+    /// Refuses `method` unless the proxy offers resource subscriptions.
+    fn offers_subscriptions(&self, method: &str) -> Result<(), ErrorData> {
+        if self.shared.capabilities["resources"]["subscribe"] == true {
+            return Ok(());
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("{method} is not offered by this proxy"),
+            None,
+        ))
     }
 }
 
@@ -197,14 +211,17 @@ impl rmcp::ServerHandler for McpProxy {
 
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // rmcp narrows it to what was asked and what `get_info` announces.
+        // rmcp narrows it to what was asked and what `get_info` announces
+        // (resource updates only where `resources.subscribe` is offered).
+        let uris = requested.resource_subscriptions.clone().unwrap_or_default();
         Some(
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .resources_list_changed()
                 .prompts_list_changed()
+                .resource_subscriptions(uris)
                 .build(),
         )
     }
@@ -212,9 +229,38 @@ impl rmcp::ServerHandler for McpProxy {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let listeners = &self.shared.listeners;
         let number = listeners.add_stream(context.sink().clone());
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        self.subscribe_stream(number, context.sink(), &uris).await;
         context.cancelled().await;
         listeners.remove(number);
+        self.unsubscribe_stream(number, &uris).await;
         Ok(())
+    }
+
+    // rmcp marks both legacy: they are what sessions up to 2025-11-25 use
+    // (2026-07-28 names resources on a `subscriptions/listen` stream).
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.offers_subscriptions("resources/subscribe")?;
+        self.subscribe_session(request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.offers_subscriptions("resources/unsubscribe")?;
+        self.unsubscribe_session(&request.uri).await
     }
 
     async fn list_resources(

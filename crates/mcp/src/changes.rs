@@ -31,7 +31,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ClientHandler;
-use rmcp::model::{ServerCapabilities, ServerNotification, SubscriptionFilter};
+use rmcp::model::{
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerNotification, SubscriptionFilter,
+};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tokio::sync::broadcast;
 
@@ -77,6 +79,8 @@ pub(crate) struct Watcher {
     pub(crate) session: u64,
     pub(crate) tools: Arc<ListedTools>,
     pub(crate) changes: broadcast::Sender<ListChange>,
+    /// The URIs of the resources the server says were updated.
+    pub(crate) updates: broadcast::Sender<String>,
 }
 
 impl Watcher {
@@ -187,6 +191,15 @@ impl ClientHandler for Watcher {
     async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
         self.changed(ListChange::Prompts, &context.peer).await;
     }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // No receiver is no error: nobody follows the updates.
+        let _ = self.updates.send(params.uri);
+    }
 }
 
 #[cfg(test)]
@@ -218,6 +231,7 @@ mod tests {
             session: 1,
             tools: Arc::default(),
             changes,
+            updates: broadcast::channel(1).0,
         };
         assert_eq!(
             serde_json::to_value(ClientHandler::get_info(&watcher)).unwrap(),

@@ -29,7 +29,10 @@
 //!   ([`McpTransport::forward`]), all as JSON. The lists the server says
 //!   changed are passed on ([`McpTransport::list_changes`]), a tools change
 //!   once the tools were listed again, on whichever protocol version the
-//!   session speaks (`subscriptions/listen` from 2026-07-28).
+//!   session speaks (`subscriptions/listen` from 2026-07-28). Resource
+//!   subscriptions ([`McpTransport::subscribe`], protocol versions up to
+//!   2025-11-25) are made again on every new session, and the updates passed
+//!   on ([`McpTransport::resource_updates`]).
 //!
 //! Serving recourse tools over MCP is the other direction and another crate,
 //! `recourse-mcp-server`, which needs no executor.
@@ -60,6 +63,7 @@ mod failure;
 mod forward;
 mod listed;
 mod reply;
+mod subscribed;
 mod target;
 mod tool;
 mod transport;

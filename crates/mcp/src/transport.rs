@@ -32,6 +32,7 @@
 //! for the user's input (`input_required`) stops the call, rather than have
 //! rmcp answer for a user who is not there and send the call again.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -53,6 +54,7 @@ use recourse_protocol::mcp::McpError;
 
 use crate::changes::{CHANGES_BUFFERED, ListChange, Watcher};
 use crate::listed::ListedTools;
+use crate::subscribed::UPDATES_BUFFERED;
 use crate::target::McpTarget;
 use crate::tool::McpTool;
 use crate::{failure, reply, target};
@@ -86,6 +88,10 @@ pub struct McpTransport {
     pub(crate) tools: Arc<ListedTools>,
     /// The list changes every session passes on.
     changes: broadcast::Sender<ListChange>,
+    /// The resource updates every session passes on.
+    pub(crate) updates: broadcast::Sender<String>,
+    /// The resources subscribed to, subscribed again on every new session.
+    pub(crate) subscribed: std::sync::Mutex<BTreeSet<String>>,
 }
 
 pub(crate) struct Session {
@@ -116,6 +122,8 @@ impl McpTransport {
             sessions_started: AtomicU64::new(0),
             tools: Arc::default(),
             changes: broadcast::channel(CHANGES_BUFFERED).0,
+            updates: broadcast::channel(UPDATES_BUFFERED).0,
+            subscribed: std::sync::Mutex::default(),
         }
     }
 
@@ -220,6 +228,7 @@ impl McpTransport {
             session: number,
             tools: Arc::clone(&self.tools),
             changes: self.changes.clone(),
+            updates: self.updates.clone(),
         };
         let handshake = |e: &dyn fmt::Display| {
             McpError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
@@ -273,6 +282,7 @@ impl McpTransport {
             // Started again, the server lists other tools than before.
             let _ = self.changes.send(ListChange::Tools);
         }
+        self.subscribe_again(service.peer()).await;
         watcher.listen(service.peer());
         Ok(Session { service })
     }

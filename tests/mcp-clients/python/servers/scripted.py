@@ -38,6 +38,14 @@ Scripts (each fault hits the first call of a tool; later calls succeed):
   ``subscriptions/listen`` request is answered with an event stream that
   stays open until the client cancels it.
 
+- ``watch``: one resource, ``note://count`` (the notes written, as text),
+  that a client may subscribe to (``resources.subscribe``): each ``write``
+  that executes sends ``notifications/resources/updated`` for it while it
+  is subscribed to. ``resources/subscribe`` and ``resources/unsubscribe``
+  are logged as calls of those names (``answer``: the URI). A ``write``
+  of the text ``exit`` goes away (as ``drop`` does) without executing, so
+  that a client sees the server started again.
+
 The server answers ``initialize`` with the version the client asked for,
 or with ``--protocol VERSION``.
 """
@@ -65,6 +73,7 @@ SCRIPTS = (
     "too_many",
     "slow",
     "grow",
+    "watch",
 )
 HTTP_ONLY = ("unavailable", "too_many")
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -99,6 +108,8 @@ GROWN = {
     "annotations": {"readOnlyHint": True},
 }
 GROWN_PROMPT = {"name": "grown", "description": "The prompt grow added."}
+COUNT_URI = "note://count"
+COUNT = {"uri": COUNT_URI, "name": "count", "mimeType": "text/plain"}
 # What each list change is called on the wire and in a listen filter.
 CHANGES = {
     "tools": ("notifications/tools/list_changed", "toolsListChanged"),
@@ -122,8 +133,12 @@ class Script:
         self.streams: dict[Any, dict[str, Any]] = {}
         # Writes one message to the client (set by the stdio server).
         self.send: Any = None
+        # The resources a client subscribed to (``watch``).
+        self.subscribed: set[str] = set()
 
     def capabilities(self) -> dict[str, Any]:
+        if self.name == "watch":
+            return {"tools": {}, "resources": {"subscribe": True}}
         if self.name != "grow":
             return {"tools": {}}
         return {"tools": {"listChanged": True}, "prompts": {"listChanged": True}}
@@ -222,7 +237,27 @@ class Script:
             time.sleep(2)
         with self.lock:
             self.record(tool, True, "ok")
-            return {"result": result({"written": self.written()})}
+            reply = {"result": result({"written": self.written()})}
+            watched = tool == "write" and COUNT_URI in self.subscribed
+        if watched:
+            self.send({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": COUNT_URI}})
+        return reply
+
+    def resources(self, method: str, uri: str) -> dict[str, Any]:
+        """The answer to a ``resources/*`` request of ``watch``."""
+        if method == "resources/list":
+            return {"result": {"resources": [COUNT]}}
+        if uri != COUNT_URI:
+            return {"error": {"code": -32002, "message": f"no resource {uri}"}}
+        with self.lock:
+            if method == "resources/read":
+                return {"result": {"contents": [{**COUNT, "text": str(self.written())}]}}
+            if method == "resources/subscribe":
+                self.subscribed.add(uri)
+            else:
+                self.subscribed.discard(uri)
+            self.record(method, True, uri)
+        return {"result": {}}
 
 
 def result(content: dict[str, Any], is_error: bool = False) -> dict[str, Any]:
@@ -264,7 +299,18 @@ def answer(script: Script, message: dict[str, Any]) -> dict[str, Any] | None:
         script.listen(message["id"], params.get("notifications") or {})
         return None
     elif method == "tools/call":
+        exits = (params.get("arguments") or {}).get("text") == "exit"
+        if script.name == "watch" and params.get("name") == "write" and exits:
+            script.record("write", False, "exited")
+            raise Drop
         reply = script.call(params.get("name", ""))
+    elif script.name == "watch" and method in (
+        "resources/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ):
+        reply = script.resources(method, params.get("uri", ""))
     else:
         reply = {"error": {"code": -32601, "message": f"no method {method}"}}
     return {"jsonrpc": "2.0", "id": message["id"], **reply}
@@ -386,7 +432,7 @@ def serve_http(script: Script, port: int) -> None:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            if self.path == "/mcp" and script.name == "grow":
+            if self.path == "/mcp" and script.name in ("grow", "watch"):
                 self.stream()
                 return
             # No server-to-client stream.
