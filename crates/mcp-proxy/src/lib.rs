@@ -91,6 +91,7 @@ mod listeners;
 mod policy;
 mod proxy;
 mod server;
+mod subscribers;
 mod subscriptions;
 mod sweep;
 mod upstream;

@@ -27,7 +27,7 @@ use crate::catalog::{Catalog, Listing};
 use crate::error::ProxyError;
 use crate::listeners::Listeners;
 use crate::policy::ToolPolicies;
-use crate::subscriptions::Subscriptions;
+use crate::subscribers::Subscriptions;
 use crate::upstream::Upstream;
 
 /// How long an upstream may take to start and list its tools (a server

@@ -16,61 +16,14 @@
 //! that asked for that resource: another caller's resources are not
 //! another caller's business.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
 use rmcp::model::{ErrorCode, ErrorData, ResourceUpdatedNotificationParam};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use crate::proxy::{McpProxy, Shared};
-
-/// Which client asked: a session by its number, or a listen stream by its.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Subscriber {
-    Session(u64),
-    Stream(u64),
-}
-
-/// Where a subscriber is told.
-#[derive(Clone)]
-enum Told {
-    Session(Peer<RoleServer>),
-    Stream(SubscriptionSink),
-}
-
-/// The clients subscribed to each resource.
-#[derive(Default)]
-pub(crate) struct Subscriptions {
-    by_uri: Mutex<HashMap<String, Vec<(Subscriber, Told)>>>,
-    /// Held while the upstream is subscribed or unsubscribed, so that a
-    /// first subscriber and a last one leaving do not cross.
-    upstream: tokio::sync::Mutex<()>,
-}
-
-impl Subscriptions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(Subscriber, Told)>>> {
-        self.by_uri.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn is_watched(&self, uri: &str) -> bool {
-        self.lock().get(uri).is_some_and(|s| !s.is_empty())
-    }
-
-    /// Forgets `who`'s subscription to `uri`; whether no one is left.
-    fn remove(&self, uri: &str, who: Subscriber) -> bool {
-        let mut by_uri = self.lock();
-        let Some(subscribers) = by_uri.get_mut(uri) else {
-            return false;
-        };
-        subscribers.retain(|(s, _)| *s != who);
-        let none_left = subscribers.is_empty();
-        if none_left {
-            by_uri.remove(uri);
-        }
-        none_left
-    }
-}
+use crate::subscribers::{Subscriber, Told};
 
 impl McpProxy {
     /// Subscribes the session `peer` to `uri` (`resources/subscribe`).
@@ -121,7 +74,7 @@ impl McpProxy {
     async fn subscribe(&self, uri: String, who: Subscriber, told: Told) -> Result<(), ErrorData> {
         let shared = &self.shared;
         let subscriptions = &shared.subscriptions;
-        let _upstream = subscriptions.upstream.lock().await;
+        let _upstream = subscriptions.upstream().lock().await;
         if !subscriptions.is_watched(&uri) {
             let upstream = &shared.upstreams[0];
             let timeout = upstream.executor.config().request_timeout;
@@ -134,17 +87,13 @@ impl McpProxy {
                     ErrorData::new(ErrorCode(refused.code), refused.message, refused.data)
                 })?;
         }
-        let mut by_uri = subscriptions.lock();
-        let subscribers = by_uri.entry(uri).or_default();
-        if !subscribers.iter().any(|(s, _)| *s == who) {
-            subscribers.push((who, told));
-        }
+        subscriptions.add(uri, who, told);
         Ok(())
     }
 
     async fn unsubscribe(&self, uri: &str, who: Subscriber) -> Result<(), ErrorData> {
         let shared = &self.shared;
-        let _upstream = shared.subscriptions.upstream.lock().await;
+        let _upstream = shared.subscriptions.upstream().lock().await;
         if shared.subscriptions.remove(uri, who) {
             unsubscribe_upstream(shared, uri).await?;
         }
@@ -192,7 +141,7 @@ async fn follow_updates(shared: Weak<Shared>, mut updates: Receiver<String>) {
 /// and the upstream unsubscribed once none is left.
 async fn tell(shared: &Shared, uri: &str) {
     let subscriptions = &shared.subscriptions;
-    let subscribers = subscriptions.lock().get(uri).cloned().unwrap_or_default();
+    let subscribers = subscriptions.of(uri);
     let mut gone = Vec::new();
     // Told outside the lock: a slow client holds no one else.
     for (who, told) in subscribers {
@@ -210,7 +159,7 @@ async fn tell(shared: &Shared, uri: &str) {
     if gone.is_empty() {
         return;
     }
-    let _upstream = subscriptions.upstream.lock().await;
+    let _upstream = subscriptions.upstream().lock().await;
     let mut none_left = false;
     for who in gone {
         none_left |= subscriptions.remove(uri, who);

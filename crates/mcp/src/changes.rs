@@ -47,6 +47,10 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// it is told it lagged (and should read everything again).
 pub(crate) const CHANGES_BUFFERED: usize = 16;
 
+/// How many resource updates an owner that does not keep up may fall
+/// behind before it is told it lagged (and should read its resources again).
+pub(crate) const UPDATES_BUFFERED: usize = 64;
+
 /// A list of the server's that changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

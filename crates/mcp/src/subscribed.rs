@@ -25,10 +25,6 @@ use tokio::sync::broadcast;
 use crate::forward::RpcError;
 use crate::transport::McpTransport;
 
-/// How many updates an owner that does not keep up may fall behind before
-/// it is told it lagged (and should read its resources again).
-pub(crate) const UPDATES_BUFFERED: usize = 64;
-
 impl McpTransport {
     /// Subscribes to updates of the resource at `uri` (`resources/subscribe`)
     /// on this session and, until [`unsubscribe`](Self::unsubscribe)d, on

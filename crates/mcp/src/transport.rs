@@ -52,9 +52,8 @@ use tokio::sync::{Mutex, broadcast};
 
 use recourse_protocol::mcp::McpError;
 
-use crate::changes::{CHANGES_BUFFERED, ListChange, Watcher};
+use crate::changes::{CHANGES_BUFFERED, ListChange, UPDATES_BUFFERED, Watcher};
 use crate::listed::ListedTools;
-use crate::subscribed::UPDATES_BUFFERED;
 use crate::target::McpTarget;
 use crate::tool::McpTool;
 use crate::{failure, reply, target};
