@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
 use recourse::approval::refreshed;
-use recourse::journal::{JournalEntry, JournalError, settleable};
+use recourse::journal::{CallState, JournalEntry, JournalError, settleable};
 use serde::Deserialize;
 
 use super::approvals;
@@ -107,13 +107,22 @@ fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
         }
         @match &view {
             Some(view) => {
-                section #ending { h2 { "How it ended" } (view.ending()) }
+                section #ending { h2 { (ending_heading(entry.state)) } (view.ending()) }
                 section #timeline { h2 { "Timeline" } (view.timeline()) }
             }
             None => {
                 section #raw { h2 { "Record" } pre { (serde_json::to_string_pretty(&record).unwrap_or_default()) } }
             }
         }
+    }
+}
+
+/// The heading over what the record says of a call's end: a call still
+/// running or waiting for a person has not ended.
+fn ending_heading(state: CallState) -> &'static str {
+    match state {
+        CallState::InFlight | CallState::AwaitingApproval => "Where it stands",
+        CallState::Succeeded | CallState::Failed | CallState::Unknown => "How it ended",
     }
 }
 

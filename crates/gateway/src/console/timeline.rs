@@ -210,8 +210,9 @@ impl Record {
                 dd {
                     code { (next.step.as_deref().unwrap_or("")) } " "
                     span.tool-text { (next.model_message.as_deref().unwrap_or("")) }
-                    @if let Some(q) = &next.question { br; "Question for the user: " (q) }
                 }
+                // The model's message quotes it; on its own line, it is what a person is asked.
+                @if let Some(q) = &next.question { dt { "The user is asked" } dd #question { (q) } }
             }
         }
     }

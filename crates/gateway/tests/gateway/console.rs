@@ -741,6 +741,20 @@ async fn a_caller_without_the_role_sees_the_wait_but_may_not_decide() {
     assert!(home.text.contains("An approver decides."));
     assert!(!home.text.contains(r#"class="decide""#), "{}", home.text);
     let page = agent.get(&format!("/console/calls/{id}")).await;
+    // A call waiting for a person has not ended.
+    assert!(
+        page.text.contains("<h2>Where it stands</h2>"),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("How it ended"), "{}", page.text);
+    // What a person is asked has its own line.
+    assert!(
+        page.text
+            .contains("<dt>The user is asked</dt><dd id=\"question\">"),
+        "{}",
+        page.text
+    );
     assert!(
         page.text.contains(r#"class="state pending">pending<"#),
         "{}",
