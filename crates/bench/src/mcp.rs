@@ -212,11 +212,16 @@ async fn measure(load: Load) -> Result<(), String> {
     Ok(())
 }
 
-/// One call; a result with `isError` counts as a failure.
+/// How long one call may take: a server that dies mid-run leaves calls no
+/// answer will ever come to, and the run must still end.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One call; a result with `isError`, or no answer within [`CALL_TIMEOUT`],
+/// counts as a failure.
 async fn one(peer: &Peer<RoleClient>, params: &CallToolRequestParams) -> Result<(), String> {
-    let result = peer
-        .call_tool(params.clone())
+    let result = tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params.clone()))
         .await
+        .map_err(|_| format!("no answer within {CALL_TIMEOUT:?}"))?
         .map_err(|e| e.to_string())?;
     match result.is_error {
         Some(true) => Err(format!("isError: {:?}", result.content)),
