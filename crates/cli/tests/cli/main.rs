@@ -30,6 +30,7 @@ mod mcp_proxy;
 mod mcp_proxy_approvals;
 mod mcp_proxy_http;
 mod mcp_proxy_orphans;
+mod mcp_stdio_proxy;
 mod openapi;
 mod probe;
 mod readme;

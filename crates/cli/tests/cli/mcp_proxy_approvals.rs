@@ -5,11 +5,10 @@
 //! next identical call gets its result; a rejection reaches the client as
 //! the call's end, nothing written. All real processes.
 
-use std::io::{BufRead, BufReader, Write};
-
 use crate::mcp_http_tools::McpHttpTools;
+use crate::mcp_stdio_proxy::StdioProxy;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -70,7 +69,7 @@ impl Setup {
     }
 
     /// The proxy's arguments on the journal with the policy, then `upstream`.
-    fn proxy(&self, upstream: &[&str]) -> Session {
+    fn proxy(&self, upstream: &[&str]) -> StdioProxy {
         let mut args = vec![
             "mcp".to_owned(),
             "proxy".to_owned(),
@@ -80,93 +79,15 @@ impl Setup {
             self.path("tools.json"),
         ];
         args.extend(upstream.iter().map(|a| (*a).to_owned()));
-        Session::start(&args)
+        StdioProxy::start(&args)
     }
 }
 
-/// A proxy spoken to over its stdio, one JSON-RPC message a line.
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Session {
-    fn start(args: &[String]) -> Self {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .env_remove("RECOURSE_JOURNAL")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut session = Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let answer = session.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "approvals-test", "version": "0"}}),
-        );
-        assert!(answer["serverInfo"].is_object(), "{answer}");
-        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and reads lines until its answer: its `result`.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "the proxy ended"
-            );
-            let message: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
-            }
-        }
-    }
-
-    /// `tools/call` of `tool` with `arguments`, under `key` when given.
-    fn call(&mut self, tool: &str, arguments: &Value, key: Option<&str>) -> Value {
-        let mut params = json!({"name": tool, "arguments": arguments});
-        if let Some(key) = key {
-            params["_meta"] = json!({"recourse/idempotency-key": key});
-        }
-        self.request("tools/call", params)
-    }
-
-    /// How many exports of [`export`] the proxy's upstream has.
-    fn exports(&mut self) -> u64 {
-        let found = self.call("exports_lookup", &export(), None);
-        assert_eq!(found["isError"], false, "{found}");
-        found["structuredContent"]["count"].as_u64().unwrap()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// How many exports of [`export`] the proxy's upstream has.
+fn exports(proxy: &mut StdioProxy) -> u64 {
+    let found = proxy.call("exports_lookup", &export(), None);
+    assert_eq!(found["isError"], false, "{found}");
+    found["structuredContent"]["count"].as_u64().unwrap()
 }
 
 /// What an `approval_required` answer says: the call's id and its approval's.
@@ -236,7 +157,7 @@ async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result
     let first = proxy.call("exports_create", &export(), Some("export-1"));
     let (call_id, approval_id) = awaiting(&first);
     assert_eq!(
-        proxy.exports(),
+        exports(&mut proxy),
         0,
         "nothing is sent before a person decides"
     );
@@ -273,10 +194,10 @@ async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result
         done["structuredContent"]["source_id"], "sales-2024",
         "{done}"
     );
-    assert_eq!(proxy.exports(), 1, "one write, the gateway's");
+    assert_eq!(exports(&mut proxy), 1, "one write, the gateway's");
     let once_more = proxy.call("exports_create", &export(), Some("export-1"));
     assert_eq!(once_more["isError"], false, "{once_more}");
-    assert_eq!(proxy.exports(), 1, "a repeat is answered, never sent");
+    assert_eq!(exports(&mut proxy), 1, "a repeat is answered, never sent");
 }
 
 #[tokio::test]
@@ -306,7 +227,7 @@ async fn a_rejected_call_is_never_written_and_identical_calls_without_a_key_are_
     assert_eq!(failure["retryable"], false, "{rejected}");
     assert_eq!(failure["correlationId"], call_id.as_str());
     assert_eq!(rejected["_meta"]["recourse/call"]["outcome"], "failed");
-    assert_eq!(proxy.exports(), 0, "nothing was ever sent");
+    assert_eq!(exports(&mut proxy), 0, "nothing was ever sent");
 }
 
 #[tokio::test]
@@ -328,7 +249,7 @@ async fn the_gateway_starts_the_proxys_own_upstream_command_to_send_an_approved_
     assert_eq!(done["_meta"]["recourse/call"]["call_id"], call_id.as_str());
     // The gateway's own server wrote it: the proxy's (another process,
     // exports kept in memory) never received the call.
-    assert_eq!(proxy.exports(), 0);
+    assert_eq!(exports(&mut proxy), 0);
 }
 
 #[test]

@@ -3,11 +3,10 @@
 //! its lease has run out the proxy's sweeper settles it by reading the
 //! export back — never by resending it.
 
-use std::io::{BufRead, BufReader, Write};
-
 use crate::mcp_http_tools::McpHttpTools;
+use crate::mcp_stdio_proxy::StdioProxy;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recourse_mcp::{McpTarget, McpTransport};
@@ -51,54 +50,6 @@ fn proxy_args(dir: &Path, tools: &McpHttpTools) -> Vec<String> {
     .to_vec()
 }
 
-/// A proxy spoken to line by line over its stdio, so that it can be killed.
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Session {
-    fn start(args: &[String]) -> Self {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut session = Self {
-            child,
-            stdin,
-            stdout,
-        };
-        session.send(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "orphan-test", "version": "0"},
-            }}),
-        );
-        let answer = session.answer();
-        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
-        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn answer(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
-    }
-}
-
 /// `recourse journal --journal PATH list --json`.
 fn listed(dir: &Path) -> Vec<Value> {
     let journal = dir.join("proxy.db").display().to_string();
@@ -129,7 +80,7 @@ async fn mcp_proxy_killed_mid_write_settles_its_call_after_a_restart_without_res
     let args = proxy_args(dir.path(), &tools);
 
     // The write is sent and journaled; the proxy is killed before it ends.
-    let mut killed = Session::start(&args);
+    let mut killed = StdioProxy::start(&args);
     killed.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "exports_create", "arguments": export()}}));
     let calls = listed_once(dir.path(), WAIT, |calls| {
@@ -138,8 +89,7 @@ async fn mcp_proxy_killed_mid_write_settles_its_call_after_a_restart_without_res
             .is_some_and(|c| c["attempts"].as_u64() >= Some(1))
     });
     assert_eq!(calls.len(), 1, "{calls:?}");
-    killed.child.kill().unwrap(); // SIGKILL
-    killed.child.wait().unwrap();
+    killed.kill();
 
     let call_id = calls[0]["call_id"].as_str().unwrap().to_owned();
     let calls = listed(dir.path());
