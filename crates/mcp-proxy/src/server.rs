@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use recourse_mcp::{McpError, RpcError};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -80,21 +81,30 @@ impl McpProxy {
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         let params = (!params.is_null()).then_some(params);
         let timeout = shared.upstreams[0].executor.config().request_timeout;
-        let answer = shared.upstreams[0]
-            .transport
-            .forward(method, params, timeout)
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        match answer {
-            Ok(result) => complete(result).map_err(|e| {
-                ErrorData::internal_error(format!("the upstream's {method} answer: {e}"), None)
-            }),
-            Err(refused) => Err(ErrorData::new(
-                ErrorCode(refused.code),
-                refused.message,
-                refused.data,
-            )),
-        }
+        let result = passed_on(
+            shared.upstreams[0]
+                .transport
+                .forward(method, params, timeout)
+                .await,
+        )?;
+        complete(result).map_err(|e| {
+            ErrorData::internal_error(format!("the upstream's {method} answer: {e}"), None)
+        })
+    }
+}
+
+/// The one upstream's answer to a request passed on, as the client is
+/// answered: its result; its own JSON-RPC error when it refused; an internal
+/// error when it could not be reached.
+pub(crate) fn passed_on<T>(answer: Result<Result<T, RpcError>, McpError>) -> Result<T, ErrorData> {
+    match answer {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(refused)) => Err(ErrorData::new(
+            ErrorCode(refused.code),
+            refused.message,
+            refused.data,
+        )),
+        Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
     }
 }
 

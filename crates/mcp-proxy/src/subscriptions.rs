@@ -18,11 +18,12 @@
 
 use std::sync::{Arc, Weak};
 
-use rmcp::model::{ErrorCode, ErrorData, ResourceUpdatedNotificationParam};
+use rmcp::model::{ErrorData, ResourceUpdatedNotificationParam};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use crate::proxy::{McpProxy, Shared};
+use crate::server::passed_on;
 use crate::subscribers::{Subscriber, Told};
 
 impl McpProxy {
@@ -78,14 +79,7 @@ impl McpProxy {
         if !subscriptions.is_watched(&uri) {
             let upstream = &shared.upstreams[0];
             let timeout = upstream.executor.config().request_timeout;
-            upstream
-                .transport
-                .subscribe(&uri, timeout)
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-                .map_err(|refused| {
-                    ErrorData::new(ErrorCode(refused.code), refused.message, refused.data)
-                })?;
+            passed_on(upstream.transport.subscribe(&uri, timeout).await)?;
         }
         subscriptions.add(uri, who, told);
         Ok(())
@@ -111,15 +105,7 @@ impl McpProxy {
 async fn unsubscribe_upstream(shared: &Shared, uri: &str) -> Result<(), ErrorData> {
     let upstream = &shared.upstreams[0];
     let timeout = upstream.executor.config().request_timeout;
-    match upstream.transport.unsubscribe(uri, timeout).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(refused)) => Err(ErrorData::new(
-            ErrorCode(refused.code),
-            refused.message,
-            refused.data,
-        )),
-        Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
-    }
+    passed_on(upstream.transport.unsubscribe(uri, timeout).await)
 }
 
 async fn follow_updates(shared: Weak<Shared>, mut updates: Receiver<String>) {
