@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -43,6 +45,20 @@ def proxy(tmp_path: Path, *upstreams: str, protocol: str) -> StdioServerParamete
     return StdioServerParameters(command=recourse_bin(), args=args)
 
 
+def told_of_changes() -> tuple[anyio.Event, anyio.Event, Callable[[Any], Awaitable[None]]]:
+    """Events set once a session is told its tools, and its prompts, changed;
+    and the session's message handler that sets them."""
+    tools_changed, prompts_changed = anyio.Event(), anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            tools_changed.set()
+        elif isinstance(message, types.PromptListChangedNotification):
+            prompts_changed.set()
+
+    return tools_changed, prompts_changed, on_message
+
+
 async def tool_names(session: ClientSession) -> list[str]:
     return [tool.name for tool in (await session.list_tools()).tools]
 
@@ -65,13 +81,7 @@ async def call_grown(session: ClientSession, prefix: str = "") -> None:
 @pytest.mark.parametrize("upstream_version", UPSTREAM_VERSIONS)
 def test_a_session_is_told_of_the_tool_an_upstream_added_and_calls_it(tmp_path: Path, upstream_version: str) -> None:
     async def main() -> None:
-        tools_changed, prompts_changed = anyio.Event(), anyio.Event()
-
-        async def on_message(message) -> None:
-            if isinstance(message, types.ToolListChangedNotification):
-                tools_changed.set()
-            elif isinstance(message, types.PromptListChangedNotification):
-                prompts_changed.set()
+        tools_changed, prompts_changed, on_message = told_of_changes()
 
         params = proxy(tmp_path, protocol=upstream_version)
         async with (
@@ -130,13 +140,7 @@ def test_an_http_upstreams_change_reaches_the_client(tmp_path: Path, upstream_ve
         url = line.removeprefix("listening on ")
 
         async def main() -> None:
-            tools_changed, prompts_changed = anyio.Event(), anyio.Event()
-
-            async def on_message(message) -> None:
-                if isinstance(message, types.ToolListChangedNotification):
-                    tools_changed.set()
-                elif isinstance(message, types.PromptListChangedNotification):
-                    prompts_changed.set()
+            tools_changed, prompts_changed, on_message = told_of_changes()
 
             args = ["mcp", "proxy", "--journal", str(tmp_path / "proxy.db"), "--upstream", f"up={url}"]
             params = StdioServerParameters(command=recourse_bin(), args=args)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -37,6 +39,18 @@ def proxy(tmp_path: Path) -> StdioServerParameters:
     return StdioServerParameters(command=recourse_bin(), args=args)
 
 
+def told_of_updates() -> tuple[anyio.Event, Callable[[Any], Awaitable[None]]]:
+    """An event set once a session is told ``URI`` was updated, and the
+    session's message handler that sets it."""
+    updated = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == URI:
+            updated.set()
+
+    return updated, on_message
+
+
 def upstream_requests(tmp_path: Path) -> list[str]:
     """What reached the upstream, in order: each call's or request's name."""
     return [e["tool"] for e in log_of(tmp_path)]
@@ -52,11 +66,7 @@ def wait_for_log(tmp_path: Path, expected: list[str]) -> None:
 
 def test_a_session_subscribed_to_a_resource_is_told_of_its_updates(tmp_path: Path) -> None:
     async def main() -> None:
-        updated = anyio.Event()
-
-        async def on_message(message) -> None:
-            if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == URI:
-                updated.set()
+        updated, on_message = told_of_updates()
 
         async with (
             stdio_client(proxy(tmp_path)) as (read, write),
@@ -84,11 +94,7 @@ def test_an_upstream_started_again_is_subscribed_again(tmp_path: Path) -> None:
     call, so the client, which subscribed once, still hears of updates."""
 
     async def main() -> None:
-        updated = anyio.Event()
-
-        async def on_message(message) -> None:
-            if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == URI:
-                updated.set()
+        updated, on_message = told_of_updates()
 
         async with (
             stdio_client(proxy(tmp_path)) as (read, write),
@@ -138,22 +144,16 @@ def test_over_http_the_upstream_is_subscribed_once_while_any_session_is(tmp_path
         url = proxy_process.stdout.readline().rstrip("\n").removeprefix("recourse mcp proxy listening on ")
 
         async def main() -> None:
-            heard = {"a": anyio.Event(), "b": anyio.Event()}
-
-            def on_message(name: str):
-                async def handle(message) -> None:
-                    if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == URI:
-                        heard[name].set()
-
-                return handle
+            a_heard, a_told = told_of_updates()
+            b_heard, b_told = told_of_updates()
 
             async with (
                 httpx2.AsyncClient() as a_http,
                 streamable_http_client(url, http_client=a_http) as (a_read, a_write),
-                ClientSession(a_read, a_write, message_handler=on_message("a")) as a,
+                ClientSession(a_read, a_write, message_handler=a_told) as a,
                 httpx2.AsyncClient() as b_http,
                 streamable_http_client(url, http_client=b_http) as (b_read, b_write),
-                ClientSession(b_read, b_write, message_handler=on_message("b")) as b,
+                ClientSession(b_read, b_write, message_handler=b_told) as b,
             ):
                 await a.initialize()
                 await b.initialize()
@@ -164,8 +164,8 @@ def test_over_http_the_upstream_is_subscribed_once_while_any_session_is(tmp_path
                 written = await a.call_tool("write", {"text": "one"})
                 assert not written.is_error, written
                 with anyio.fail_after(HEARD_WITHIN):
-                    await heard["a"].wait()
-                    await heard["b"].wait()
+                    await a_heard.wait()
+                    await b_heard.wait()
                 await a.unsubscribe_resource(URI)
                 assert upstream_requests(tmp_path) == ["resources/subscribe", "write"]
                 await b.unsubscribe_resource(URI)
