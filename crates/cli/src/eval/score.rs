@@ -349,6 +349,8 @@ mod tests {
                 verification: None,
                 elapsed: std::time::Duration::ZERO,
                 settlement: None,
+                answer: None,
+                ended_at: None,
             },
             sent: sent
                 .into_iter()

@@ -58,6 +58,8 @@ pub(crate) struct Run<'e> {
     source: PayloadSource,
     last_error: Option<ToolError>,
     last_data: Option<ToolData>,
+    /// The tool's whole last answer, when its data (or error) is a part of it.
+    last_answer: Option<Value>,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
     /// Events that belong to the next attempt (its payload's coercion, the journal).
@@ -118,6 +120,7 @@ impl<'e> Run<'e> {
             source: PayloadSource::Caller,
             last_error: None,
             last_data: None,
+            last_answer: None,
             operation_id: None,
             attempts: Vec::new(),
             upcoming: Vec::new(),
@@ -159,6 +162,8 @@ impl<'e> Run<'e> {
                 .now()
                 .saturating_duration_since(self.started),
             settlement: None,
+            answer: self.last_answer.take(),
+            ended_at: Some(self.exec.clock.wall()),
         };
         let report = self.journal_outcome(report).instrument(span.clone()).await;
         span::call_finished(&span, &report);
@@ -389,11 +394,14 @@ impl<'e> Run<'e> {
             timeout,
             answered.assessment,
         );
-        // A success's data, moved out of the response rather than copied.
-        if let Ok(response) = parsed
-            && response.success
-        {
-            self.last_data = Some(response.data.unwrap_or_default());
+        // A success's data, and the tool's whole answer when the data is
+        // only a part of it, moved out of the response rather than copied.
+        self.last_answer = None;
+        if let Ok(response) = parsed {
+            if response.success {
+                self.last_data = Some(response.data.unwrap_or_default());
+            }
+            self.last_answer = response.answer;
         }
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
@@ -581,10 +589,16 @@ impl<'e> Run<'e> {
             Finish::Succeeded(Success::Answered | Success::ReadBack) => Outcome::Succeeded {
                 data: self.last_data.take().unwrap_or_default(),
             },
-            Finish::Succeeded(Success::Committed(result)) => Outcome::Succeeded {
-                data: result.into(),
-            },
+            Finish::Succeeded(Success::Committed(result)) => {
+                // A lookup's result, not the tool's answer to the write.
+                self.last_answer = None;
+                Outcome::Succeeded {
+                    data: result.into(),
+                }
+            }
             Finish::Stopped(reason) => {
+                // A failure's answer reaches people and models: redacted.
+                self.last_answer = self.last_answer.take().map(|a| redact_value(&a));
                 let error = self.last_error.clone();
                 if reason.leaves_outcome_unknown() {
                     Outcome::Unknown { error, reason }
