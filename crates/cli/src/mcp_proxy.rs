@@ -6,7 +6,6 @@ mod http;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -127,10 +126,12 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         proxy.tool_names().len(),
         proxy.upstreams().count()
     );
-    let grace = config.deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5);
     let calls_left = match exposure {
-        Some(exposure) => http::serve(proxy, &args.http, exposure, settings, grace).await?,
-        None => proxy.serve_stdio(grace).await?.calls_left,
+        Some(exposure) => http::serve(proxy, &args.http, exposure, settings).await?,
+        None => {
+            let grace = proxy.calls_grace();
+            proxy.serve_stdio(grace).await?.calls_left
+        }
     };
     if calls_left > 0 {
         eprintln!(

@@ -44,6 +44,7 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
+mod access;
 mod answer;
 mod approvals;
 mod ask;
@@ -70,6 +71,7 @@ mod serve;
 mod sessions;
 mod wait;
 
+pub use access::Access;
 pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};

@@ -99,7 +99,7 @@ mod upstream;
 pub use answer::CALL_META_KEY;
 pub use client::Client;
 pub use error::{ProxyError, ProxyErrorKind};
-pub use http::MCP_PATH;
+pub use http::{MCP_PATH, router, serve_http};
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use server::Served;
