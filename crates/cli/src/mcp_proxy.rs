@@ -107,9 +107,7 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     // Every flag is checked before the journal is opened.
     builder.check()?;
     let location = settings.journal(args.journal.as_deref());
-    let journal =
-        crate::serve::journal::open_named(location, "mcp-proxy.db", "the MCP proxy's journal")
-            .await?;
+    let journal = recourse_gateway::open_server_journal(location, "mcp-proxy.db").await?;
     let journal_words = match (&journal, location) {
         (None, _) => "no journal".to_owned(),
         (Some(_), Some(location)) => format!("journal {}", recourse_protocol::redact(location)),
