@@ -54,6 +54,7 @@ pub mod protect;
 pub mod reconcile;
 pub mod record;
 pub mod target;
+pub mod timing;
 pub mod transport;
 
 pub use policy::machine;

@@ -45,7 +45,6 @@
 //! `recourse-tool` and a graceful drain.
 
 mod access;
-mod answer;
 mod approvals;
 mod ask;
 mod auth;
@@ -55,7 +54,6 @@ mod console;
 mod dispatch;
 mod entry;
 mod exposure;
-mod finish;
 mod fleet;
 mod gateway;
 mod guard;
@@ -64,7 +62,7 @@ mod keyed;
 mod openapi;
 mod ready;
 mod records;
-mod refusal;
+mod render;
 mod request;
 mod resolve;
 mod routes;
@@ -82,6 +80,6 @@ pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
 pub use journal_location::{JournalLocationError, NO_JOURNAL, open_server_journal};
 pub use openapi::document as openapi_document;
-pub use refusal::Refusal;
+pub use recourse_door::Refusal;
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};
