@@ -26,15 +26,11 @@ impl Gateway {
             config = config.allow_mcp_command((*pattern).to_owned());
         }
         let gateway = Arc::new(config.build().expect("the gateway builds"));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let stop = CancellationToken::new();
-        let ended = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, router(gateway))
-                .with_graceful_shutdown(ended.cancelled_owned())
-                .await
-        });
+        let url = format!(
+            "http://{}",
+            super::on_loopback(router(gateway), &stop).await
+        );
         Self { url, stop }
     }
 }

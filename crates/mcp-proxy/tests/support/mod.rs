@@ -104,19 +104,8 @@ impl HttpFront {
     /// Serves `proxy` behind `access`.
     pub async fn start(proxy: &McpProxy, access: &Access) -> Self {
         let stop = CancellationToken::new();
-        let app = router(proxy, access, stop.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!(
-            "http://{}{}",
-            listener.local_addr().unwrap(),
-            recourse_mcp_proxy::MCP_PATH
-        );
-        let ended = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(ended.cancelled_owned())
-                .await
-        });
+        let addr = on_loopback(router(proxy, access, stop.clone()), &stop).await;
+        let url = format!("http://{addr}{}", recourse_mcp_proxy::MCP_PATH);
         Self { url, stop }
     }
 
@@ -135,6 +124,19 @@ impl Drop for HttpFront {
     fn drop(&mut self) {
         self.stop.cancel();
     }
+}
+
+/// Serves `app` on a free loopback port until `stop` is cancelled: its address.
+pub async fn on_loopback(app: axum::Router, stop: &CancellationToken) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stopped = stop.clone().cancelled_owned();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stopped)
+            .await
+    });
+    addr
 }
 
 /// The proxy `builder` connects, served over HTTP, and a client of it.

@@ -45,15 +45,8 @@ impl McpTools {
             .await
             .expect("the tools list themselves");
         let app = axum::Router::new().nest_service("/mcp", streamable_http_service(server));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let stop = CancellationToken::new();
-        let ended = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(ended.cancelled_owned())
-                .await
-        });
+        let url = format!("http://{}/mcp", super::on_loopback(app, &stop).await);
         Self { url, stop }
     }
 
