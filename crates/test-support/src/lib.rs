@@ -15,6 +15,8 @@
 //!   mid-run; [`redis_ping`] checks that a Redis answers.
 //! - [`OwnedPostgres`]: a PostgreSQL cluster of the test's own, to restart
 //!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
+//! - [`harness`]: the runner of a `harness = false` test binary that is
+//!   also a scripted MCP server on its stdout (libtest would write there).
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -31,6 +33,7 @@
 
 mod exports;
 mod fake_llm;
+pub mod harness;
 mod openapi;
 mod postgres;
 #[cfg(unix)]

@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use recourse::target::Url;
 use recourse::transport::RawResponse;
 use recourse_protocol::redact;
 
 use super::answer::{MAX_ANSWER_BYTES, Reply, Response};
 use super::battery::{Body, OVERSIZED_BYTES, Over};
+use super::error::ProbeError;
 
 /// An HTTP client for probes: a per-request timeout covering the whole
 /// exchange, answers capped at [`MAX_ANSWER_BYTES`], redirects not followed
@@ -23,13 +23,16 @@ pub(crate) struct HttpChannel {
 
 impl HttpChannel {
     /// A client sending `headers` with every request.
-    pub(crate) fn new(headers: Vec<(String, String)>, timeout: Duration) -> Result<Self> {
+    pub(crate) fn new(
+        headers: Vec<(String, String)>,
+        timeout: Duration,
+    ) -> Result<Self, ProbeError> {
         let client = reqwest::Client::builder()
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("recourse-probe/", env!("CARGO_PKG_VERSION")))
             .build()
-            .context("building the HTTP client")?;
+            .map_err(|e| ProbeError::because("building the HTTP client", &e))?;
         Ok(Self {
             client,
             headers,

@@ -14,6 +14,8 @@ use recourse::llm::{
 };
 use recourse::transport::BoxFuture;
 
+use super::error::EvalError;
+
 /// A model that answers with a fixed list of replies, in order (the last repeats).
 #[derive(Debug)]
 pub(crate) struct ScriptedModel {
@@ -55,8 +57,16 @@ impl LanguageModel for ScriptedModel {
 }
 
 /// The model an evaluation uses for scenarios that need one.
+///
+/// ```
+/// use recourse_eval::ModelChoice;
+///
+/// // Without a model, the scenarios that need one are skipped, never passed.
+/// let none = ModelChoice::Absent;
+/// assert!(matches!(none, ModelChoice::Absent));
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) enum ModelChoice {
+pub enum ModelChoice {
     /// None configured: those scenarios are skipped.
     Absent,
     /// Each scenario's reference replies: a plumbing check.
@@ -84,13 +94,14 @@ impl ModelChoice {
     pub(crate) fn model_for(
         &self,
         replies: &[String],
-    ) -> anyhow::Result<Option<Arc<dyn LanguageModel>>> {
+    ) -> Result<Option<Arc<dyn LanguageModel>>, EvalError> {
         Ok(match self {
             Self::Absent => None,
             Self::Scripted => Some(Arc::new(ScriptedModel::new(replies.to_vec()))),
-            Self::Configured(config) => Some(Arc::new(recourse::llm::OpenAiCompatible::new(
-                config.clone(),
-            )?)),
+            Self::Configured(config) => Some(Arc::new(
+                recourse::llm::OpenAiCompatible::new(config.clone())
+                    .map_err(|e| EvalError::caused("the model client", e))?,
+            )),
         })
     }
 }

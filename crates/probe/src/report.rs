@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::answer::Answer;
 use super::battery::Over;
 use super::check::{CheckId, CheckKind, CheckResult, Verdict};
+use super::style::Style;
 use super::subject::Subject;
-use crate::style::Style;
 
 /// One tool's verdicts and the answers they rest on.
 #[derive(Debug, Clone)]
@@ -69,9 +69,12 @@ impl ToolCard {
     }
 }
 
-/// Everything one `recourse probe` found.
+/// Everything one probe found: each tool's checks and the answers they rest
+/// on, as JSON ([`to_json`](Self::to_json)), a text table
+/// ([`to_text`](Self::to_text)) or one self-contained HTML page
+/// ([`to_html`](Self::to_html)).
 #[derive(Debug, Clone)]
-pub(crate) struct Scorecard {
+pub struct ProbeScorecard {
     /// What was probed, as shown (credentials redacted).
     pub(crate) target: String,
     pub(crate) over: Over,
@@ -83,19 +86,22 @@ pub(crate) struct Scorecard {
     pub(crate) requests: usize,
 }
 
-impl Scorecard {
+impl ProbeScorecard {
     /// The tools, then the unknown-route entry.
     pub(crate) fn cards(&self) -> impl Iterator<Item = &ToolCard> {
         self.tools.iter().chain(self.unknown_route.iter())
     }
 
-    pub(crate) fn required_failed(&self) -> usize {
+    /// How many required checks failed, over every tool (0: recourse can
+    /// trust these tools' errors).
+    pub fn required_failed(&self) -> usize {
         self.cards()
             .map(|c| c.count_failed(CheckKind::Required))
             .sum()
     }
 
-    pub(crate) fn advisory_failed(&self) -> usize {
+    /// How many advisory checks failed, over every tool.
+    pub fn advisory_failed(&self) -> usize {
         self.cards()
             .map(|c| c.count_failed(CheckKind::Advisory))
             .sum()
@@ -108,8 +114,9 @@ impl Scorecard {
         }
     }
 
-    /// The `--json` object (its field names are a contract; see `docs/probe.md`).
-    pub(crate) fn to_json(&self) -> Value {
+    /// The scorecard as one JSON object (its field names are a contract; see
+    /// `docs/probe.md`).
+    pub fn to_json(&self) -> Value {
         json!({
             "target": self.target,
             "transport": self.transport(),
@@ -121,8 +128,17 @@ impl Scorecard {
         })
     }
 
-    /// One line per tool and a cell per check, then what failed and why.
-    pub(crate) fn to_text(&self, style: Style) -> String {
+    /// One page with the scorecard matrix, what failed, and every probe's
+    /// answer — inline CSS, no scripts, no external assets.
+    pub fn to_html(&self) -> String {
+        super::html::page(self)
+    }
+
+    /// One line per tool and a cell per check, then what failed and why;
+    /// verdicts in ANSI colours when `color`. A tool's own text is made
+    /// printable, so that it cannot steer a terminal.
+    pub fn to_text(&self, color: bool) -> String {
+        let style = Style::new(color);
         let probed = self.tools.iter().filter(|t| t.not_probed.is_none()).count();
         let mut out = format!(
             "recourse probe {} ({}): {} tools, {probed} probed, {} requests\n\n",
@@ -157,7 +173,7 @@ impl Scorecard {
     }
 }
 
-impl Scorecard {
+impl ProbeScorecard {
     /// `failed:` and one line per failed check, with its detail.
     fn failures_text(&self, style: Style) -> String {
         let mut out = String::new();
@@ -301,8 +317,8 @@ mod tests {
         }
     }
 
-    fn scorecard(tools: Vec<ToolCard>) -> Scorecard {
-        Scorecard {
+    fn scorecard(tools: Vec<ToolCard>) -> ProbeScorecard {
+        ProbeScorecard {
             target: "http://127.0.0.1/".to_owned(),
             over: Over::Http,
             tools,
@@ -318,7 +334,7 @@ mod tests {
             card("plain", Some(CheckId::Envelope)),
             card("quiet", Some(CheckId::RetryAfter)),
         ]);
-        let text = sc.to_text(Style::plain());
+        let text = sc.to_text(false);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[3],
@@ -351,7 +367,7 @@ mod tests {
     #[test]
     fn tool_text_cannot_steer_the_terminal() {
         let sc = scorecard(vec![card("evil\u{1b}[2J", Some(CheckId::NoLeak))]);
-        let text = sc.to_text(Style::plain());
+        let text = sc.to_text(false);
         assert!(!text.contains('\u{1b}'), "{text:?}");
     }
 }

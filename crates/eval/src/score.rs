@@ -249,9 +249,9 @@ fn expectations(accept: &Acceptance, run: &RunRecord) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::failure::FirstFailure;
-    use crate::eval::runner::{CallShape, RunRecord};
-    use crate::eval::script::SentRequest;
+    use crate::failure::FirstFailure;
+    use crate::runner::{CallShape, RunRecord};
+    use crate::script::SentRequest;
     use recourse::policy::{AnswerFacts, Observation};
     use recourse::record::{PayloadSource, TokenUsage, WaitCause};
     use recourse::transport::{TransportFailure, TransportFailureKind};

@@ -5,11 +5,10 @@
 use std::fmt::Write as _;
 
 use super::check::{CheckId, Verdict};
-use super::report::{Scorecard, ToolCard, label};
-use crate::eval::html::escape;
+use super::report::{ProbeScorecard, ToolCard, label};
 
 /// The page for `card`.
-pub(crate) fn page(card: &Scorecard) -> String {
+pub(crate) fn page(card: &ProbeScorecard) -> String {
     let mut html = String::from(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>recourse probe</title><style>\
@@ -54,7 +53,7 @@ fn class(verdict: Verdict) -> (&'static str, &'static str) {
     }
 }
 
-fn matrix(card: &Scorecard) -> String {
+fn matrix(card: &ProbeScorecard) -> String {
     let mut html = String::from("<table><tr><th>tool</th>");
     for check in CheckId::ALL {
         let _ = write!(
@@ -99,7 +98,7 @@ fn legend() -> String {
     html
 }
 
-fn failures(card: &Scorecard) -> String {
+fn failures(card: &ProbeScorecard) -> String {
     let mut html = String::from("<ul>\n");
     let mut any = false;
     for tool in card.cards() {
@@ -177,4 +176,20 @@ fn answers(tool: &ToolCard) -> String {
     }
     html.push_str("</table>\n");
     html
+}
+
+/// `text` as HTML text or a quoted attribute value.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -6,7 +6,6 @@
 //! `--endpoint` given `--read-only`. Idempotent is not read-only: a second
 //! cancel of the same order changes nothing, but the first one cancels it.
 
-use anyhow::{Context, Result, anyhow, bail};
 use recourse::target::Url;
 use recourse::transport::RawResponse;
 use recourse_mcp::McpTool;
@@ -14,6 +13,7 @@ use recourse_protocol::{ToolData, parse_response, redact};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::error::ProbeError;
 use super::http::HttpChannel;
 use super::schema::SchemaView;
 
@@ -84,7 +84,7 @@ impl Subject {
 /// The manifest's URL and the base its relative paths resolve against, for
 /// `recourse probe URL`: `URL/api/capabilities`, or `URL` itself when it
 /// already ends there.
-pub(crate) fn manifest_url(base: &Url) -> Result<(Url, Url)> {
+pub(crate) fn manifest_url(base: &Url) -> Result<(Url, Url), ProbeError> {
     const PATH: &str = "api/capabilities";
     let mut dir = base.clone();
     dir.set_query(None);
@@ -95,7 +95,9 @@ pub(crate) fn manifest_url(base: &Url) -> Result<(Url, Url)> {
     } else {
         dir.set_path(&format!("{path}/"));
     }
-    let manifest = dir.join(PATH).context("the manifest URL")?;
+    let manifest = dir
+        .join(PATH)
+        .map_err(|e| ProbeError::because("the manifest URL", &e))?;
     Ok((manifest, dir))
 }
 
@@ -123,27 +125,28 @@ pub(crate) async fn from_manifest(
     channel: &HttpChannel,
     manifest: &Url,
     dir: &Url,
-) -> Result<Vec<Subject>> {
+) -> Result<Vec<Subject>, ProbeError> {
     let shown = shown(manifest);
     let raw = channel
         .get(manifest)
         .await
-        .map_err(|e| anyhow!("cannot read the manifest at {shown}: {e}"))?;
-    let entries = entries(&raw).with_context(|| format!("the manifest at {shown}"))?;
+        .map_err(|e| ProbeError::new(format!("cannot read the manifest at {shown}: {e}")))?;
+    let entries =
+        entries(&raw).map_err(|e| ProbeError::new(format!("the manifest at {shown}: {e}")))?;
     Ok(entries
         .into_iter()
         .map(|entry| from_entry(entry, dir))
         .collect())
 }
 
-fn entries(raw: &RawResponse) -> Result<Vec<Entry>> {
+fn entries(raw: &RawResponse) -> Result<Vec<Entry>, String> {
     let parsed = parse_response(
         raw.status,
         raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &raw.body,
     );
     if !parsed.success {
-        bail!("answered HTTP {}, not a manifest", raw.status);
+        return Err(format!("answered HTTP {}, not a manifest", raw.status));
     }
     let list = match parsed.data.map(ToolData::into_value) {
         Some(Value::Object(mut body)) => body.remove("capabilities"),
@@ -151,10 +154,11 @@ fn entries(raw: &RawResponse) -> Result<Vec<Entry>> {
         _ => None,
     };
     let Some(list) = list else {
-        bail!("has no `capabilities` list");
+        return Err("has no `capabilities` list".to_owned());
     };
-    serde_json::from_value(list)
-        .context("is not a list of {name, endpoint, method, idempotent, input_schema}")
+    serde_json::from_value(list).map_err(|e| {
+        format!("is not a list of {{name, endpoint, method, idempotent, input_schema}}: {e}")
+    })
 }
 
 fn from_entry(entry: Entry, dir: &Url) -> Subject {
@@ -218,13 +222,14 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-/// What `--endpoint` says of the endpoint: `--read-only`, `--idempotent`.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct EndpointClaims {
-    /// It only reads: probed without `--allow-writes`.
-    pub(crate) read_only: bool,
+/// What is claimed of an endpoint probed on its own (`--read-only`,
+/// `--idempotent`): by default, a write that is not idempotent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointClaims {
+    /// It only reads: probed even when writes are not allowed.
+    pub read_only: bool,
     /// A repeat is harmless: no replay check. Still a write.
-    pub(crate) idempotent: bool,
+    pub idempotent: bool,
 }
 
 /// `--endpoint URL --schema FILE`: one subject, POSTed, a write unless

@@ -3,13 +3,13 @@
 
 use std::fmt::Write as _;
 
-use super::report::{JudgedRun, LEGEND, ScenarioStatus, Scorecard, failure_reasons};
+use super::report::{JudgedRun, LEGEND, RecoveryScorecard, ScenarioStatus, failure_reasons};
 
 const BAR_WIDTH: f64 = 420.0;
 const ROW: usize = 28;
 
 /// The page for `card`.
-pub(crate) fn page(card: &Scorecard) -> String {
+pub(crate) fn page(card: &RecoveryScorecard) -> String {
     let total = card.total();
     let rate = if total.total == 0 {
         0.0
@@ -78,7 +78,7 @@ pub(crate) fn page(card: &Scorecard) -> String {
     html
 }
 
-fn chart(card: &Scorecard) -> String {
+fn chart(card: &RecoveryScorecard) -> String {
     let tallies = card.by_category();
     let height = ROW * tallies.len() + 10;
     let mut svg = format!(
@@ -122,7 +122,7 @@ fn chart(card: &Scorecard) -> String {
     svg
 }
 
-fn scenario_table(card: &Scorecard) -> String {
+fn scenario_table(card: &RecoveryScorecard) -> String {
     let mut html = String::from(
         "<h2>Scenarios</h2>\n<table><tr><th>scenario</th><th>category</th><th>status</th><th>runs passed</th><th>title</th></tr>\n",
     );
@@ -193,7 +193,7 @@ fn trace(id: &str, run: &JudgedRun) -> String {
     html
 }
 
-pub(crate) fn escape(text: &str) -> String {
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -124,7 +124,7 @@ mod tests {
         Answer {
             probe: ProbeKind::ReplayFirst,
             field: None,
-            reply: Response::read(&raw, crate::probe::battery::Over::Http),
+            reply: Response::read(&raw, crate::battery::Over::Http),
         }
     }
 

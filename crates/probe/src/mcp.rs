@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use recourse::transport::Request;
 use recourse::{Target, Transport};
 use recourse_mcp::{McpTarget, McpTool, McpTransport};
@@ -11,6 +10,7 @@ use recourse_protocol::redact;
 
 use super::answer::{Reply, Response};
 use super::battery::{Body, Over};
+use super::error::ProbeError;
 
 /// How long starting an MCP server may take at least (a package runner may
 /// install it first).
@@ -30,15 +30,15 @@ impl McpChannel {
     pub(crate) async fn connect(
         target: McpTarget,
         timeout: Duration,
-    ) -> Result<(Self, Vec<McpTool>)> {
+    ) -> Result<(Self, Vec<McpTool>), ProbeError> {
         let shown = target.to_string();
         let transport = McpTransport::connect(target, timeout.max(MIN_SETUP))
             .await
-            .with_context(|| format!("MCP server {shown}"))?;
+            .map_err(|e| ProbeError::because(format!("MCP server {shown}"), &e))?;
         let tools = transport
             .tools()
             .await
-            .with_context(|| format!("MCP server {shown}: tools/list"))?;
+            .map_err(|e| ProbeError::because(format!("MCP server {shown}: tools/list"), &e))?;
         Ok((Self { transport, timeout }, tools))
     }
 

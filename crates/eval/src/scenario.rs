@@ -23,10 +23,11 @@ use serde_json::Value;
 
 use super::failure::{FirstFailure, ScenarioCategory};
 
-/// One scenario file.
+/// One scenario, as its data file declares it: a task, how the tool
+/// behaves, and which outcomes are acceptable.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Scenario {
+pub struct Scenario {
     /// A stable id, matched by `--scenario GLOB`.
     pub(crate) id: String,
     /// One line saying what is tested.
@@ -279,6 +280,11 @@ pub(crate) const SCRIPTED_FAILURES: [TransportFailureKind; 3] = [
 ];
 
 impl Scenario {
+    /// Its stable id (`export_unknown_outcome`), which selects it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Reads and checks a scenario file. A value serde cannot read is an
     /// error that names its field and, for a name, the allowed ones
     /// (`accept.states[0]: unknown variant `done`, expected one of …`).

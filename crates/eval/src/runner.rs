@@ -4,7 +4,6 @@
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
 use recourse::policy::{ActionKind, StopReason};
 use recourse::record::OutcomeKind;
 use recourse::{
@@ -13,6 +12,7 @@ use recourse::{
 };
 use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 
+use super::error::EvalError;
 use super::failure::FirstFailure;
 use super::model::ModelChoice;
 use super::scenario::{Scenario, ToolBehaviour};
@@ -75,7 +75,11 @@ impl Tool {
 /// # Errors
 /// Only when the run cannot be set up (a port cannot be bound, a model
 /// client cannot be built) — never for how the call ends.
-pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> Result<RunRecord> {
+pub(crate) async fn play(
+    scenario: &Scenario,
+    run: u32,
+    model: &ModelChoice,
+) -> Result<RunRecord, EvalError> {
     let (tool, transport, target, reconciler) = start_tool(scenario, run).await?;
     // Reads are not attempts: they bypass the recorder, whose requests the
     // false-recovery checks read.
@@ -90,7 +94,8 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
         chain = chain.with_model(model);
     }
     let clock = Arc::new(ManualClock::new());
-    let mut builder = Executor::standard(Arc::new(recorder), config, Arc::new(chain))?
+    let mut builder = Executor::standard(Arc::new(recorder), config, Arc::new(chain))
+        .map_err(|e| EvalError::caused("the executor", e))?
         .with_clock(clock)
         .with_jitter_seed(u64::from(run));
     if let Some(reconciler) = reconciler {
@@ -100,9 +105,9 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
     if let Some(spec) = verify_spec(scenario, &tool) {
         call = call.verify(spec).verify_transport(reads);
     }
-    let call = call
-        .build()
-        .with_context(|| format!("scenario {}: the call is invalid", scenario.id))?;
+    let call = call.build().map_err(|e| {
+        EvalError::caused(format!("scenario {}: the call is invalid", scenario.id), e)
+    })?;
     let shape = CallShape {
         target: call.target().as_str().to_owned(),
         headers: call.headers().to_vec(),
@@ -121,12 +126,15 @@ pub(crate) async fn play(scenario: &Scenario, run: u32, model: &ModelChoice) -> 
 async fn start_tool(
     scenario: &Scenario,
     run: u32,
-) -> Result<(
-    Tool,
-    Arc<dyn Transport>,
-    String,
-    Option<Arc<dyn Reconciler>>,
-)> {
+) -> Result<
+    (
+        Tool,
+        Arc<dyn Transport>,
+        String,
+        Option<Arc<dyn Reconciler>>,
+    ),
+    EvalError,
+> {
     let wants_lookup = scenario
         .task
         .reconcile
@@ -135,27 +143,37 @@ async fn start_tool(
         ToolBehaviour::Reference(reference) => {
             let mut config = ToolsConfig::default().with_seed(u64::from(run));
             for fault in &reference.faults {
-                config = config.with_fault(fault.parse::<Fault>()?);
+                let fault = fault.parse::<Fault>().map_err(|e| {
+                    EvalError::caused(format!("scenario {}: fault {fault:?}", scenario.id), e)
+                })?;
+                config = config.with_fault(fault);
             }
             if let Some(ms) = reference.retry_after_ms {
                 config = config.with_retry_after(Duration::from_millis(ms));
             }
             let tools = spawn(config)
                 .await
-                .context("starting the reference tools")?;
+                .map_err(|e| EvalError::caused("starting the reference tools", e))?;
             let base = tools.base_url();
             let exports = scenario.task.route == "/api/exports";
             let reconciler: Option<Arc<dyn Reconciler>> = match (wants_lookup, exports) {
                 (false, _) => None,
-                (true, true) => Some(Arc::new(recourse::HttpReconciler::new(format!(
-                    "{base}/api/exports/{{key}}"
-                ))?)),
-                (true, false) => bail!(
-                    "scenario {}: only /api/exports has an outcome lookup",
-                    scenario.id
-                ),
+                (true, true) => Some(Arc::new(
+                    recourse::HttpReconciler::new(format!("{base}/api/exports/{{key}}"))
+                        .map_err(|e| EvalError::caused("the outcome lookup", e))?,
+                )),
+                (true, false) => {
+                    return Err(EvalError::new(format!(
+                        "scenario {}: only /api/exports has an outcome lookup",
+                        scenario.id
+                    )));
+                }
             };
-            let transport = Arc::new(HttpTransport::builder().build()?);
+            let transport = Arc::new(
+                HttpTransport::builder()
+                    .build()
+                    .map_err(|e| EvalError::caused("the HTTP transport", e))?,
+            );
             let target = format!("{base}{}", scenario.task.route);
             Ok((
                 Tool::Reference(tools, exports),
@@ -205,7 +223,11 @@ fn verify_spec(scenario: &Scenario, tool: &Tool) -> Option<VerifySpec> {
 }
 
 /// The task's call, as every door describes one, aimed at `target`.
-fn call(scenario: &Scenario, target: String, config: &ExecutorConfig) -> Result<CallBuilder> {
+fn call(
+    scenario: &Scenario,
+    target: String,
+    config: &ExecutorConfig,
+) -> Result<CallBuilder, EvalError> {
     let task = &scenario.task;
     let spec = CallSpec {
         idempotent: task.idempotent,
@@ -216,7 +238,12 @@ fn call(scenario: &Scenario, target: String, config: &ExecutorConfig) -> Result<
         intent: task.intent.clone(),
         ..CallSpec::new(task.payload.clone())
     };
-    Ok(spec.into_builder(Target::parse(&target)?, config, None)?)
+    let invalid = |e: Box<dyn std::error::Error + Send + Sync>| {
+        EvalError::caused(format!("scenario {}: the call is invalid", scenario.id), e)
+    };
+    let target = Target::parse(&target).map_err(|e| invalid(Box::new(e)))?;
+    spec.into_builder(target, config, None)
+        .map_err(|e| invalid(Box::new(e)))
 }
 
 fn record(

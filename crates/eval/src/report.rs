@@ -69,9 +69,11 @@ pub(crate) struct Tally {
     pub(crate) unnecessary_stops: usize,
 }
 
-/// The whole evaluation.
+/// The whole evaluation: every scenario's judged runs, scored per category,
+/// as JSON ([`to_json`](Self::to_json)), text ([`to_text`](Self::to_text))
+/// or one self-contained HTML page ([`to_html`](Self::to_html)).
 #[derive(Debug)]
-pub(crate) struct Scorecard {
+pub struct RecoveryScorecard {
     /// When the evaluation started (RFC 3339, UTC).
     pub(crate) started_at: String,
     pub(crate) k: u32,
@@ -80,7 +82,13 @@ pub(crate) struct Scorecard {
     pub(crate) results: Vec<ScenarioResult>,
 }
 
-impl Scorecard {
+impl RecoveryScorecard {
+    /// One self-contained HTML page — inline CSS and SVG, no scripts, no
+    /// external assets — with a bar per category and the failing traces.
+    pub fn to_html(&self) -> String {
+        super::html::page(self)
+    }
+
     pub(crate) fn runs(&self) -> impl Iterator<Item = (&ScenarioResult, &JudgedRun)> {
         self.results
             .iter()
@@ -130,14 +138,16 @@ impl Scorecard {
         )
     }
 
-    /// Whether every scenario that ran passed.
-    pub(crate) fn all_passed(&self) -> bool {
+    /// Whether every scenario that ran passed (a skipped one did not fail).
+    pub fn all_passed(&self) -> bool {
         self.results
             .iter()
             .all(|s| s.status() != ScenarioStatus::Failed)
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    /// The scorecard as one JSON object: the totals, `by_category`,
+    /// `pass_k`, and every scenario's runs with their traces.
+    pub fn to_json(&self) -> Value {
         let total = self.total();
         let by_category: serde_json::Map<String, Value> = self
             .by_category()
@@ -167,8 +177,9 @@ impl Scorecard {
         })
     }
 
-    /// The human-readable scorecard.
-    pub(crate) fn to_text(&self) -> String {
+    /// The human-readable scorecard: a line per scenario, the reasons each
+    /// failed run failed, the table per category and what its words mean.
+    pub fn to_text(&self) -> String {
         let mut out = format!(
             "recourse eval {} — {}, pass^{}\n\n",
             env!("CARGO_PKG_VERSION"),

@@ -220,7 +220,7 @@ fn category_fits(answer: &Answer) -> Observation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::check::Verdict;
+    use crate::check::Verdict;
     use recourse::transport::RawResponse;
 
     fn answer(
