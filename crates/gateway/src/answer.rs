@@ -31,23 +31,21 @@ pub(crate) fn in_progress(call_id: &str, lease: std::time::Duration) -> Response
         .error("the call with this idempotency key is still running; ask again later")
         .detail("call_id", call_id);
     let mut response = refuse(Refusal::CallInProgress, error);
-    let secs = (lease.as_secs() / 3).max(1);
+    let secs = recourse::timing::in_progress_retry_after(lease).as_secs();
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(secs));
     response
 }
 
-/// How long a client waits before sending again while the journal is away.
-const JOURNAL_RETRY_AFTER_SECS: u64 = 1;
-
 /// 503 `JOURNAL_UNAVAILABLE` with `Retry-After`: nothing was sent, and the
 /// same request may be sent again once the journal answers.
 pub(crate) fn journal_unavailable(message: impl Into<String>) -> Response {
     let mut response = fail(Refusal::JournalUnavailable.error(message));
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(JOURNAL_RETRY_AFTER_SECS));
+    response.headers_mut().insert(
+        RETRY_AFTER,
+        HeaderValue::from(recourse::timing::JOURNAL_RETRY_AFTER.as_secs()),
+    );
     response
 }
 

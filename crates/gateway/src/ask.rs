@@ -65,9 +65,7 @@ pub(crate) async fn needed(
         None => {
             check(g, req, caller).map_err(IntoResponse::into_response)?;
             let config = g.executor.config();
-            let budget = config.deadline.map_or(config.request_timeout, |d| {
-                (d / 4).min(config.request_timeout)
-            });
+            let budget = recourse::timing::manifest_budget(config.deadline, config.request_timeout);
             manifests.declaration(url, method, budget).await
         }
     };

@@ -197,7 +197,7 @@ fn in_progress(call_id: &str, lease: Duration) -> Value {
         class: FailureClass::Reliability,
         code: "CALL_IN_PROGRESS",
         retryable: true,
-        wait: Some((lease / 3).max(Duration::from_secs(1))),
+        wait: Some(recourse::timing::in_progress_retry_after(lease)),
         call_id,
         message: "The call with this idempotency key is still running; nothing was sent again. \
                   Call again later with the same key and arguments to get its result.",
@@ -238,7 +238,7 @@ fn journal_unavailable(call_id: &str, why: &str) -> Value {
         class: FailureClass::Reliability,
         code: "JOURNAL_UNAVAILABLE",
         retryable: true,
-        wait: Some(Duration::from_secs(1)),
+        wait: Some(recourse::timing::JOURNAL_RETRY_AFTER),
         call_id,
         message: &message,
     })

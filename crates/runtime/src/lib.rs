@@ -90,7 +90,9 @@ pub mod verify;
 #[cfg(feature = "workflow")]
 pub mod workflow;
 
-pub use recourse_core::{backoff, duration, idempotency, machine, method, policy, protect, record};
+pub use recourse_core::{
+    backoff, duration, idempotency, machine, method, policy, protect, record, timing,
+};
 
 pub use call::{Call, CallBuilder, CallSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
