@@ -17,8 +17,11 @@
 # by the requests wrk completed. Each figure is the median over the rounds,
 # which alternate the order of the targets; the ratios are given both from
 # those medians and paired by round (the median of each round's own ratio,
-# steadier on a machine whose speed drifts). wrk and nginx are installed from
-# the Debian packages when missing (as root, or with sudo).
+# steadier on a machine whose speed drifts). Before anything is measured, each
+# target must answer the request it will be sent with 2xx (the gateway with a
+# `succeeded` record); a measured run with a non-2xx answer stops the script:
+# a figure of refusals is not a figure. wrk and nginx are installed from the
+# Debian packages when missing (as root, or with sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +39,7 @@ while [ $# -gt 0 ]; do
     --in-flight) IN_FLIGHT="$2"; shift 2 ;;
     --skip-build) BUILD=0; shift ;;
     --only) ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench/gateway.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -158,6 +161,9 @@ http {
     location / {
       proxy_pass http://tool;
       proxy_http_version 1.1;
+      # The tool's own host: by default nginx sends the upstream block's name
+      # (Host: tool), which recourse tools serve refuses (403 HOST_NOT_ALLOWED).
+      proxy_set_header Host ${TOOLS#http://};
       proxy_set_header Connection "";
       proxy_next_upstream error timeout http_502 http_503 http_504;
       proxy_next_upstream_tries 3;
@@ -218,13 +224,50 @@ TOOL_WRITE_LUA=$(lua tool-write /api/exports "$EXPORT" header)
 CALL_WRITE_LUA=$(lua call-write /v1/calls \
   "{\"url\":\"$TOOLS/api/exports\",\"payload\":$EXPORT,\"idempotent\":false,\"idempotency_key\":\"KEY\"}" body)
 
-# A call through the gateway must succeed before anything is measured.
-check=$(curl -s -X POST -H 'content-type: application/json' \
-  -d "{\"url\":\"$TOOLS/api/stock/quote\",\"payload\":$QUOTE}" "$GATEWAY/v1/calls")
-case "$check" in
-  *'"outcome":"succeeded"'*) ;;
-  *) echo "bench/gateway.sh: a call through the gateway did not succeed: $check" >&2; exit 1 ;;
-esac
+# answers_2xx NAME URL BODY [KEYED]: POST BODY to URL once, as the measured
+# runs will; anything but 2xx (and, for a gateway, a `succeeded` record) stops
+# the script before a figure of refusals is taken.
+answers_2xx() {
+  local name="$1" url="$2" body="$3" keyed="${4:-}" code
+  local headers=(-H 'content-type: application/json')
+  [ -n "$keyed" ] && headers+=(-H "Idempotency-Key: check-$name-$$")
+  code=$(curl -s -o "$WORK/check.body" -w '%{http_code}' --max-time 30 -X POST "${headers[@]}" -d "$body" "$url") || code="no answer"
+  case "$code" in
+    2??) ;;
+    *)
+      echo "bench/gateway.sh: $name answered $code to POST $url, not 2xx; nothing measured:" >&2
+      head -c 600 "$WORK/check.body" >&2 2>/dev/null || true
+      echo >&2
+      exit 1 ;;
+  esac
+  case "$name" in
+    *gateway*)
+      grep -q '"outcome":"succeeded"' "$WORK/check.body" || {
+        echo "bench/gateway.sh: a call through $name did not succeed; nothing measured:" >&2
+        head -c 600 "$WORK/check.body" >&2
+        echo >&2
+        exit 1
+      } ;;
+  esac
+  echo "checked: $name answers 2xx" >&2
+}
+READ_CALL="{\"url\":\"$TOOLS/api/stock/quote\",\"payload\":$QUOTE}"
+WRITE_CALL="{\"url\":\"$TOOLS/api/exports\",\"payload\":$EXPORT,\"idempotent\":false,\"idempotency_key\":\"check-$$\"}"
+if wanted read; then
+  answers_2xx direct "$TOOLS/api/stock/quote" "$QUOTE"
+  if [ -n "$NGINX_URL" ]; then answers_2xx nginx "$NGINX_URL/api/stock/quote" "$QUOTE"; fi
+  answers_2xx forwarder "$FORWARDER/v1/calls" "$READ_CALL"
+  answers_2xx forwarder-hyper "$FORWARDER_HYPER/v1/calls" "$READ_CALL"
+  answers_2xx gateway "$GATEWAY/v1/calls" "$READ_CALL"
+fi
+if wanted write; then
+  answers_2xx direct-write "$TOOLS/api/exports" "$EXPORT" keyed
+  if [ -n "$NGINX_URL" ]; then answers_2xx nginx-write "$NGINX_URL/api/exports" "$EXPORT" keyed; fi
+  answers_2xx gateway-write "$GATEWAY/v1/calls" "${WRITE_CALL/check-/check-sqlite-}"
+  if [ -n "$GATEWAY_PG" ]; then
+    answers_2xx gateway-pg-write "$GATEWAY_PG/v1/calls" "${WRITE_CALL/check-/check-pg-}"
+  fi
+fi
 
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
@@ -243,6 +286,12 @@ measure() {
     printf "%s rps=%.0f p50_us=%d p99_us=%d cpu_us=%.1f tool_cpu_us=%.1f requests=%d errors=%d non2xx=%d round=%s\n",
       label, rps, v["p50_us"], v["p99_us"], cpu / hz * 1e6 / n, tool / hz * 1e6 / n, n, v["errors"], v["non2xx"], round
   }' | tee -a "$RESULTS"
+  local refused
+  refused=$(echo "$out" | sed -n 's/.*non2xx=\([0-9]*\).*/\1/p')
+  if [ "${refused:-0}" -gt 0 ]; then
+    echo "bench/gateway.sh: $label answered $refused request(s) with a status other than 2xx: its figures are void; stopping" >&2
+    exit 1
+  fi
 }
 
 # run_targets ROUND LUA-FOR-TOOL LUA-FOR-CALLS SUFFIX TARGET...
@@ -361,6 +410,12 @@ memory() {
   done_line=$(grep '^WRK' "$WORK/$label-memory.out" || true)
   echo "$label: VmRSS before ${before} KiB, peak ${peak} KiB, growth $(( (peak - before) )) KiB" \
     "= $(awk -v g=$((peak - before)) -v n="$IN_FLIGHT" 'BEGIN { printf "%.1f", g / n }') KiB per in-flight call ($done_line)"
+  local refused
+  refused=$(echo "$done_line" | sed -n 's/.*non2xx=\([0-9]*\).*/\1/p')
+  if [ "${refused:-0}" -gt 0 ]; then
+    echo "bench/gateway.sh: $label answered $refused request(s) with a status other than 2xx: its figure is void; stopping" >&2
+    exit 1
+  fi
 }
 if wanted memory; then
   echo
@@ -373,6 +428,10 @@ if wanted memory; then
     --max-in-flight $((IN_FLIGHT * 2)) --max-connections $((IN_FLIGHT * 4)))
   MEM_FORWARDER=$(start mem-forwarder 'listening' "$BIN/recourse-bench" forward --port 0)
   MEM_FORWARDER_HYPER=$(start mem-forwarder-hyper 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper)
+  HOLD_CALL="{\"url\":\"$HOLD/api/stock/quote\",\"payload\":$QUOTE}"
+  answers_2xx mem-gateway "$MEM_GATEWAY/v1/calls" "$HOLD_CALL"
+  answers_2xx mem-forwarder "$MEM_FORWARDER/v1/calls" "$HOLD_CALL"
+  answers_2xx mem-forwarder-hyper "$MEM_FORWARDER_HYPER/v1/calls" "$HOLD_CALL"
   memory "gateway (cold)" "$MEM_GATEWAY" "$HOLD_LUA" "$(cat "$WORK/mem-gateway.pid")"
   memory "gateway (warm)" "$MEM_GATEWAY" "$HOLD_LUA" "$(cat "$WORK/mem-gateway.pid")"
   memory "forwarder (cold)" "$MEM_FORWARDER" "$HOLD_LUA" "$(cat "$WORK/mem-forwarder.pid")"

@@ -13,11 +13,11 @@ use recourse_tool::{ToolFailure, ToolJsonBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::answer::journal_unavailable;
 use crate::callers::Caller;
 use crate::dispatch;
 use crate::gateway::Gateway;
-use crate::refusal::Refusal;
+use crate::render::journal_unavailable;
+use recourse_door::Refusal;
 
 /// The body of `POST /v1/approvals/{approval_id}`: the decision.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -150,7 +150,7 @@ impl IntoResponse for NotDecided {
     fn into_response(self) -> Response {
         match self {
             Self::Refused(_, failure) => failure.into_response(),
-            Self::JournalUnavailable(message) => journal_unavailable(message),
+            Self::JournalUnavailable(message) => journal_unavailable(&message),
         }
     }
 }

@@ -8,18 +8,16 @@
 //! answered `202` with the same record (`replayed: true`), never a second
 //! approval; after it, as any keyed resend is.
 
-use std::time::Duration;
-
 use axum::response::{IntoResponse, Response};
 use recourse::Method;
-use recourse::approval::{AskApproval, Asked, Required, ask};
-use recourse::keyed::Keyed;
+use recourse::approval::{AskApproval, Required};
+use recourse::timing;
+use recourse_door::{Refusal, RequestDigest};
 
-use crate::answer::{awaiting, fail, in_progress, journal_unavailable, key_reused, replayed};
 use crate::callers::Caller;
 use crate::gateway::Gateway;
-use crate::refusal::Refusal;
-use crate::request::{self, CallRequest};
+use crate::render::{door_answer, fail};
+use crate::request::CallRequest;
 use crate::resolve::check;
 
 /// What approval `req` needs before it is sent: its own `approval`, else
@@ -65,7 +63,7 @@ pub(crate) async fn needed(
         None => {
             check(g, req, caller).map_err(IntoResponse::into_response)?;
             let config = g.executor.config();
-            let budget = recourse::timing::manifest_budget(config.deadline, config.request_timeout);
+            let budget = timing::manifest_budget(config.deadline, config.request_timeout);
             manifests.declaration(url, method, budget).await
         }
     };
@@ -73,64 +71,31 @@ pub(crate) async fn needed(
 }
 
 /// Holds `req` for approval: checked (nothing started), journaled as
-/// awaiting approval, answered `202` with its record. `hash` is the keyed
-/// request's hash when the gateway computed one (empty otherwise).
+/// awaiting approval, answered `202` with its record. `digest` is the
+/// request's, when it was taken (a keyed request, or one asking for
+/// approval itself).
 pub(crate) async fn call(
     g: &Gateway,
     caller: &Caller,
     req: CallRequest,
-    hash: String,
+    digest: Option<RequestDigest>,
     required: Required,
 ) -> Response {
-    let Some(journal) = g.journal.as_ref() else {
-        return fail(
-            Refusal::JournalRequired
-                .error(
-                    "this call needs a person's approval, and waits for it in the journal: this \
-                     gateway keeps none (--journal none); run it with a journal",
-                )
-                .detail("field", "approval"),
-        );
-    };
     let checked = match check(g, &req, caller) {
         Ok(checked) => checked,
         Err(refused) => return refused.into_response(),
     };
-    let request_hash = if hash.is_empty() {
-        // Asked by the manifest alone: the digest of the request as kept.
-        request::hash(serde_json::to_value(&req).unwrap_or_default())
-    } else {
-        hash
-    };
+    // Asked by the manifest alone: the digest is taken now.
+    let digest = digest.unwrap_or_else(|| RequestDigest::of(&req));
     let asking = AskApproval {
         call_id: None,
         target: checked.target,
         capability: None,
         caller: Some(caller.name().to_owned()),
         caller_key: checked.key,
-        request_hash,
+        request_hash: digest.as_str().to_owned(),
         request: req,
         required,
     };
-    let lease = g.executor.config().lease;
-    match ask(journal.as_ref(), &asking, g.clock.wall(), lease).await {
-        Ok(Asked::Awaiting(entry)) => awaiting(&entry.call_id, entry.record_json(), false),
-        Ok(Asked::Keyed(keyed)) => keyed_answer(keyed, lease),
-        Err(e) => journal_unavailable(format!("{e}; nothing was sent")),
-    }
-}
-
-/// What a keyed request gets when its key's call exists: its record
-/// replayed (`202` while it awaits approval), or the key's refusals.
-pub(crate) fn keyed_answer(keyed: Keyed, lease: Duration) -> Response {
-    match keyed {
-        Keyed::Replayed { state, record } => replayed(state, *record),
-        Keyed::InProgress { call_id } => in_progress(&call_id, lease),
-        Keyed::KeyReused { call_id } => key_reused(call_id),
-        // Asking never runs a call.
-        Keyed::Ran(report) => fail(Refusal::CallAborted.error(format!(
-            "call {} ran where it should have waited for approval; check it before writing again",
-            report.call_id
-        ))),
-    }
+    door_answer(g.door.hold(&asking).await)
 }

@@ -18,7 +18,7 @@ use recourse_tool::host::names_a_loopback_host;
 
 use crate::callers::{Caller, Callers};
 use crate::console::is_console_path;
-use crate::refusal::Refusal;
+use recourse_door::Refusal;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
 /// Paths a load balancer asks without a token: status words only.

@@ -257,9 +257,16 @@ impl GatewayConfig {
         if let Some(journal) = &self.journal {
             executor = executor.with_journal(Arc::clone(journal));
         }
+        let executor = executor.build();
+        let metrics: Arc<recourse::metrics::Metrics> = Arc::default();
+        let door = recourse_door::Door::new(executor.config().lease)
+            .with_journal(self.journal.clone())
+            .with_clock(Arc::clone(&clock))
+            .with_metrics(Arc::clone(&metrics));
         Ok(Gateway {
-            executor: Arc::new(executor.build()),
-            metrics: Arc::default(),
+            executor: Arc::new(executor),
+            metrics,
+            door,
             targets,
             mcp_commands,
             mcp_env: self.mcp_env,
@@ -268,7 +275,6 @@ impl GatewayConfig {
             callers: callers.map(Arc::new),
             readiness: Readiness::new(self.journal.clone(), self.shared),
             sessions: Sessions::default(),
-            calls: tokio_util::task::TaskTracker::new(),
             journal: self.journal,
             clock,
             changed: Arc::default(),

@@ -33,7 +33,7 @@ use crate::resolve::resolve;
 /// `g`'s call tracker; those waiting on the call are told when it ends.
 pub(crate) fn start(g: &Arc<Gateway>, entry: JournalEntry, spec: CallSpec) {
     let gateway = Arc::clone(g);
-    g.calls.spawn(async move {
+    g.door.calls().spawn(async move {
         run(&gateway, entry, spec).await;
         gateway.changed.notify_waiters();
     });

@@ -43,10 +43,10 @@ pub struct Gateway {
     pub(crate) readiness: Readiness,
     /// Who is logged in to the console, by session.
     pub(crate) sessions: Sessions,
-    /// Every call runs in a task of its own (a client that stops waiting
-    /// must not cancel a write); shutdown waits for these too — approved
-    /// calls dispatched here among them.
-    pub(crate) calls: tokio_util::task::TaskTracker,
+    /// The call path both doors share: the journal, the tracker that
+    /// finishes a write whose client stopped waiting (shutdown waits for it,
+    /// approved calls dispatched here among them), the lease.
+    pub(crate) door: recourse_door::Door,
     /// What approvals expire by (its wall time), and the sweeper's lookups
     /// wait on: real time, unless a test injects its own.
     pub(crate) clock: Arc<dyn Clock>,
@@ -145,10 +145,6 @@ impl Gateway {
     /// (they stay in flight in the journal, for a later start or another
     /// replica to settle once their lease runs out).
     pub async fn finish_calls(&self, grace: Duration) -> usize {
-        self.calls.close();
-        match tokio::time::timeout(grace, self.calls.wait()).await {
-            Ok(()) => 0,
-            Err(_) => self.calls.len(),
-        }
+        self.door.finish_calls(grace).await
     }
 }

@@ -44,7 +44,6 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
-mod answer;
 mod approvals;
 mod ask;
 mod auth;
@@ -54,7 +53,6 @@ mod console;
 mod dispatch;
 mod entry;
 mod exposure;
-mod finish;
 mod fleet;
 mod gateway;
 mod guard;
@@ -62,7 +60,7 @@ mod keyed;
 mod openapi;
 mod ready;
 mod records;
-mod refusal;
+mod render;
 mod request;
 mod resolve;
 mod routes;
@@ -78,6 +76,6 @@ pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_expo
 pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
 pub use openapi::document as openapi_document;
-pub use refusal::Refusal;
+pub use recourse_door::Refusal;
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};

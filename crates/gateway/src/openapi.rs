@@ -15,11 +15,11 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::approvals::DecideBody;
-use crate::keyed::Answer;
 use crate::ready::{Health, Ready};
 use crate::records::{CallPage, JournaledCall, SettleBody};
-use crate::refusal::Refusal;
+use crate::render::CallAnswer as Answer;
 use crate::request::CallRequest;
+use recourse_door::Refusal;
 
 /// A refusal: the gateway's structured error, in the envelope tools answer with.
 #[derive(JsonSchema)]

@@ -19,16 +19,17 @@ use recourse::journal::{
 use recourse_tool::protocol::ToolError;
 use recourse_tool::{ToolFailure, ToolJsonBody};
 
-use crate::refusal::Refusal;
+use recourse_door::Refusal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::answer::{in_progress, journal_unavailable};
 use crate::callers::Caller;
 use crate::entry::CallEntry;
 use crate::gateway::Gateway;
+use crate::render::{journal_unavailable, refusal};
 use crate::wait::{self, PREFERENCE_APPLIED};
+use recourse_door::Refused;
 
 /// How many calls a page holds unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -51,7 +52,7 @@ fn fail(error: ToolError) -> Response {
 }
 
 fn unavailable(e: &recourse::journal::JournalError) -> Response {
-    journal_unavailable(e.to_string())
+    journal_unavailable(&e.to_string())
 }
 
 fn unknown_call(call_id: &str) -> Response {
@@ -268,7 +269,7 @@ pub(crate) async fn reconcile(
         let lease = g.executor.config().lease;
         let options = &g.settle;
         match settle_with(journal.as_ref(), &entry, options).await {
-            Ok(s) if s.held => return in_progress(&call_id, lease),
+            Ok(s) if s.held => return refusal(Refused::in_progress(&call_id, lease)),
             Ok(_) => {}
             Err(e) => return unavailable(&e),
         }

@@ -1,45 +1,19 @@
 //! The body of `POST /v1/calls` — a [`CallSpec`] — and how it becomes a
 //! [`Call`]: the spec's own checks, with each refused field named as the
-//! body names it; and what tells one request from another (its [`hash`]).
+//! body names it.
 
 use std::sync::Arc;
 
 use recourse::call::CallSpec;
 use recourse::config::{CallField, ConfigError};
-use recourse::keyed::request_hash;
 use recourse::target::TargetAllowlist;
 use recourse::{Call, CallBuilder, ExecutorConfig, Target};
 use recourse_tool::protocol::ToolError;
-use serde_json::Value;
 
-use crate::refusal::Refusal;
+use recourse_door::Refusal;
 
 /// What a client asks the gateway to call.
 pub(crate) type CallRequest = CallSpec;
-
-/// Fields that do not make a request another request.
-pub(crate) const NOT_HASHED: [&str; 4] = [
-    "idempotency_key",
-    "deadline_secs",
-    "max_retries",
-    "max_corrections",
-];
-
-/// The request's digest ([`request_hash`]), without the key and the
-/// execution limits, which may differ between retries of one request.
-pub(crate) fn hash(request: Value) -> String {
-    request_hash(&without(request, &NOT_HASHED))
-}
-
-/// `body` without the fields in `names`.
-pub(crate) fn without(mut body: Value, names: &[&str]) -> Value {
-    if let Value::Object(map) = &mut body {
-        for name in names {
-            map.remove(*name);
-        }
-    }
-    body
-}
 
 /// `spec` aimed at `target` (an allowed URL, or an MCP tool's name), not
 /// yet checked: an MCP tool's description may still be added. Its limits

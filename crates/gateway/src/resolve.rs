@@ -10,7 +10,7 @@ use recourse::{CallBuilder, Executor, HttpTransport, Target, Transport};
 use recourse_tool::ToolFailure;
 use recourse_tool::protocol::ToolError;
 
-use crate::refusal::Refusal;
+use recourse_door::Refusal;
 
 use crate::callers::Caller;
 use crate::gateway::Gateway;

@@ -24,7 +24,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recourse::correction::Schema;
 use recourse::record::OutcomeKind;
-use recourse::{Action, CallReport, StopKind, StopReason};
+use recourse::{Action, CallReport, StopKind};
+use recourse_door::{DoorAnswer, Refused};
 use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
 use serde_json::{Map, Value, json};
 
@@ -61,13 +62,11 @@ pub(crate) fn ran(
         }
         return with_meta(raw, [(CALL_META_KEY, Value::Object(call))]);
     }
-    let retryable = report
-        .outcome
-        .reason()
-        .is_some_and(|reason| retryable(reason, report.attempts.len()));
+    let disposition = report.disposition();
     let record = report.to_json();
     let shown = Shown {
-        retryable,
+        class: disposition.map(|d| d.class),
+        retryable: disposition.is_some_and(|d| d.retryable),
         replayed: false,
         output,
     };
@@ -76,6 +75,10 @@ pub(crate) fn ran(
 
 /// How a record is shown besides what it holds.
 struct Shown<'a> {
+    /// The failure's class, when the proxy holds the report it ran
+    /// ([`Disposition`](recourse::record::Disposition)); a replay's is read
+    /// off the record's `stop_kind`.
+    class: Option<FailureClass>,
     /// Whether sending the same call again may succeed.
     retryable: bool,
     /// Whether the record is a replay's: nothing was sent for this request.
@@ -89,6 +92,7 @@ struct Shown<'a> {
 /// replayed failure is never retryable.
 pub(crate) fn replayed(record: &Value, now: SystemTime) -> Value {
     let shown = Shown {
+        class: None,
         retryable: false,
         replayed: true,
         output: None,
@@ -137,32 +141,6 @@ pub(crate) fn awaiting(record: &Value, replayed: bool, now: SystemTime) -> Value
     failed(&failure, call, now)
 }
 
-/// Whether sending the same call again may succeed, after it stopped for
-/// `reason` having made `attempts` attempts.
-fn retryable(reason: &StopReason, attempts: usize) -> bool {
-    match reason {
-        StopReason::RetriesExhausted
-        | StopReason::RateLimited { .. }
-        | StopReason::DeadlineExceeded
-        | StopReason::RetryBudgetExhausted
-        | StopReason::CircuitOpen
-        | StopReason::Cancelled => true,
-        StopReason::JournalUnavailable => attempts == 0,
-        _ => false,
-    }
-}
-
-/// The failure class of a stop of `kind`.
-fn class(kind: Option<StopKind>) -> FailureClass {
-    match kind {
-        Some(StopKind::Transient | StopKind::Budget | StopKind::UnknownOutcome) => {
-            FailureClass::Reliability
-        }
-        Some(StopKind::Auth | StopKind::Permission | StopKind::Policy) => FailureClass::Governance,
-        Some(StopKind::Input | StopKind::Configuration) | None => FailureClass::Capability,
-    }
-}
-
 fn of_record(
     record: &Value,
     raw: Option<Map<String, Value>>,
@@ -199,8 +177,13 @@ fn of_record(
     call.insert("step".to_owned(), next["step"].clone());
     let message = next["model_message"].as_str().unwrap_or_default();
     let wait = next["retry_after_ms"].as_u64().map(Duration::from_millis);
+    let class = shown.class.unwrap_or_else(|| {
+        // A record says what it stopped for; one this version cannot read
+        // is a failure whose outcome nobody can vouch for.
+        stop_kind.map_or(FailureClass::Reliability, StopKind::failure_class)
+    });
     let failure = Failure {
-        class: class(stop_kind),
+        class,
         code: record["reason"].as_str().unwrap_or("outcome_unknown"),
         retryable: shown.retryable,
         wait,
@@ -291,13 +274,58 @@ pub(crate) fn failed(failure: &Failure<'_>, call: Map<String, Value>, now: Syste
     )
 }
 
-/// A refusal made before anything was sent (or, for an abort, while it
-/// ran): `failure`, summarized under [`CALL_META_KEY`] as that refusal.
-pub(crate) fn refused(failure: &Failure<'_>, now: SystemTime) -> Value {
+/// What a call at the door came to, as the client is told: `raw` is the
+/// tool's latest answer (a success answered by the tool is shown as it is),
+/// `output` the tool's output schema, `call_id` the call the proxy made.
+pub(crate) fn door_answer(
+    answer: DoorAnswer,
+    call_id: &str,
+    raw: Option<Map<String, Value>>,
+    output: Option<&Schema>,
+    now: SystemTime,
+) -> Value {
+    match answer {
+        DoorAnswer::Ran(report) => ran(&report, raw, output, now),
+        DoorAnswer::Replayed { record, .. } => replayed(&record, now),
+        DoorAnswer::Awaiting { record, replayed } => awaiting(&record, replayed, now),
+        DoorAnswer::Refused(refused) => refusal(&refused, call_id, now),
+    }
+}
+
+/// A door's refusal (made before anything was sent, or, for an abort,
+/// while it ran): an `isError` result whose `toolFailure` carries the
+/// refusal's class, code and retryability, summarized under
+/// [`CALL_META_KEY`] as that refusal.
+pub(crate) fn refusal(refused: &Refused, call_id: &str, now: SystemTime) -> Value {
+    let call_id = refused.call_id().unwrap_or(call_id);
+    let error = refused.error();
+    let message = sentence(&error.message);
+    let failure = Failure {
+        class: refused.refusal().class(),
+        code: refused.refusal().code(),
+        retryable: error.retryable,
+        wait: refused.retry_after(),
+        call_id,
+        message: &message,
+    };
     let mut call = Map::new();
-    call.insert("call_id".to_owned(), Value::from(failure.call_id));
+    call.insert("call_id".to_owned(), Value::from(call_id));
     call.insert("refused".to_owned(), Value::from(failure.code));
-    failed(failure, call, now)
+    failed(&failure, call, now)
+}
+
+/// `words` as a sentence: capitalized, ending in a full stop.
+fn sentence(words: &str) -> String {
+    let mut chars = words.trim().chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    out.push_str(chars.as_str());
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
 }
 
 /// `result` with `entries` added to its `_meta` (made an object if it was not one).
@@ -324,8 +352,8 @@ fn epoch_ms(now: SystemTime, wait: Duration) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use recourse::Outcome;
     use recourse::idempotency::Idempotency;
+    use recourse::{Outcome, StopReason};
     use recourse_protocol::{ErrorCategory, ToolError};
 
     use super::*;
@@ -411,12 +439,24 @@ mod tests {
                 "reliability",
                 false,
             ),
+            // The door answers a call the journal refused before sending
+            // as its refusal; one that stopped after sending is not retryable.
             (
                 Outcome::Failed {
                     error: None,
                     reason: StopReason::JournalUnavailable,
                 },
                 "capability",
+                false,
+            ),
+            // A write found not committed: trying again later is safe, as
+            // the record's `next.step` (give up for now) says.
+            (
+                Outcome::Failed {
+                    error: None,
+                    reason: StopReason::NotCommitted,
+                },
+                "reliability",
                 true,
             ),
         ] {
@@ -463,23 +503,41 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_is_written_in_epoch_milliseconds() {
-        let failure = Failure {
-            class: FailureClass::Reliability,
-            code: "CALL_IN_PROGRESS",
-            retryable: true,
-            wait: Some(Duration::from_millis(1500)),
-            call_id: "c-2",
-            message: "later",
-        };
-        let result = refused(&failure, now());
+    fn a_refusals_wait_is_written_in_epoch_milliseconds() {
+        let refused = Refused::in_progress("c-2", Duration::from_secs(30));
+        let result = refusal(&refused, "c-new", now());
         let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
-        let expected = u64::try_from((NOW + Duration::from_millis(1500)).as_millis()).unwrap();
+        let expected = u64::try_from((NOW + Duration::from_secs(10)).as_millis()).unwrap();
         assert_eq!(meta["retryNotBefore"], expected);
+        assert_eq!(meta["class"], "reliability");
+        assert_eq!(meta["retryable"], true);
+        assert_eq!(meta["code"], "CALL_IN_PROGRESS");
+        // The running call is the one named, not the new request's id.
         assert_eq!(
             result["_meta"][CALL_META_KEY],
             json!({"call_id": "c-2", "refused": "CALL_IN_PROGRESS"})
         );
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("The call with this idempotency key") && text.ends_with('.'),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_has_the_class_and_retryability_the_gateway_gives_it() {
+        for refused in [
+            Refused::key_reused("c"),
+            Refused::journal_away("down"),
+            Refused::journal_required("idempotency_key", "keyed"),
+            Refused::aborted(None),
+        ] {
+            let result = refusal(&refused, "c-1", now());
+            let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
+            assert_eq!(meta["class"], refused.refusal().class().as_str());
+            assert_eq!(meta["retryable"], refused.error().retryable);
+            assert_eq!(meta["code"], refused.refusal().code());
+        }
     }
 
     #[test]
@@ -489,6 +547,7 @@ mod tests {
         let raw = json!({"content": [{"type": "text", "text": "{\"t\":1}"}],
                          "structuredContent": {"t": 1}, "isError": false, "_meta": {"server/x": 7}});
         let shown = Shown {
+            class: None,
             retryable: false,
             replayed: false,
             output: None,
@@ -536,6 +595,7 @@ mod tests {
         let other = Schema::compile(&json!({"type": "object", "required": ["receipt"]})).unwrap();
         for (output, structured) in [(None, false), (Some(&order), true), (Some(&other), false)] {
             let shown = Shown {
+                class: None,
                 retryable: false,
                 replayed: false,
                 output,

@@ -14,19 +14,17 @@
 //! no key has nothing to finish: the client's cancellation stops it.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use recourse::approval::Asked;
+use recourse::approval::AskApproval;
 use recourse::config::CallField;
-use recourse::journal::{CallState, JournalError};
-use recourse::keyed::{Keyed, request_hash};
 use recourse::{Call, CallBuilder};
-use recourse_protocol::mcp::FailureClass;
-use serde_json::{Map, Value, json};
+use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::answer::{self, Failure};
-use crate::ask::{self, Asking};
+use crate::answer;
+use crate::ask;
 use crate::capture::Capture;
 use crate::catalog::Offered;
 use crate::client::Client;
@@ -58,14 +56,21 @@ pub(crate) async fn run(
     };
     let call_id = uuid::Uuid::now_v7().to_string();
     let payload = Value::Object(arguments);
-    // The request's digest, for a call looked up by its request (keyed, or
-    // waiting for a person): a read sent as it comes needs none.
-    let digest = |payload: &Value| request_hash(&json!({"tool": name, "arguments": payload}));
+    let upstream = &shared.upstreams[offered.upstream];
     let approval = offered.policy.as_ref().and_then(|p| p.approval.as_ref());
-    let asked_hash = approval.map(|_| digest(&payload));
+    // The request as a door describes it, and its digest — only for a call
+    // looked up by its request (keyed, or waiting for a person): a read
+    // sent as it comes needs neither.
+    let spec = (key.is_some() || approval.is_some())
+        .then(|| ask::spec(offered, upstream.upstream.target(), &payload));
+    let digest = spec.as_ref().map(RequestDigest::of);
     // Calling again is how a call that waits for a person gets its result:
     // without the client's key, the request's own names it.
-    let key = key.or_else(|| asked_hash.as_deref().map(ask::derived_key));
+    let key = key.or_else(|| {
+        approval
+            .and(digest.as_ref())
+            .map(|d| ask::derived_key(d.as_str()))
+    });
     let mut call = described(offered, payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
@@ -77,84 +82,48 @@ pub(crate) async fn run(
         }
         Err(e) => return Ok(invalid(&call_id, e.problem())),
     };
-    let keyed = call.idempotency_key().is_some();
-    if keyed && shared.journal.is_none() {
-        return Ok(journal_required(&call_id));
-    }
-    let upstream = &shared.upstreams[offered.upstream];
-    if let (Some(approval), Some(journal)) = (approval, &shared.journal) {
+    if let (Some(approval), Some(spec), Some(digest)) = (approval, spec, &digest) {
         let required = match approval.required() {
             Ok(required) => required,
             Err(e) => return Ok(invalid(&call_id, &e.to_string())),
         };
-        let asking = Asking {
-            offered,
-            target: upstream.upstream.target(),
-            approval,
-            required: &required,
-            call_id: &call_id,
-            payload: call.payload(),
-            caller: call.caller(),
-            key: call.idempotency_key().unwrap_or_default(),
-            request_hash: asked_hash.as_deref().unwrap_or_default(),
+        let asking = AskApproval {
+            call_id: Some(call_id.clone()),
+            target: offered.tool.name.clone(),
+            capability: None,
+            caller: call.caller().map(str::to_owned),
+            caller_key: call.idempotency_key().map(str::to_owned),
+            request_hash: digest.as_str().to_owned(),
+            request: spec,
+            required,
         };
-        let lease = upstream.executor.config().lease;
-        let asked = ask::held(journal.as_ref(), &asking, SystemTime::now(), lease).await;
-        return Ok(asked_answer(asked, &call_id, lease));
+        let held = shared.door.hold(&asking).await;
+        return Ok(answer::door_answer(
+            held,
+            &call_id,
+            None,
+            None,
+            SystemTime::now(),
+        ));
     }
     let capture = Arc::new(Capture::new(
         Arc::clone(&upstream.transport),
         offered.tool.name.clone(),
     ));
-    let executor = upstream.executor.with_transport(Arc::clone(&capture) as _);
-    if call.traits().idempotent && !keyed {
-        let report = executor.execute_with_cancel(call, cancel).await;
-        return Ok(answer::ran(
-            &report,
+    let executor = Arc::new(upstream.executor.with_transport(Arc::clone(&capture) as _));
+    match shared
+        .door
+        .run(executor, call, digest.as_ref(), &cancel)
+        .await
+    {
+        Ok(answered) => Ok(answer::door_answer(
+            answered,
+            &call_id,
             capture.take(),
             offered.output.as_ref(),
             SystemTime::now(),
-        ));
-    }
-    let hash = digest(call.payload());
-    let lease = executor.config().lease;
-    let running = shared
-        .calls
-        .spawn(async move { executor.execute_keyed(call, &hash).await });
-    let finished = tokio::select! {
-        finished = running => finished,
-        () = cancel.cancelled() => return Err(Fault::Cancelled),
-    };
-    let now = SystemTime::now();
-    Ok(match finished {
-        Ok(Ok(Keyed::Ran(report))) => {
-            answer::ran(&report, capture.take(), offered.output.as_ref(), now)
-        }
-        Ok(Ok(Keyed::Replayed { record, .. })) => answer::replayed(&record, now),
-        Ok(Ok(Keyed::InProgress { call_id })) => in_progress(&call_id, lease),
-        Ok(Ok(Keyed::KeyReused { call_id })) => key_reused(&call_id),
-        Ok(Err(e)) => journal_unavailable(&call_id, &e.to_string()),
-        Err(_) => aborted(&call_id),
-    })
-}
-
-/// What asking for approval came to, as the client sees it: the call
-/// waiting (asked now, or before under the key), or the key's call as it
-/// stands — ended (replayed), running, or another request's.
-fn asked_answer(asked: Result<Asked, JournalError>, call_id: &str, lease: Duration) -> Value {
-    let now = SystemTime::now();
-    match asked {
-        Ok(Asked::Awaiting(entry)) => answer::awaiting(&entry.record_json(), false, now),
-        Ok(Asked::Keyed(Keyed::Replayed {
-            state: CallState::AwaitingApproval,
-            record,
-        })) => answer::awaiting(&record, true, now),
-        Ok(Asked::Keyed(Keyed::Replayed { record, .. })) => answer::replayed(&record, now),
-        Ok(Asked::Keyed(Keyed::InProgress { call_id })) => in_progress(&call_id, lease),
-        Ok(Asked::Keyed(Keyed::KeyReused { call_id })) => key_reused(&call_id),
-        // Asking never runs a call.
-        Ok(Asked::Keyed(Keyed::Ran(report))) => aborted(&report.call_id),
-        Err(e) => journal_unavailable(call_id, &e.to_string()),
+        )),
+        Err(ClientLeft) => Err(Fault::Cancelled),
     }
 }
 
@@ -187,86 +156,20 @@ fn described(offered: &Offered, payload: Value, call_id: &str, key: Option<Strin
     call
 }
 
-fn refusal(failure: &Failure<'_>) -> Value {
-    answer::refused(failure, SystemTime::now())
-}
-
-/// The key's call is still running: ask again in a third of a lease.
-fn in_progress(call_id: &str, lease: Duration) -> Value {
-    refusal(&Failure {
-        class: FailureClass::Reliability,
-        code: "CALL_IN_PROGRESS",
-        retryable: true,
-        wait: Some(recourse::timing::in_progress_retry_after(lease)),
-        call_id,
-        message: "The call with this idempotency key is still running; nothing was sent again. \
-                  Call again later with the same key and arguments to get its result.",
-    })
-}
-
-fn key_reused(call_id: &str) -> Value {
-    refusal(&Failure {
-        class: FailureClass::Capability,
-        code: "IDEMPOTENCY_KEY_REUSED",
-        retryable: false,
-        wait: None,
-        call_id,
-        message: "This idempotency key belongs to a different request (another tool or other \
-                  arguments); nothing was sent. Use a new key for a new request.",
-    })
-}
-
-fn journal_required(call_id: &str) -> Value {
-    refusal(&Failure {
-        class: FailureClass::Capability,
-        code: "JOURNAL_REQUIRED",
-        retryable: false,
-        wait: None,
-        call_id,
-        message: "This proxy keeps no journal, so it cannot answer a repeat of a keyed call from \
-                  its record; nothing was sent. Call without an idempotency key, or run the \
-                  proxy with a journal.",
-    })
-}
-
-fn journal_unavailable(call_id: &str, why: &str) -> Value {
-    let message = format!(
-        "The journal could not record the call ({}); nothing was sent. Try again shortly.",
-        recourse_protocol::redact(why)
-    );
-    refusal(&Failure {
-        class: FailureClass::Reliability,
-        code: "JOURNAL_UNAVAILABLE",
-        retryable: true,
-        wait: Some(recourse::timing::JOURNAL_RETRY_AFTER),
-        call_id,
-        message: &message,
-    })
-}
-
-fn aborted(call_id: &str) -> Value {
-    refusal(&Failure {
-        class: FailureClass::Reliability,
-        code: "CALL_ABORTED",
-        retryable: false,
-        wait: None,
-        call_id,
-        message: "The call stopped unexpectedly; its outcome is unknown. Do not repeat it: check \
-                  whether it took effect first.",
-    })
-}
-
+/// The call cannot be made as asked: nothing was sent.
 fn invalid(call_id: &str, problem: &str) -> Value {
-    let message = format!(
-        "The call could not be made: {}. Nothing was sent.",
-        recourse_protocol::redact(problem)
+    let refused = Refused::new(
+        Refusal::InvalidCall,
+        format!(
+            "the call could not be made: {}. Nothing was sent",
+            recourse_protocol::redact(problem)
+        ),
     );
-    refusal(&Failure {
-        class: FailureClass::Capability,
-        code: "INVALID_CALL",
-        retryable: false,
-        wait: None,
+    answer::door_answer(
+        DoorAnswer::Refused(refused),
         call_id,
-        message: &message,
-    })
+        None,
+        None,
+        SystemTime::now(),
+    )
 }

@@ -61,11 +61,6 @@ impl McpProxy {
     /// calls that may write to end; how many were still running after it
     /// (each is in flight in the journal, settled once its lease expires).
     pub async fn finish_calls(&self, grace: Duration) -> usize {
-        let calls = &self.shared.calls;
-        calls.close();
-        match tokio::time::timeout(grace, calls.wait()).await {
-            Ok(()) => 0,
-            Err(_) => calls.len(),
-        }
+        self.shared.door.finish_calls(grace).await
     }
 }

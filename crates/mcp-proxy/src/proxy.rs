@@ -17,10 +17,10 @@ use std::time::Duration;
 use recourse::budget::RetryBudget;
 use recourse::shared::SharedState;
 use recourse::{CorrectionChain, Executor, ExecutorConfig, Journal};
+use recourse_door::Door;
 use recourse_mcp::{ListChange, McpTransport};
 use serde_json::Value;
 use tokio::sync::broadcast;
-use tokio_util::task::TaskTracker;
 
 use crate::capabilities;
 use crate::catalog::{Catalog, Listing};
@@ -57,8 +57,9 @@ pub(crate) struct Shared {
     pub(crate) policies: ToolPolicies,
     /// Where calls that may write are journaled (keyed calls need it).
     pub(crate) journal: Option<Arc<dyn Journal>>,
-    /// Calls that may write, run to their end whoever waits for them.
-    pub(crate) calls: TaskTracker,
+    /// The call path both doors share: calls that may write run to their
+    /// end whoever waits for them; approvals are held in the journal.
+    pub(crate) door: Door,
     /// The capabilities offered to the client.
     pub(crate) capabilities: Value,
     /// The clients to tell when a list changes.
@@ -258,7 +259,7 @@ impl McpProxyBuilder {
                 catalog: RwLock::new(Arc::new(catalog)),
                 policies: self.policies,
                 journal: self.parts.journal.clone(),
-                calls: TaskTracker::new(),
+                door: Door::new(self.parts.config.lease).with_journal(self.parts.journal.clone()),
                 capabilities: capabilities::offered(&declared),
                 listeners: Listeners::default(),
                 rebuilding: tokio::sync::Mutex::new(()),

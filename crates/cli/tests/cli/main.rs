@@ -15,6 +15,7 @@ mod config;
 mod debug_llm;
 mod demo;
 mod deploy;
+mod documents;
 mod eval;
 mod explain;
 mod explains;

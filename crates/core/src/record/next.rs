@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::millis;
-use super::{message, question};
+use super::{Disposition, message, question};
 use crate::policy::{StopKind, StopReason};
 use crate::record::{CallReport, Outcome};
 
@@ -217,10 +217,7 @@ pub(super) fn of(report: &CallReport) -> Next {
     };
     let category = error.map(|e| &e.category);
     let sent = report.attempts.last().map(|a| &a.payload);
-    let offered = match error {
-        Some(e) if reason.kind(category) == StopKind::Input => question::from_details(e, sent),
-        _ => None,
-    };
+    let offered = offered(reason, error, sent);
     let step = NextStep::after_stop(reason, category, offered.is_some());
     // A step that asks the user always has a question: the tool's choice, or
     // one the reason makes (whose value it is, what is missing).
@@ -246,6 +243,35 @@ pub(super) fn of(report: &CallReport) -> Next {
     }
     next.model_message = message::stopped(report, reason, error, &next);
     next
+}
+
+/// The question the tool's details offer the user of a call that stopped
+/// for `reason` on `error` (only for a problem with its input).
+fn offered(
+    reason: &StopReason,
+    error: Option<&ToolError>,
+    sent: Option<&serde_json::Value>,
+) -> Option<String> {
+    match error {
+        Some(e) if reason.kind(Some(&e.category)) == StopKind::Input => {
+            question::from_details(e, sent)
+        }
+        _ => None,
+    }
+}
+
+/// What the stop of `report` means ([`Disposition::of_stop`], the tool's
+/// question read as [`of`] reads it); `None` when it succeeded.
+pub(super) fn disposition(report: &CallReport) -> Option<Disposition> {
+    let reason = report.outcome.reason()?;
+    let error = report.outcome.error();
+    let sent = report.attempts.last().map(|a| &a.payload);
+    let asks = offered(reason, error, sent).is_some();
+    Some(Disposition::of_stop(
+        reason,
+        error.map(|e| &e.category),
+        asks,
+    ))
 }
 
 /// The [`Next`] of a call awaiting `approval`: ask the user whether to

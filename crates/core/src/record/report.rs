@@ -122,6 +122,13 @@ impl CallReport {
     pub fn next(&self) -> Next {
         next::of(self)
     }
+
+    /// What its stop means — the step, the MCP failure class, whether the
+    /// same call may succeed when sent again ([`Disposition`]); `None` when
+    /// the call succeeded.
+    pub fn disposition(&self) -> Option<super::Disposition> {
+        next::disposition(self)
+    }
 }
 
 // The record's wire form: the report's fields in the documented order. Its

@@ -37,7 +37,7 @@ use crate::approvals::{Deciding, NotDecided, decide_by};
 use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::records::expired_as_listed;
-use crate::refusal::Refusal;
+use recourse_door::Refusal;
 
 /// The most calls awaiting approval the section lists.
 const SHOWN: u32 = 200;

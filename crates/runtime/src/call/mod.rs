@@ -199,6 +199,19 @@ impl Call {
         self.caller_key.as_deref()
     }
 
+    /// The call's id, when its maker chose one (else the executor makes one).
+    pub fn call_id(&self) -> Option<&str> {
+        self.call_id.as_deref()
+    }
+
+    /// Whether the call may write, as far as is known before it runs: not
+    /// known idempotent (its manifest may still be asked), or keyed — a
+    /// keyed call is journaled as its key's call whatever it does. Such a
+    /// call is finished even when its client stops waiting.
+    pub fn may_write(&self) -> bool {
+        !self.idempotency.idempotent || self.ask_manifest || self.caller_key.is_some()
+    }
+
     /// The capability's compiled input schema, if known.
     pub fn schema(&self) -> Option<&Schema> {
         self.schema.as_ref()

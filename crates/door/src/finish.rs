@@ -1,14 +1,14 @@
 //! A call that finishes even when its client stops waiting.
 //!
-//! A gateway call runs inside the request's own task, so the common case —
-//! the client waits for its answer — costs no task of its own, no join and no
+//! A call runs inside the request's own task, so the common case — the
+//! client waits for its answer — costs no task of its own, no join and no
 //! wake-up across tasks. When the client stops waiting (its timeout, a
-//! dropped connection) the server drops the request's future; [`Finishing`]
-//! then hands the call, as far as it got, to a task of the gateway's
-//! [`TaskTracker`], so a write is never cancelled mid-flight: it finishes and
-//! is journaled, and the client's retry with the same key gets its record.
-//! Shutdown waits for that tracker (within the grace), and a call counts as
-//! tracked from its first poll, so none falls between the two.
+//! dropped connection, a cancellation) the door drops the call's future;
+//! [`Finishing`] then hands the call, as far as it got, to a task of the
+//! door's [`TaskTracker`], so a write is never cancelled mid-flight: it
+//! finishes and is journaled, and the client's retry with the same key gets
+//! its record. Shutdown waits for that tracker (within the grace), and a
+//! call counts as tracked from its first poll, so none falls between the two.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};

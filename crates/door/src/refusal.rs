@@ -1,21 +1,25 @@
-//! Why the gateway refused a request, or could not run it: one enum, whose
-//! codes, statuses and categories the handlers, the envelopes and the
-//! OpenAPI document all take from here.
+//! Why a door refused a request, or could not run it: one enum, whose
+//! codes, statuses, categories and MCP failure classes both doors — the
+//! gateway's envelopes and OpenAPI document, the proxy's `toolFailure` —
+//! take from here.
 
-use axum::http::StatusCode;
 use recourse::target::{TargetError, TargetErrorKind};
-use recourse_tool::protocol::ToolError;
+use recourse_protocol::ToolError;
+use recourse_protocol::mcp::FailureClass;
 
-/// A refusal of the gateway's own: the `error.code` of the envelope it
-/// answers, with its HTTP status and category. (A tool's failure is not a
-/// refusal: it is a record, answered 200.)
+/// A refusal of a door's own: the `error.code` of the envelope the gateway
+/// answers (with its HTTP status and category) and of the `toolFailure` the
+/// MCP proxy answers (with its class). A tool's failure is not a refusal:
+/// it is a record.
 ///
 /// ```
-/// use recourse_gateway::Refusal;
+/// use recourse_door::Refusal;
+/// use recourse_protocol::mcp::FailureClass;
 ///
 /// let e = Refusal::IdempotencyKeyReused.error("use a new key for a new request");
 /// assert_eq!(e.code, "IDEMPOTENCY_KEY_REUSED");
 /// assert_eq!(Refusal::IdempotencyKeyReused.status(), 422);
+/// assert_eq!(Refusal::IdempotencyKeyReused.class(), FailureClass::Capability);
 /// assert!(Refusal::ALL.iter().any(|r| r.code() == "CALL_IN_PROGRESS"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,7 +111,7 @@ impl Refusal {
     pub fn code(self) -> &'static str {
         match self {
             Self::Unauthorized => "UNAUTHORIZED",
-            Self::HostNotAllowed => recourse_tool::host::HOST_NOT_ALLOWED,
+            Self::HostNotAllowed => "HOST_NOT_ALLOWED",
             Self::InvalidCall => "INVALID_CALL",
             Self::NumberNotRepresentable => "NUMBER_NOT_REPRESENTABLE",
             Self::InvalidTarget => "INVALID_TARGET",
@@ -134,30 +138,34 @@ impl Refusal {
 
     /// The HTTP status it is answered with.
     pub fn status(self) -> u16 {
-        let status = match self {
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+        match self {
+            Self::Unauthorized => 401,
             Self::InvalidCall
             | Self::NumberNotRepresentable
             | Self::InvalidTarget
             | Self::MissingRequiredField
             | Self::JournalRequired
-            | Self::InvalidQuery => StatusCode::BAD_REQUEST,
+            | Self::InvalidQuery => 400,
             Self::HostNotAllowed
             | Self::TargetNotAllowed
             | Self::CommandNotAllowed
-            | Self::NotApprover => StatusCode::FORBIDDEN,
-            Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => StatusCode::NOT_FOUND,
-            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            | Self::NotApprover => 403,
+            Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => 404,
+            Self::IdempotencyKeyReused => 422,
             Self::CallInProgress
             | Self::CallNotSettleable
             | Self::ApprovalStale
-            | Self::ApprovalDecided => StatusCode::CONFLICT,
-            Self::CallAborted => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-        };
-        status.as_u16()
+            | Self::ApprovalDecided => 409,
+            Self::CallAborted => 500,
+            Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => 503,
+        }
+    }
+
+    /// The MCP failure class it is answered with: its category's
+    /// ([`FailureClass::of`]), so the gateway's envelope and the proxy's
+    /// `toolFailure` say the same of it.
+    pub fn class(self) -> FailureClass {
+        FailureClass::of(&self.error(String::new()).category)
     }
 
     /// What it means, for the OpenAPI document.
