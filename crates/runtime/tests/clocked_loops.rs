@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use recourse::journal::{
-    AttemptResult, CallState, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind,
-    JournalResult, KeyClaim, LeaseKeeper, ListQuery, NewCall, RecordJson, SettleOptions,
-    SqliteJournal, process_owner, prune, sweep,
+    CallState, Journal, LeaseKeeper, NewCall, SettleOptions, SqliteJournal, process_owner, prune,
+    sweep,
 };
 use recourse::timing::{claim_give_back, prune_every, renew_every, sweep_every};
-use recourse::transport::{BoxFuture, RawResponse};
+use recourse::transport::RawResponse;
 use recourse::{Call, Executor, InProcessTransport, ManualClock};
-use serde_json::{Value, json};
+use recourse_test_support::FaultyJournal;
+use serde_json::json;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -100,96 +100,16 @@ async fn the_lease_keeper_renews_only_as_its_clock_moves() {
     assert_eq!(turns(&clock), 2, "dropped, it renews no more");
 }
 
-/// A journal whose `begin_call` always fails and whose `renew_lease` fails
-/// `failing` times before it answers; everything else is SQLite's.
-struct Unrecorded {
-    inner: Arc<SqliteJournal>,
-    failing: u32,
-    renewals: AtomicU32,
-}
-
-fn down<T: Send + 'static>() -> BoxFuture<'static, JournalResult<T>> {
-    Box::pin(async {
-        Err(JournalError::new(
-            JournalErrorKind::Operation,
-            "writing",
-            "the database is restarting",
-        ))
-    })
-}
-
-impl Journal for Unrecorded {
-    fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>> {
-        self.inner.claim_key(claim)
-    }
-    fn begin_call<'a>(&'a self, _: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
-        down()
-    }
-    fn begin_attempt<'a>(
-        &'a self,
-        call_id: &'a str,
-        n: u32,
-        payload: Option<&'a Value>,
-    ) -> BoxFuture<'a, JournalResult<()>> {
-        self.inner.begin_attempt(call_id, n, payload)
-    }
-    fn finish_attempt<'a>(
-        &'a self,
-        call_id: &'a str,
-        n: u32,
-        result: &'a AttemptResult,
-    ) -> BoxFuture<'a, JournalResult<()>> {
-        self.inner.finish_attempt(call_id, n, result)
-    }
-    fn finish_call<'a>(
-        &'a self,
-        call_id: &'a str,
-        state: CallState,
-        operation_id: Option<&'a str>,
-        record: Option<&'a RecordJson>,
-    ) -> BoxFuture<'a, JournalResult<()>> {
-        self.inner.finish_call(call_id, state, operation_id, record)
-    }
-    fn renew_lease<'a>(
-        &'a self,
-        call_id: &'a str,
-        owner: &'a str,
-        lease: Duration,
-    ) -> BoxFuture<'a, JournalResult<bool>> {
-        if self.renewals.fetch_add(1, Ordering::SeqCst) < self.failing {
-            return down();
-        }
-        self.inner.renew_lease(call_id, owner, lease)
-    }
-    fn take_over<'a>(
-        &'a self,
-        call_id: &'a str,
-        owner: &'a str,
-        lease: Duration,
-    ) -> BoxFuture<'a, JournalResult<bool>> {
-        self.inner.take_over(call_id, owner, lease)
-    }
-    fn get<'a>(&'a self, call_id: &'a str) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
-        self.inner.get(call_id)
-    }
-    fn list<'a>(&'a self, query: &'a ListQuery) -> BoxFuture<'a, JournalResult<Vec<JournalEntry>>> {
-        self.inner.list(query)
-    }
-    fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>> {
-        self.inner.prune(before, limit)
-    }
-}
-
 /// A keyed call the journal could not record gives its claim back in the
 /// background, trying again on the executor's clock as `claim_give_back`
 /// schedules it, until the journal answers.
 #[tokio::test]
 async fn a_claim_is_given_back_on_the_executor_s_clock() {
-    let journal = Arc::new(Unrecorded {
-        inner: journal(),
-        failing: 2,
-        renewals: AtomicU32::new(0),
-    });
+    let journal = Arc::new(
+        FaultyJournal::new(journal())
+            .failing_begins(u32::MAX)
+            .failing_renewals(2),
+    );
     let clock = ManualClock::new();
     let tool = InProcessTransport::new(|_| async {
         Ok(RawResponse {
@@ -212,7 +132,7 @@ async fn a_claim_is_given_back_on_the_executor_s_clock() {
         format!("{keyed:?}").contains("JOURNAL_UNAVAILABLE"),
         "{keyed:?}"
     );
-    let renewals = || journal.renewals.load(Ordering::SeqCst);
+    let renewals = || journal.renewals();
     let schedule: Vec<Duration> = claim_give_back().collect();
     until("the first try, then a wait", || turns(&clock) == 1).await;
     assert_eq!(
