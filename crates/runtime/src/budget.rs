@@ -1,6 +1,6 @@
 //! The shared retry budget: resends across all calls are bounded by the calls made.
 //!
-//! A [`RetryBudget`] is [`RetryTokens`](recourse_core::budget::RetryTokens) —
+//! A [`RetryBudget`] is [`RetryTokens`] —
 //! the arithmetic, and why a budget at all, are `recourse-core`'s — behind a
 //! lock, fed the instants of an injectable [`Clock`], so one budget serves
 //! every call of an executor and its arithmetic can be tested without
