@@ -137,7 +137,7 @@ impl CallReport {
     }
 
     /// What its stop means — the step, the MCP failure class, whether the
-    /// same call may succeed when sent again ([`Disposition`]); `None` when
+    /// same call may succeed when sent again ([`Disposition`](super::Disposition)); `None` when
     /// the call succeeded.
     pub fn disposition(&self) -> Option<super::Disposition> {
         next::disposition(self)
