@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use recourse_protocol::ParsedResponse;
 use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
@@ -40,7 +41,7 @@ pub struct Request {
 }
 
 /// A tool's raw answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RawResponse {
     /// HTTP status.
     pub status: u16,
@@ -48,6 +49,32 @@ pub struct RawResponse {
     pub headers: Vec<(String, String)>,
     /// The body, at most the transport's cap.
     pub body: Vec<u8>,
+    /// The answer already read, by a transport that holds it typed (an MCP
+    /// result) rather than as bytes: the executor takes it instead of
+    /// parsing the body, which is then empty. Boxed: most answers have none.
+    pub read: Option<Box<ParsedResponse>>,
+}
+
+impl RawResponse {
+    /// An answer of `status` with `headers` and `body`, to be parsed.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+            read: None,
+        }
+    }
+
+    /// An answer already read (its body left empty).
+    pub fn read(parsed: ParsedResponse) -> Self {
+        Self {
+            status: parsed.status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            read: Some(Box::new(parsed)),
+        }
+    }
 }
 
 /// When and how a transport failed.

@@ -86,6 +86,7 @@ mod capture;
 mod catalog;
 mod client;
 mod error;
+mod failure;
 mod follow;
 mod http;
 mod json_answer;

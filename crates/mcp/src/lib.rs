@@ -79,7 +79,7 @@ pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use recourse_protocol::mcp::{McpError, McpErrorKind};
 pub use target::{BASE_ENV, McpTarget};
 pub use tool::McpTool;
-pub use transport::McpTransport;
+pub use transport::{McpAnswer, McpTransport};
 
 /// Starts a session with `target` and looks up `tool`: the transport to give
 /// an executor, and the tool's description (`None` when the server has no such

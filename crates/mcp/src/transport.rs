@@ -43,11 +43,11 @@ use recourse::Transport;
 use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{Mutex, broadcast};
 
 use recourse_protocol::mcp::McpError;
@@ -295,7 +295,17 @@ impl McpTransport {
         }
     }
 
-    async fn deliver(&self, request: &Request) -> Delivery {
+    /// Calls `request`'s tool: what the executor reads of the exchange, and
+    /// the server's result as it came, when it answered one — for a door
+    /// that gives it to its own client (the MCP proxy) without reading it
+    /// back from JSON.
+    pub async fn call(&self, request: &Request) -> McpAnswer {
+        let mut result = None;
+        let delivery = self.deliver(request, &mut result).await;
+        McpAnswer { delivery, result }
+    }
+
+    async fn deliver(&self, request: &Request, kept: &mut Option<CallToolResult>) -> Delivery {
         let Value::Object(arguments) = &request.payload else {
             return reply::arguments_not_object(&request.payload);
         };
@@ -320,10 +330,14 @@ impl McpTransport {
             let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
             return reply::unknown_tool(name, &names);
         }
-        let params = call_params(request, arguments)?;
+        let params = call_params(request, arguments);
         let answer = tokio::time::timeout(left, session.service.call_tool_once(params)).await;
         match answer {
-            Ok(Ok(CallToolResponse::Complete(result))) => reply::completed(&result),
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                let delivery = reply::completed(&result);
+                *kept = Some(result);
+                delivery
+            }
             Ok(Ok(CallToolResponse::InputRequired(result))) => reply::input_required(&result),
             // A task (which this client never offers to follow) or a newer kind of answer.
             Ok(Ok(_)) => Err(TransportFailure::new(
@@ -355,27 +369,38 @@ impl McpTransport {
     }
 }
 
-/// `tools/call` parameters for `request`, carrying its idempotency key in `_meta`.
+/// `tools/call` parameters for `request`, carrying its idempotency key in
+/// `_meta`: built as the typed request, not as JSON read back.
 fn call_params(
     request: &Request,
     arguments: &serde_json::Map<String, Value>,
-) -> Result<CallToolRequestParams, TransportFailure> {
-    let mut params = json!({"name": request.target.as_str(), "arguments": arguments});
+) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(request.target.as_str().to_owned())
+        .with_arguments(arguments.clone());
     if let Some(key) = &request.idempotency_key {
-        params["_meta"] = json!({ IDEMPOTENCY_META_KEY: key });
+        let mut meta = RequestMetaObject::new();
+        meta.0
+            .0
+            .insert(IDEMPOTENCY_META_KEY.to_owned(), Value::from(key.as_str()));
+        params.meta = Some(meta);
     }
-    serde_json::from_value(params).map_err(|e| {
-        TransportFailure::new(
-            TransportFailureKind::ConnectFailed,
-            format!("the tools/call request could not be built: {e}"),
-        )
-    })
+    params
 }
 
 impl Transport for McpTransport {
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
-        Box::pin(self.deliver(request))
+        Box::pin(async move { self.call(request).await.delivery })
     }
+}
+
+/// What a `tools/call` came to ([`McpTransport::call`]).
+#[derive(Debug)]
+pub struct McpAnswer {
+    /// What the executor reads: the result already read, a JSON-RPC error
+    /// as a body, or a transport failure.
+    pub delivery: Delivery,
+    /// The server's result as it came, when it answered one.
+    pub result: Option<CallToolResult>,
 }
 
 /// The most bytes of an MCP server's answer read (a JSON body or one SSE

@@ -144,6 +144,7 @@ impl HttpTransport {
             status,
             headers,
             body,
+            read: None,
         })
     }
 }
