@@ -27,9 +27,7 @@ use rmcp::model::{CallToolResult, MetaObject, ResultType};
 use serde_json::{Map, Value, json};
 
 use crate::failure::{self, Failure};
-
-/// The `_meta` key of the record's summary on every result of the proxy.
-pub const CALL_META_KEY: &str = "recourse/call";
+use crate::meta::CALL_META_KEY;
 
 /// What a call at the door came to, as the client is told: `raw` is the
 /// tool's latest result (a success the tool gave is shown as it is),

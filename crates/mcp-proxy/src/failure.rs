@@ -4,15 +4,20 @@
 //! # The tool's words, then ours
 //!
 //! When the tool answered with its own `isError` result, the client gets that
-//! result's content blocks unchanged and in order, its `structuredContent`
-//! and its own `_meta` — its own failure metadata
-//! (`_meta["io.modelcontextprotocol/toolFailure"]`) included — and recourse
-//! adds one text block (the record's message for the model: what happened,
-//! what recourse did, what to do now) and its summary under
-//! [`CALL_META_KEY`]. Only where the tool gave no failure metadata does
-//! recourse add its own. A failure the tool did not answer (a transport
-//! failure, a JSON-RPC error, a refusal of recourse's own) is recourse's
-//! message alone.
+//! result's content blocks unchanged and in order and its own `_meta` — its
+//! own failure metadata (`_meta["io.modelcontextprotocol/toolFailure"]`)
+//! included — and recourse adds one text block (the record's message for
+//! the model: what happened, what recourse did, what to do now) and its
+//! summary under [`CALL_META_KEY`]. Only where the tool gave no failure
+//! metadata does recourse add its own. A failure the tool did not answer (a
+//! transport failure, a JSON-RPC error, a refusal of recourse's own) is
+//! recourse's message alone.
+//!
+//! The failure's `structuredContent` is the one part left out (the record
+//! keeps it): clients such as pydantic-ai hand a model the structured
+//! content in place of the content blocks when a result has one, and the
+//! model would then never read recourse's word — "do not repeat it" among
+//! them. The tool's own words are in its content blocks.
 //!
 //! `class` follows the kind of problem that stopped the call; `retryable`
 //! says whether sending the same call again may succeed — both from core's
@@ -30,7 +35,7 @@ use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
 use recourse_protocol::parse_rfc3339;
 use serde_json::{Map, Value, json};
 
-use crate::answer::CALL_META_KEY;
+use crate::meta::CALL_META_KEY;
 
 /// A failure as recourse describes it, for its failure metadata.
 #[derive(Debug)]
@@ -116,6 +121,8 @@ pub(crate) fn failed(
         Some(said) => said.clone(),
         None => Map::new(),
     };
+    // Shown in place of the content by some clients: it would hide ours.
+    result.remove("structuredContent");
     match result.get_mut("content") {
         Some(Value::Array(content)) => content.push(ours),
         _ => {
@@ -230,7 +237,8 @@ mod tests {
                    {"type": "text", "text": "second block"},
                    {"type": "text", "text": "The call failed. Now: fix it."}])
         );
-        assert_eq!(result["structuredContent"], json!({"line": 3}));
+        // Left out: some clients show it in place of the content blocks.
+        assert!(result.get("structuredContent").is_none(), "{result}");
         assert_eq!(result["isError"], true);
         assert_eq!(result["_meta"]["server/trace"], "t-9");
         assert_eq!(meta(&result)["class"], "capability");

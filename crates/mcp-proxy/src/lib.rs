@@ -64,7 +64,7 @@
 //! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
 //!   start; [`McpProxy::serve_io`] over any byte-stream pair) or Streamable
 //!   HTTP ([`router`] and [`serve_http`], for clients that take a URL,
-//!   behind the gateway's rule for who may call, `recourse_gateway::Access`).
+//!   behind the gateway's rule for who may call, `recourse_door::Access`).
 //!   Over HTTP an answer that is ready within seconds comes as one JSON
 //!   body, in a session too; a slower one streams.
 //! - With one upstream, `resources/*` and `prompts/*` are passed through,
@@ -91,6 +91,7 @@ mod follow;
 mod http;
 mod json_answer;
 mod listeners;
+mod meta;
 mod policy;
 mod proxy;
 mod server;
@@ -99,10 +100,10 @@ mod subscriptions;
 mod sweep;
 mod upstream;
 
-pub use answer::CALL_META_KEY;
 pub use client::Client;
 pub use error::{ProxyError, ProxyErrorKind};
 pub use http::{MCP_PATH, router, serve_http};
+pub use meta::CALL_META_KEY;
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use server::Served;

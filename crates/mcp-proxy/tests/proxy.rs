@@ -354,3 +354,46 @@ async fn mcp_proxy_offers_the_tool_an_upstream_adds_and_tells_its_client() {
     );
     assert_eq!(called["_meta"][CALL_META]["outcome"], "succeeded");
 }
+
+/// A keyed resend is the first answer again, byte for byte — content,
+/// `structuredContent`, `isError`, the tool's own `_meta` — but for
+/// `"replayed":true` in recourse's summary: a success, and a failure the
+/// tool answered itself.
+#[tokio::test]
+async fn a_keyed_replay_is_the_first_answer_byte_for_byte() {
+    let tools = McpTools::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = builder()
+        .upstream(tools.upstream(None))
+        .with_journal(journal_in(dir.path()).await)
+        .connect()
+        .await
+        .unwrap();
+    let mut client = support::duplex::StdioClient::start(proxy).await;
+    let cases = [
+        ("exports_create", export(), "replay-write"),
+        (
+            "orders_refund",
+            json!({"order_id": "ORD-2002"}),
+            "replay-refused",
+        ),
+    ];
+    for (tool, arguments, key) in cases {
+        let params = json!({"name": tool, "arguments": arguments,
+                            "_meta": {"recourse/idempotency-key": key}});
+        let (first_id, first) = client.request_line("tools/call", params.clone()).await;
+        let (again_id, again) = client.request_line("tools/call", params).await;
+        let first = first.replacen(&format!(r#""id":{first_id},"#), "", 1);
+        let again = again.replacen(&format!(r#""id":{again_id},"#), "", 1);
+        assert!(again.contains(r#","replayed":true"#), "{again}");
+        assert!(!first.contains(r#""replayed""#), "{first}");
+        assert_eq!(
+            again.replacen(r#","replayed":true"#, "", 1),
+            first,
+            "{tool}"
+        );
+    }
+    // The write ran once, however often it was asked for.
+    let lookup = client.call("exports_lookup", &export(), None).await;
+    assert_eq!(lookup["structuredContent"]["count"], 1, "{lookup}");
+}
