@@ -177,15 +177,15 @@ fn main() -> ExitCode {
     };
     let s = &settings;
     // Before any client is built: every https client trusts these roots.
-    if let Some(path) = cli.ca_file.as_deref().or(s.ca_file()) {
-        if let Err(error) = recourse::tls::trust_ca_file(path) {
-            return exit(match &cli.command {
-                Command::Mcp { command } if mcp_proxy::serves_stdio(command) => {
-                    block_on(s, mcp_proxy::refuse(&anyhow::Error::new(error)))
-                }
-                _ => Err(error.into()),
-            });
-        }
+    if let Some(path) = cli.ca_file.as_deref().or(s.ca_file())
+        && let Err(error) = recourse::tls::trust_ca_file(path)
+    {
+        return exit(match &cli.command {
+            Command::Mcp { command } if mcp_proxy::serves_stdio(command) => {
+                block_on(s, mcp_proxy::refuse(&anyhow::Error::new(error)))
+            }
+            _ => Err(error.into()),
+        });
     }
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args, s),

@@ -83,7 +83,7 @@ const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct McpTransport {
     target: McpTarget,
     /// What a Streamable HTTP server needs besides its URL (headers, a login).
-    access: HttpAccess,
+    access: Box<HttpAccess>,
     session: Mutex<Option<Arc<Session>>>,
     sessions_started: AtomicU64,
     /// The server's tools, as the live session last listed them.
@@ -120,7 +120,7 @@ impl McpTransport {
     pub fn new(target: McpTarget) -> Self {
         Self {
             target,
-            access: HttpAccess::default(),
+            access: Box::default(),
             session: Mutex::new(None),
             sessions_started: AtomicU64::new(0),
             tools: Arc::default(),
@@ -135,7 +135,7 @@ impl McpTransport {
     /// a command.
     #[must_use]
     pub fn with_access(mut self, access: HttpAccess) -> Self {
-        self.access = access;
+        self.access = Box::new(access);
         self
     }
 

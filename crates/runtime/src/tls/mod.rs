@@ -30,7 +30,7 @@
 //! another name: none passes with time, and nothing was sent — the
 //! handshake comes before the request. A failure is read by its type (the
 //! `rustls` error inside the HTTP client's), named ([`TlsProblem`]), and
-//! reported as [`TransportFailureKind::TlsFailed`](crate::transport::TransportFailureKind::TlsFailed),
+//! reported as [`TransportFailureKind::TlsFailed`](recourse_core::transport::TransportFailureKind::TlsFailed),
 //! which the policy stops on at once, whatever the call's idempotency.
 
 mod problem;

@@ -6,7 +6,7 @@ use std::fmt;
 
 use rustls::CertificateError;
 
-use crate::transport::{TransportFailure, TransportFailureKind};
+use recourse_core::transport::{TransportFailure, TransportFailureKind};
 
 /// Why a TLS handshake failed, by the error's type.
 ///
