@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -86,6 +86,20 @@ def through_proxy(
 
     anyio.run(main)
     return errlog.read_text()
+
+
+def refused_at_start(tmp_path: Path, flags: list[str], env: dict[str, str] | None = None) -> tuple[str, str]:
+    """What a proxy that could not start says: the error its client's
+    ``initialize`` gets, and its stderr."""
+    said: list[str] = []
+
+    async def calls(session: ClientSession) -> None:
+        with pytest.raises(MCPError) as refused:
+            await session.initialize()
+        said.append(str(refused.value))
+
+    stderr = through_proxy(tmp_path, flags, calls, env=env)
+    return said[0], stderr
 
 
 def meta(result: Any) -> dict[str, Any]:

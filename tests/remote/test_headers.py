@@ -11,10 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from mcp import ClientSession, MCPError
+from mcp import ClientSession
 
-from conftest import NOTES, log_of, notes_server, proxy_env, recourse_bin, text_of, through_proxy
+from conftest import NOTES, log_of, notes_server, proxy_env, recourse_bin, refused_at_start, text_of, through_proxy
 
 
 def test_the_server_sees_the_header_and_nothing_else_does(tmp_path: Path, certs) -> None:
@@ -61,18 +60,6 @@ def test_the_server_sees_the_header_and_nothing_else_does(tmp_path: Path, certs)
     assert "add_note" in journal.stdout and key not in journal.stdout
     for stored in tmp_path.glob("proxy.db*"):
         assert key.encode() not in stored.read_bytes(), stored
-
-
-def refused_at_start(tmp_path: Path, flags: list[str], env: dict[str, str]) -> tuple[str, str]:
-    said: list[str] = []
-
-    async def calls(session: ClientSession) -> None:
-        with pytest.raises(MCPError) as refused:
-            await session.initialize()
-        said.append(str(refused.value))
-
-    stderr = through_proxy(tmp_path, flags, calls, env=env)
-    return said[0], stderr
 
 
 def test_a_refused_header_stops_the_proxy_and_its_value_is_never_shown(tmp_path: Path, certs) -> None:

@@ -29,9 +29,22 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from mcp import ClientSession, MCPError
+from mcp import ClientSession
 
-from conftest import CALL, FAILURE, HERE, ROOT, log_of, meta, notes_server, proxy_env, recourse_bin, text_of, through_proxy
+from conftest import (
+    CALL,
+    FAILURE,
+    HERE,
+    ROOT,
+    log_of,
+    meta,
+    notes_server,
+    proxy_env,
+    recourse_bin,
+    refused_at_start,
+    text_of,
+    through_proxy,
+)
 
 CONSENT = HERE / "browser" / "consent.cjs"
 
@@ -191,13 +204,6 @@ def test_login_then_calls_refresh_and_a_revoked_login(tmp_path: Path, certs) -> 
         )
         assert out.returncode == 0 and "removed" in out.stderr, out
         assert token_files(tmp_path) == []
-        said_to_client: list[str] = []
-
-        async def refused_at_start(session: ClientSession) -> None:
-            with pytest.raises(MCPError) as refused:
-                await session.initialize()
-            said_to_client.append(str(refused.value))
-
-        stderr = through_proxy(tmp_path, flags, refused_at_start)
-        for text in (said_to_client[0], stderr):
+        said_to_client, stderr = refused_at_start(tmp_path, flags)
+        for text in (said_to_client, stderr):
             assert f"run `recourse mcp login notes={url}`" in text, text

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession, MCPError
+from mcp import ClientSession
 
-from conftest import CALL, FAILURE, log_of, meta, notes_server, text_of, through_proxy
+from conftest import CALL, FAILURE, log_of, meta, notes_server, refused_at_start, text_of, through_proxy
 
 
 async def add_and_count(session: ClientSession) -> None:
@@ -38,19 +37,6 @@ def test_the_ca_may_come_from_recourse_ca_file(tmp_path: Path, certs) -> None:
     log = tmp_path / "server.log"
     with notes_server(log, "--tls", str(certs.local.cert), str(certs.local.key)) as url:
         through_proxy(tmp_path, ["--upstream", f"notes={url}"], add_and_count, env={"RECOURSE_CA_FILE": str(certs.ca)})
-
-
-def refused_at_start(tmp_path: Path, flags: list[str]) -> tuple[str, str]:
-    """The error the client's ``initialize`` gets from a proxy that could not start, and its stderr."""
-    said: list[str] = []
-
-    async def calls(session: ClientSession) -> None:
-        with pytest.raises(MCPError) as refused:
-            await session.initialize()
-        said.append(str(refused.value))
-
-    stderr = through_proxy(tmp_path, flags, calls)
-    return said[0], stderr
 
 
 @pytest.mark.parametrize(

@@ -108,30 +108,20 @@ fn read(path: &Path) -> Result<Vec<reqwest::Certificate>, CaFileError> {
         .tls_certs_merge(certificates.iter().cloned())
         .build()
         .map_err(|e| {
-            CaFileError::new(
-                path,
-                format!("holds a certificate that cannot be trusted: {}", chain(&e)),
-            )
+            let mut error = CaFileError::new(path, "holds a certificate that cannot be trusted");
+            error.source = Some(Box::new(e));
+            error
         })?;
     Ok(certificates)
 }
 
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// A CA file that cannot be trusted, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A CA file that cannot be trusted, and why (the TLS stack's own reason,
+/// when it gave one, as the source).
+#[derive(Debug)]
 pub struct CaFileError {
     path: PathBuf,
     why: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl CaFileError {
@@ -139,6 +129,7 @@ impl CaFileError {
         Self {
             path: path.to_owned(),
             why: why.into(),
+            source: None,
         }
     }
 }
@@ -149,7 +140,13 @@ impl fmt::Display for CaFileError {
     }
 }
 
-impl std::error::Error for CaFileError {}
+impl std::error::Error for CaFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 #[cfg(test)]
 mod tests {
