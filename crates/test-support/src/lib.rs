@@ -35,8 +35,8 @@
 
 mod exports;
 mod fake_llm;
-pub mod harness;
 mod faulty_journal;
+pub mod harness;
 mod openapi;
 mod postgres;
 #[cfg(unix)]
