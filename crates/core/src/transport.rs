@@ -95,6 +95,15 @@ pub enum TransportFailureKind {
     /// The request could not be built (a URL or header the HTTP stack
     /// refused): nothing was sent.
     RequestNotBuilt,
+    /// The TLS handshake failed — the server's certificate is from an
+    /// issuer this process does not trust, expired, or for another name, or
+    /// the handshake itself broke down: nothing was sent, and sending again
+    /// changes nothing until the configuration does.
+    TlsFailed,
+    /// The server refused the credentials (HTTP 401) and no fresh ones
+    /// could be had (a login that expired or was revoked): refused before
+    /// any effect, and refused again until someone logs in.
+    AuthRequired,
 }
 
 impl TransportFailureKind {
@@ -104,7 +113,9 @@ impl TransportFailureKind {
     }
 
     /// Whether resending after this failure can help (and, for idempotent
-    /// calls, is harmless): connect failures, timeouts and broken connections.
+    /// calls, is harmless): connect failures, timeouts and broken connections
+    /// — never a TLS failure or a refused login, which only a change of
+    /// configuration mends.
     pub fn is_transient(self) -> bool {
         matches!(
             self,
@@ -113,9 +124,20 @@ impl TransportFailureKind {
     }
 
     /// Whether the request was (or may have been) sent: false when the
-    /// connection never opened or the request could not be built.
+    /// connection never opened, its TLS handshake failed, or the request
+    /// could not be built.
     pub fn was_sent(self) -> bool {
-        !matches!(self, Self::ConnectFailed | Self::RequestNotBuilt)
+        !matches!(
+            self,
+            Self::ConnectFailed | Self::RequestNotBuilt | Self::TlsFailed
+        )
+    }
+
+    /// Whether the failure's message says what to fix in the setup (which
+    /// CA to trust, which login to renew): recourse's own words, shown to
+    /// whoever reads the call's message.
+    pub fn names_a_fix(self) -> bool {
+        matches!(self, Self::TlsFailed | Self::AuthRequired)
     }
 
     /// The snake-case name used in reports.
