@@ -60,6 +60,21 @@ pub(crate) fn with_access(upstreams: Vec<Upstream>, flags: &[String]) -> Result<
         .collect())
 }
 
+/// The environment variables `--upstream-header` flags read (`${VARIABLE}`):
+/// secrets for their http(s) upstream, kept from every other.
+pub(crate) fn header_variables(flags: &[String]) -> Vec<String> {
+    let read = std::cell::RefCell::new(Vec::new());
+    for flag in flags {
+        if let Some((_, line)) = flag.split_once('=') {
+            let _ = SecretHeader::parse(line, |variable| {
+                read.borrow_mut().push(variable.to_owned());
+                Some("x".to_owned())
+            });
+        }
+    }
+    read.into_inner()
+}
+
 /// The one upstream `NAME=URL` names, for `recourse mcp login` and `logout`.
 ///
 /// # Errors

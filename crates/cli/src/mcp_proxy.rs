@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use recourse::shared::{RedisSharedState, SharedState};
-use recourse_mcp::McpTarget;
+use recourse_mcp::{ChildEnv, McpTarget};
 use recourse_mcp_proxy::{McpProxy, ToolPolicies, Upstream};
 
 use crate::executor_args::ExecutorArgs;
@@ -65,10 +65,15 @@ pub(crate) struct ProxyArgs {
     upstreams: Vec<String>,
     #[arg(long = "upstream-header", value_name = "NAME='Header: value'", help = mcp_access::HEADER_HELP)]
     headers: Vec<String>,
-    /// Pass this environment variable to stdio upstreams; they get only PATH, HOME, LANG,
-    /// LANGUAGE, LC_*, TZ and these. Repeatable.
+    /// Pass this environment variable to stdio upstreams too, though recourse reads it
+    /// (RECOURSE_*, OPENAI_*, OTEL_*) or --mcp-env-clear is given. Repeatable.
     #[arg(long = "mcp-env", value_name = "NAME")]
     mcp_env: Vec<String>,
+    /// Start stdio upstreams with only PATH, HOME, LANG, LANGUAGE, LC_*, TZ and the --mcp-env
+    /// variables, rather than the proxy's environment (what the client's config set) less the
+    /// variables recourse reads.
+    #[arg(long = "mcp-env-clear")]
+    mcp_env_clear: bool,
     /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect",
     /// "max_retries"}}}, NAME as offered: whether a tool may be resent, and how to read a write
     /// back when its answer is lost.
@@ -191,6 +196,7 @@ fn upstreams(args: &ProxyArgs) -> Result<Vec<Upstream>> {
             program: program.clone(),
             args: rest.to_vec(),
             pass_env: Vec::new(),
+            env: ChildEnv::Cleared,
         })],
         None => args
             .upstreams
@@ -198,9 +204,21 @@ fn upstreams(args: &ProxyArgs) -> Result<Vec<Upstream>> {
             .map(|arg| Upstream::parse(arg))
             .collect::<Result<_, _>>()?,
     };
+    // The client's config gave the proxy the server's environment (`env`);
+    // recourse's own variables, and those a header reads, were meant for
+    // the proxy and the server the header goes to.
+    let withheld: Vec<String> = crate::settings::OURS
+        .iter()
+        .map(|prefix| format!("{prefix}*"))
+        .chain(mcp_access::header_variables(&args.headers))
+        .collect();
+    let inherit = |u: Upstream| match args.mcp_env_clear {
+        true => u,
+        false => u.with_inherited_env(withheld.iter().cloned()),
+    };
     let upstreams = upstreams
         .into_iter()
-        .map(|u| u.with_pass_env(args.mcp_env.iter().cloned()))
+        .map(|u| u.with_pass_env(args.mcp_env.iter().cloned()).map(inherit))
         .collect::<Result<_, _>>()
         .context("--mcp-env")?;
     mcp_access::with_access(upstreams, &args.headers)

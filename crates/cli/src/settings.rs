@@ -42,8 +42,9 @@ impl LeaseArg {
     }
 }
 
-/// The variables recourse reads, by prefix.
-const OURS: [&str; 3] = ["RECOURSE_", "OPENAI_", "OTEL_"];
+/// The variables recourse reads, by prefix: kept from the servers a proxy
+/// starts, which inherit the rest of its environment.
+pub(crate) const OURS: [&str; 3] = ["RECOURSE_", "OPENAI_", "OTEL_"];
 
 /// Every setting the environment gives, checked.
 #[derive(Debug, Clone)]

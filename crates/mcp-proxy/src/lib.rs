@@ -29,7 +29,9 @@
 //! ```
 //!
 //! - **Upstreams** ([`Upstream`]): MCP servers started as child processes
-//!   (a cleared environment, no shell) or reached over Streamable HTTP. One
+//!   (no shell; a cleared environment, or with
+//!   [`Upstream::with_inherited_env`] the proxy's less what it withholds)
+//!   or reached over Streamable HTTP. One
 //!   upstream's tools keep their names; with several, each is offered as
 //!   `NAME__TOOL`. A child that dies is started again for the next call; a
 //!   call in flight when it died is, for a tool that is not idempotent, an

@@ -122,6 +122,20 @@ impl Upstream {
         Ok(self)
     }
 
+    /// The same upstream, its child process inheriting this process's
+    /// environment but for the variables `withheld` names (`NAME` or
+    /// `PREFIX*`, see [`McpTarget::with_inherited_env`]): what the client's
+    /// configuration set for the proxy is the server's.
+    #[must_use]
+    pub fn with_inherited_env<I>(mut self, withheld: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.target = self.target.with_inherited_env(withheld);
+        self
+    }
+
     /// Its name, when it was given one.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -198,6 +212,7 @@ mod tests {
                 program: "node".into(),
                 args: vec!["/opt/my servers/fs.js".into(), "/tmp".into()],
                 pass_env: vec![],
+                env: recourse_mcp::ChildEnv::Cleared,
             }
         );
         let web = Upstream::parse("web=https://example.com/mcp").unwrap();

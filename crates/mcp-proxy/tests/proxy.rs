@@ -31,6 +31,7 @@ fn command(line: &str, more: &[&str]) -> Upstream {
         program,
         args,
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     })
 }
 
@@ -322,6 +323,7 @@ async fn mcp_proxy_offers_the_tool_an_upstream_adds_and_tells_its_client() {
         program: words[0].clone(),
         args: words[1..].to_vec(),
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     });
     let proxy = builder()
         .upstream(upstream)

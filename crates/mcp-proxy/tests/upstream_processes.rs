@@ -66,6 +66,7 @@ fn shell(script: &str, args: &[String]) -> Upstream {
         program: "sh".to_owned(),
         args: words,
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     })
 }
 
@@ -192,6 +193,7 @@ async fn the_gateway_starts_the_proxys_own_upstream_command_to_send_an_approved_
         program: words[0].clone(),
         args: words[1..].to_vec(),
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     });
     let mut proxy = setup.proxy(upstream).await;
 

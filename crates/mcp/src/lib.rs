@@ -84,7 +84,7 @@ pub use changes::ListChange;
 pub use forward::RpcError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use recourse_protocol::mcp::{McpError, McpErrorKind};
-pub use target::{BASE_ENV, McpTarget};
+pub use target::{BASE_ENV, ChildEnv, McpTarget};
 pub use tool::McpTool;
 pub use transport::{McpAnswer, McpTransport};
 

@@ -10,6 +10,12 @@
 //! child starts with a cleared environment plus [`BASE_ENV`] (enough to find
 //! programs, a home directory and the locale), and any other variable only
 //! when the caller names it ([`McpTarget::with_pass_env`]).
+//!
+//! A proxy is the exception ([`McpTarget::with_inherited_env`]): an MCP
+//! client starts it with the environment its configuration gives the server
+//! (`"env": {"GITHUB_TOKEN": …}`), so that environment is the server's, and
+//! the child inherits it — all but the variables recourse itself reads
+//! (`RECOURSE_*`, say), which were meant for the proxy.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -38,10 +44,46 @@ pub const BASE_ENV: &[&str] = &[
     "USERPROFILE",
 ];
 
+/// Where the environment of an MCP server's child process comes from.
+///
+/// ```
+/// use std::ffi::OsString;
+/// use recourse_mcp::{ChildEnv, McpTarget};
+///
+/// let cleared = McpTarget::command_line("server").unwrap();
+/// assert!(matches!(cleared, McpTarget::Command { env: ChildEnv::Cleared, .. }));
+/// let inherited = cleared.with_inherited_env(["RECOURSE_*"]);
+/// assert_eq!(
+///     inherited,
+///     McpTarget::Command {
+///         program: "server".into(),
+///         args: vec![],
+///         pass_env: vec![],
+///         env: ChildEnv::Inherited { withheld: vec!["RECOURSE_*".into()] },
+///     }
+/// );
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ChildEnv {
+    /// A cleared environment: [`BASE_ENV`], every `LC_*` variable and the
+    /// variables named in `pass_env`. What `recourse call` and the gateway
+    /// start servers with: their environment is recourse's, not the server's.
+    #[default]
+    Cleared,
+    /// This process's environment, but for the variables `withheld` names —
+    /// unless `pass_env` names them: what a client's configuration set for
+    /// the proxy it starts is the server's.
+    Inherited {
+        /// The variables kept back: a name (`NOTES_KEY`), or a prefix and
+        /// `*` (`RECOURSE_*`) for every variable whose name starts with it.
+        withheld: Vec<String>,
+    },
+}
+
 /// An MCP server to call.
 ///
 /// ```
-/// use recourse_mcp::McpTarget;
+/// use recourse_mcp::{ChildEnv, McpTarget};
 ///
 /// let target = McpTarget::command_line("uvx 'mcp-server-time' --local-timezone \"America/New_York\"").unwrap();
 /// assert_eq!(
@@ -50,6 +92,7 @@ pub const BASE_ENV: &[&str] = &[
 ///         program: "uvx".into(),
 ///         args: vec!["mcp-server-time".into(), "--local-timezone".into(), "America/New_York".into()],
 ///         pass_env: vec![],
+///         env: ChildEnv::Cleared,
 ///     }
 /// );
 /// let target = target.with_pass_env(["UV_CACHE_DIR"]).unwrap();
@@ -66,8 +109,11 @@ pub enum McpTarget {
         /// Its arguments, passed as they are (no shell).
         args: Vec<String>,
         /// Variables passed on from this process's environment besides
-        /// [`BASE_ENV`]; the child gets no others.
+        /// [`BASE_ENV`] (with a cleared `env`), or despite being withheld
+        /// (with an inherited one).
         pass_env: Vec<String>,
+        /// Where the rest of the child's environment comes from.
+        env: ChildEnv,
     },
     /// A streamable HTTP endpoint (`http://…/mcp` or `https://…/mcp`), as
     /// the URL parser normalised it.
@@ -90,6 +136,7 @@ impl McpTarget {
             program,
             args: words.collect(),
             pass_env: Vec::new(),
+            env: ChildEnv::Cleared,
         })
     }
 
@@ -157,13 +204,35 @@ impl McpTarget {
         }
         Ok(self)
     }
+
+    /// The child inherits this process's environment, but for the
+    /// variables `withheld` names — `NAME`, or `PREFIX*` for every name
+    /// starting with `PREFIX` — (those [`with_pass_env`](Self::with_pass_env)
+    /// names are passed still):
+    /// what a proxy does, whose environment is the one its client's
+    /// configuration set for the server. No effect on a URL target.
+    #[must_use]
+    pub fn with_inherited_env<I>(mut self, withheld: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        if let Self::Command { env, .. } = &mut self {
+            *env = ChildEnv::Inherited {
+                withheld: withheld.into_iter().map(Into::into).collect(),
+            };
+        }
+        self
+    }
 }
 
-/// The environment of a child started with `pass_env`: [`BASE_ENV`], every
-/// `LC_*` variable, and the named ones, from `parent`.
+/// The environment of a child started with `pass_env` and `env`, from
+/// `parent`: cleared, [`BASE_ENV`], every `LC_*` variable and the named ones;
+/// inherited, all but the withheld ones not named.
 pub(crate) fn child_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     pass_env: &[String],
+    env: &ChildEnv,
 ) -> Vec<(OsString, OsString)> {
     let same = |a: &str, b: &str| {
         if cfg!(windows) {
@@ -172,13 +241,22 @@ pub(crate) fn child_env(
             a == b
         }
     };
-    let passes = |name: &str| {
-        name.starts_with("LC_")
-            || BASE_ENV
-                .iter()
-                .copied()
-                .chain(pass_env.iter().map(String::as_str))
-                .any(|n| same(n, name))
+    let starts = |name: &str, prefix: &str| {
+        name.get(..prefix.len())
+            .is_some_and(|head| same(head, prefix))
+    };
+    let named = |name: &str| pass_env.iter().any(|n| same(n, name));
+    let passes = |name: &str| match env {
+        ChildEnv::Cleared => {
+            starts(name, "LC_") || named(name) || BASE_ENV.iter().any(|n| same(n, name))
+        }
+        ChildEnv::Inherited { withheld } => {
+            let kept_back = |pattern: &String| match pattern.strip_suffix('*') {
+                Some(prefix) => starts(name, prefix),
+                None => same(pattern, name),
+            };
+            named(name) || !withheld.iter().any(kept_back)
+        }
     };
     parent
         .into_iter()
@@ -336,6 +414,7 @@ mod tests {
                 program: words[0].to_owned(),
                 args: words[1..].iter().map(|w| (*w).to_owned()).collect(),
                 pass_env: vec![],
+                env: ChildEnv::Cleared,
             };
             let line = target.to_command_line().unwrap();
             assert_eq!(McpTarget::command_line(&line).unwrap(), target, "{line}");
@@ -368,13 +447,57 @@ mod tests {
                 .map(|(k, _)| k.into_string().unwrap())
                 .collect()
         };
+        let cleared = ChildEnv::Cleared;
         assert_eq!(
-            names(child_env(parent.clone(), &[])),
+            names(child_env(parent.clone(), &[], &cleared)),
             ["PATH", "HOME", "LC_ALL", "TZ"]
         );
         assert_eq!(
-            names(child_env(parent, &["MCP_ROOT".to_owned()])),
+            names(child_env(parent, &["MCP_ROOT".to_owned()], &cleared)),
             ["PATH", "HOME", "LC_ALL", "TZ", "MCP_ROOT"]
+        );
+    }
+
+    #[test]
+    fn an_inheriting_child_gets_all_but_the_withheld_variables_unless_named() {
+        let parent = [
+            ("PATH", "/usr/bin"),
+            ("MEMORY_FILE_PATH", "/srv/memory.jsonl"),
+            ("GITHUB_TOKEN", "ghp-for-the-server"),
+            ("NOTES_KEY", "a header's value, for another upstream"),
+            ("RECOURSE_GATEWAY_TOKEN", "s3cret"),
+            ("RECOURSE_JOURNAL", "/var/lib/j.db"),
+            ("RECOURSE", "a name that is only the prefix's stem"),
+            ("OPENAI_API_KEY", "sk-1"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let inherited = ChildEnv::Inherited {
+            withheld: vec![
+                "RECOURSE_*".to_owned(),
+                "OPENAI_*".to_owned(),
+                "GITHUB".to_owned(),
+                "NOTES_KEY".to_owned(),
+            ],
+        };
+        let names = |env: Vec<(OsString, OsString)>| -> Vec<String> {
+            env.into_iter()
+                .map(|(k, _)| k.into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            names(child_env(parent.clone(), &[], &inherited)),
+            ["PATH", "MEMORY_FILE_PATH", "GITHUB_TOKEN", "RECOURSE"]
+        );
+        let named = ["OPENAI_API_KEY".to_owned()];
+        assert_eq!(
+            names(child_env(parent, &named, &inherited)),
+            [
+                "PATH",
+                "MEMORY_FILE_PATH",
+                "GITHUB_TOKEN",
+                "RECOURSE",
+                "OPENAI_API_KEY"
+            ]
         );
     }
 

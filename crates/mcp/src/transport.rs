@@ -259,6 +259,7 @@ impl McpTransport {
                 program,
                 args,
                 pass_env,
+                env,
             } => {
                 let mut command = tokio::process::Command::new(program);
                 // Killed when its handle drops, even when that is the
@@ -267,7 +268,7 @@ impl McpTransport {
                     .args(args)
                     .kill_on_drop(true)
                     .env_clear()
-                    .envs(target::child_env(std::env::vars_os(), pass_env));
+                    .envs(target::child_env(std::env::vars_os(), pass_env, env));
                 let (child, _) = TokioChildProcess::builder(command)
                     .stderr(Stdio::inherit())
                     .spawn()

@@ -60,6 +60,7 @@ fn changing(version: &str) -> (McpTransport, FreshDir) {
             version.to_owned(),
         ],
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     };
     (McpTransport::new(target), dir)
 }

@@ -74,6 +74,7 @@ fn scripted() -> (Arc<McpTransport>, FreshDir) {
         program: exe.display().to_string(),
         args: vec![SERVE_FLAG.to_owned(), dir.0.display().to_string()],
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     };
     (Arc::new(McpTransport::new(target)), dir)
 }

@@ -156,6 +156,7 @@ fn filesystem() -> Option<(McpTarget, std::path::PathBuf)> {
         program,
         mut args,
         pass_env,
+        env,
     } = server("RECOURSE_TEST_MCP_FILESYSTEM_CMD")?
     else {
         panic!("RECOURSE_TEST_MCP_FILESYSTEM_CMD must be a command");
@@ -169,6 +170,7 @@ fn filesystem() -> Option<(McpTarget, std::path::PathBuf)> {
             program,
             args,
             pass_env,
+            env,
         },
         dir,
     ))

@@ -65,6 +65,7 @@ fn server(fault: &str) -> (Arc<McpTransport>, FreshDir) {
             fault.to_owned(),
         ],
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     };
     (Arc::new(McpTransport::new(target)), dir)
 }

@@ -2,7 +2,9 @@
 // client of `recourse mcp proxy`, started as a client config starts it, in
 // front of `recourse tools serve --mcp` (the built binary: RECOURSE_BIN,
 // else the first target/debug/recourse above this file). The same two calls
-// as the Python SDK's tests/mcp-clients/python/test_mcp_proxy.py. .ci/run
+// as the Python SDK's tests/mcp-clients/python/test_mcp_proxy.py, and a
+// third-party server (`@modelcontextprotocol/server-memory`, its command line
+// in RECOURSE_TEST_MCP_MEMORY_CMD) given the `env` a client config sets. .ci/run
 // installs the pinned SDK under target/ and runs this file from there; by
 // hand:
 //
@@ -10,14 +12,14 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const FAILURE = "io.modelcontextprotocol/toolFailure";
 const CALL = "recourse/call";
@@ -51,6 +53,36 @@ function recourseBin() {
     if (existsSync(path)) return path;
     assert.notEqual(dir, dirname(dir), "no target/debug/recourse: build it (cargo build -p recourse-cli) or set RECOURSE_BIN");
   }
+}
+
+/** A third-party server's command line from `variable`, split as a shell
+ * splits words (quotes, no expansion); unset, the test is skipped — a failure
+ * under RECOURSE_TEST_NO_SKIP=1 (what CI sets). */
+function serviceCommand(variable, t) {
+  const line = process.env[variable];
+  if (!line) {
+    assert.notEqual(process.env.RECOURSE_TEST_NO_SKIP, "1", `${variable} is not set`);
+    t.skip(`${variable} is not set`);
+    return null;
+  }
+  const words = [];
+  let word = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (/\s/.test(c)) {
+      if (word !== null) words.push(word);
+      word = null;
+    } else if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1);
+      assert.notEqual(end, -1, `${variable}: an unclosed quote`);
+      word = (word ?? "") + line.slice(i + 1, end);
+      i = end;
+    } else {
+      word = (word ?? "") + c;
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
 }
 
 /** A client connected to the proxy, with its journal at `journalPath`, in
@@ -132,4 +164,29 @@ test("a dropped write read back ends in success", async () => {
   const entries = journal(db);
   assert.equal(entries.length, 1);
   assert.equal(entries[0].state, "succeeded");
+});
+
+test("the env a client config sets reaches the server behind the proxy", async (t) => {
+  const command = serviceCommand("RECOURSE_TEST_MCP_MEMORY_CMD", t);
+  if (command === null) return;
+  const memory = join(tmp, "memory.jsonl");
+  // What an `mcpServers` entry with `"env": {"MEMORY_FILE_PATH": …}` starts.
+  const transport = new StdioClientTransport({
+    command: recourseBin(),
+    args: ["mcp", "proxy", "--journal", join(tmp, "memory.db"), "--", ...command],
+    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: memory },
+    stderr: "inherit",
+  });
+  const client = new Client({ name: "recourse-ts-test", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const entity = { name: "recourse", entityType: "project", observations: ["the env reached the server"] };
+    const created = await client.callTool({ name: "create_entities", arguments: { entities: [entity] } });
+    assert.notEqual(created.isError, true, JSON.stringify(created));
+  } finally {
+    await client.close();
+  }
+  assert.ok(existsSync(memory), `server-memory wrote elsewhere than MEMORY_FILE_PATH (${memory})`);
+  const saved = readFileSync(memory, "utf8");
+  assert.ok(saved.includes("the env reached the server"), saved);
 });

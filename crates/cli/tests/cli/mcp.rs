@@ -32,6 +32,7 @@ fn served(args: &[&str]) -> McpTarget {
         program: BIN.to_owned(),
         args: all.into_iter().map(str::to_owned).collect(),
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     }
 }
 
@@ -157,6 +158,7 @@ async fn a_killed_child_mid_call_is_transient_and_the_next_attempt_starts_a_fres
             log.display().to_string(),
         ],
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     };
     let transport = Arc::new(McpTransport::new(target));
     let info = transport.tool("weather_current").await.unwrap().unwrap();
@@ -345,6 +347,77 @@ fn an_mcp_command_child_inherits_only_the_base_and_named_variables() {
     );
 }
 
+/// The variable names the env server saw behind `recourse mcp proxy FLAGS`
+/// (its tool offered as `tool`), started as a client config with `"env"`
+/// starts it.
+fn proxy_child_env_names(flags: &[&str], tool: &str) -> Vec<String> {
+    let args: Vec<String> = ["mcp", "proxy", "--journal", "none"]
+        .iter()
+        .chain(flags)
+        .map(|a| (*a).to_owned())
+        .collect();
+    let mut proxy = crate::mcp_stdio_proxy::StdioProxy::start_with_env(
+        &args,
+        &[
+            ("SERVER_API_TOKEN", "for-the-server"),
+            ("RECOURSE_TEST_SECRET", "sk-not-for-children"),
+            ("OPENAI_API_KEY", "sk-the-proxys-model"),
+            ("NOTES_KEY", "k-for-the-http-upstream-only"),
+        ],
+    );
+    let result = proxy.request("tools/call", json!({"name": tool, "arguments": {}}));
+    result["structuredContent"]["names"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the server lists its environment: {result}"))
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_proxys_stdio_upstream_inherits_what_the_client_set_but_recourses_own_variables() {
+    let has = |names: &[String], name: &str| names.iter().any(|n| n == name);
+    let names = |flags: &[&str]| {
+        let mut all = flags.to_vec();
+        all.extend(["--", "sh", ENV_SERVER]);
+        proxy_child_env_names(&all, "env")
+    };
+    let seen = names(&[]);
+    assert!(has(&seen, "SERVER_API_TOKEN"), "{seen:?}");
+    assert!(has(&seen, "PATH"), "{seen:?}");
+    for withheld in ["RECOURSE_TEST_SECRET", "OPENAI_API_KEY"] {
+        assert!(!has(&seen, withheld), "{withheld}: {seen:?}");
+    }
+    let seen = names(&["--mcp-env", "OPENAI_API_KEY"]);
+    assert!(has(&seen, "OPENAI_API_KEY"), "{seen:?}");
+    assert!(!has(&seen, "RECOURSE_TEST_SECRET"), "{seen:?}");
+    let seen = names(&["--mcp-env-clear"]);
+    assert!(!has(&seen, "SERVER_API_TOKEN"), "{seen:?}");
+    assert!(has(&seen, "PATH"), "{seen:?}");
+    let seen = names(&["--mcp-env-clear", "--mcp-env", "SERVER_API_TOKEN"]);
+    assert!(has(&seen, "SERVER_API_TOKEN"), "{seen:?}");
+}
+
+/// A header's `${VARIABLE}` is a secret for its http(s) upstream: a stdio
+/// upstream of the same proxy does not inherit the variable.
+#[test]
+fn a_variable_a_header_reads_is_kept_from_the_proxys_stdio_upstreams() {
+    let tools = crate::mcp_http_tools::McpHttpTools::start(&[]);
+    let env_server = format!("env=sh '{ENV_SERVER}'");
+    let http = format!("tools={}", tools.mcp_url);
+    let flags = [
+        "--upstream",
+        &env_server,
+        "--upstream",
+        &http,
+        "--upstream-header",
+        "tools=X-Api-Key: ${NOTES_KEY}",
+    ];
+    let seen = proxy_child_env_names(&flags, "env__env");
+    assert!(seen.iter().any(|n| n == "SERVER_API_TOKEN"), "{seen:?}");
+    assert!(!seen.iter().any(|n| n == "NOTES_KEY"), "{seen:?}");
+}
+
 /// `tools serve --mcp` binds no port: it serves while another process holds
 /// the port it was given (the default 8700, say, held by `tools serve`).
 #[tokio::test]
@@ -357,6 +430,7 @@ async fn the_stdio_server_binds_no_port() {
             .map(str::to_owned)
             .to_vec(),
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     };
     let report = over_mcp(
         target,

@@ -103,6 +103,7 @@ async fn mcp_proxy_killed_mid_write_settles_its_call_after_a_restart_without_res
         program: BIN.to_owned(),
         args: args.clone(),
         pass_env: Vec::new(),
+        env: recourse_mcp::ChildEnv::Cleared,
     });
     restarted.listed_tools(WAIT).await.unwrap();
     let calls = listed_once(dir.path(), WAIT, |calls| {

@@ -23,9 +23,15 @@ impl StdioProxy {
     /// Starts `recourse ARGS` (no `RECOURSE_JOURNAL` from the test's
     /// environment) and shakes hands with it as a 2025-11-25 client.
     pub(crate) fn start(args: &[String]) -> Self {
+        Self::start_with_env(args, &[])
+    }
+
+    /// As [`start`](Self::start), with these variables set too.
+    pub(crate) fn start_with_env(args: &[String], vars: &[(&str, &str)]) -> Self {
         let mut child = Command::new(BIN)
             .args(args)
             .env_remove("RECOURSE_JOURNAL")
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
