@@ -606,11 +606,16 @@ pub trait Journal: Send + Sync {
     /// wins, a later one finds the existing entry.
     fn claim_key<'a>(&'a self, claim: &'a KeyClaim) -> BoxFuture<'a, JournalResult<Claimed>>;
     /// Records a call as in flight, held by its owner's lease. Called before
-    /// the first dispatch; completes the entry of a claimed key.
+    /// the first dispatch; completes the entry of a claimed key. A call that
+    /// ended `failed` is begun again only by a run taking it over because it
+    /// sent nothing ([`KeyedAnswer::TakeOver`]): the attempts its first run
+    /// recorded, and never sent, are forgotten with its count.
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>>;
     /// Records attempt `n` with the payload about to be sent — `None` when
     /// it is the call's own payload, as [`begin_call`](Journal::begin_call)
     /// recorded it (then it is not stored again). Called before dispatch.
+    /// An attempt is recorded once: recorded already, it is a
+    /// [`JournalErrorKind::Conflict`] (another run of the call sends it).
     fn begin_attempt<'a>(
         &'a self,
         call_id: &'a str,

@@ -121,6 +121,68 @@ impl Iterator for ClaimGiveBack {
     }
 }
 
+/// The waits between the tries to write how a call ended to a journal
+/// that did not take it, while its client waits: three more tries, after
+/// 50, 100 and 200 ms (350 ms in all). A call whose outcome is still not
+/// written then is answered, and its write goes on past the request
+/// ([`outcome_write_later`]): the journal must come to hold what the client
+/// was told, or a sweeper would settle as `unknown` a call that answered.
+///
+/// ```
+/// use recourse_core::timing::outcome_write_now;
+///
+/// let waits: Vec<u64> = outcome_write_now().map(|w| w.as_millis() as u64).collect();
+/// assert_eq!(waits, [50, 100, 200]);
+/// ```
+pub fn outcome_write_now() -> Doubling {
+    Doubling {
+        next: Duration::from_millis(50),
+        cap: Duration::from_millis(200),
+        left: Some(3),
+    }
+}
+
+/// The waits between the tries of an outcome write that goes on past its
+/// request ([`outcome_write_now`]): from 500 ms doubling to 10 s, then every
+/// 10 s, without end — until the journal holds it.
+///
+/// ```
+/// use recourse_core::timing::outcome_write_later;
+///
+/// let waits: Vec<u64> = outcome_write_later().take(7).map(|w| w.as_millis() as u64).collect();
+/// assert_eq!(waits, [500, 1000, 2000, 4000, 8000, 10000, 10000]);
+/// ```
+pub fn outcome_write_later() -> Doubling {
+    Doubling {
+        next: Duration::from_millis(500),
+        cap: Duration::from_secs(10),
+        left: None,
+    }
+}
+
+/// Waits that double up to a cap, a number of them or without end: the
+/// schedule of [`outcome_write_now`] and [`outcome_write_later`].
+#[derive(Debug, Clone)]
+pub struct Doubling {
+    next: Duration,
+    cap: Duration,
+    /// How many waits are left; `None` for no end.
+    left: Option<u32>,
+}
+
+impl Iterator for Doubling {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if let Some(left) = &mut self.left {
+            *left = left.checked_sub(1)?;
+        }
+        let wait = self.next;
+        self.next = self.next.saturating_mul(2).min(self.cap);
+        Some(wait)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,9 +70,7 @@ impl DoorAnswer {
     /// anything was sent, which is the door's refusal (send it again once
     /// the journal answers), not a tool's failure.
     pub fn of_report(report: Box<CallReport>) -> Self {
-        let never_sent = report.attempts.is_empty()
-            && report.outcome.reason() == Some(&recourse::StopReason::JournalUnavailable);
-        if never_sent {
+        if report.is_unsent_for_the_journal() {
             let why = report
                 .outcome
                 .error()

@@ -259,6 +259,17 @@ impl Drop for Running {
     }
 }
 
+/// What kind of failure `e` is: a write the database refused for what it
+/// holds (a unique key taken) is a conflict; any other, an operation that
+/// failed.
+fn refused_as(e: &tokio_postgres::Error) -> JournalErrorKind {
+    if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) {
+        JournalErrorKind::Conflict
+    } else {
+        JournalErrorKind::Operation
+    }
+}
+
 fn n_i32(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
@@ -310,13 +321,19 @@ impl Journal for PostgresJournal {
     fn begin_call<'a>(&'a self, call: &'a NewCall) -> BoxFuture<'a, JournalResult<()>> {
         Box::pin(async move {
             let now = rfc3339_now();
+            // A call that ended `failed` is begun again only when it sent
+            // nothing (a run taking it over): the attempts its first run
+            // recorded and never sent are forgotten with its count.
             run(self.op("recording call").await?, 
-                    "INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
+                    "WITH unsent AS (DELETE FROM recourse_attempts WHERE call_id = $1
+                                       AND EXISTS (SELECT 1 FROM recourse_calls WHERE call_id = $1 AND state = 'failed'))
+                     INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
                      VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', 0, $7, $7, $8, $9, $10, $11)
                      ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                        idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                        updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                       verification = excluded.verification, caller = excluded.caller, state = 'in_flight', record = NULL",
+                       verification = excluded.verification, caller = excluded.caller, state = 'in_flight', record = NULL,
+                       attempts = CASE WHEN recourse_calls.state = 'failed' THEN 0 ELSE recourse_calls.attempts END",
                     &[&call.call_id, &call.target, &call.capability, &call.idempotency_key, &call.reconcile, &call.payload.to_string(), &now, &call.owner, &lease_until(call.lease), &call.verification.as_ref().map(Value::to_string), &call.caller],
                 )
                 .await
@@ -344,7 +361,7 @@ impl Journal for PostgresJournal {
             )
             .await
             .map(drop)
-            .map_err(|e| JournalError::caused(JournalErrorKind::Operation, "recording attempt", e))
+            .map_err(|e| JournalError::caused(refused_as(&e), "recording attempt", e))
         })
     }
 

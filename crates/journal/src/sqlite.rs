@@ -245,12 +245,19 @@ impl Journal for SqliteJournal {
         let call = call.clone();
         Box::pin(self.writer.run(Access::Write, "recording call", move |c| {
             let now = rfc3339_now();
+            // A call that ended `failed` is begun again only when it sent
+            // nothing (a run taking it over): the attempts its first run
+            // recorded and never sent are forgotten with its count.
+            c.prepare_cached("DELETE FROM recourse_attempts WHERE call_id = ?1
+                AND EXISTS (SELECT 1 FROM recourse_calls WHERE call_id = ?1 AND state = 'failed')")?
+                .execute(params![call.call_id])?;
             c.prepare_cached("INSERT INTO recourse_calls (call_id, target, capability, idempotency_key, reconcile, payload, state, attempts, started_at, updated_at, owner, lease_until, verification, caller)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'in_flight', 0, ?7, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
                    idempotency_key = excluded.idempotency_key, reconcile = excluded.reconcile, payload = excluded.payload,
                    updated_at = excluded.updated_at, owner = excluded.owner, lease_until = excluded.lease_until,
-                   verification = excluded.verification, caller = excluded.caller, state = 'in_flight', record = NULL")?.execute(params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string), call.caller])
+                   verification = excluded.verification, caller = excluded.caller, state = 'in_flight', record = NULL,
+                   attempts = CASE WHEN recourse_calls.state = 'failed' THEN 0 ELSE recourse_calls.attempts END")?.execute(params![call.call_id, call.target, call.capability, call.idempotency_key, call.reconcile, call.payload.to_string(), now, call.owner, lease_until(call.lease), call.verification.as_ref().map(Value::to_string), call.caller])
             .map(drop)
         }))
     }

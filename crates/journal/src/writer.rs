@@ -116,6 +116,16 @@ impl Writer {
 }
 
 /// `f` as a job whose result goes to `reply` after the commit.
+/// What kind of failure `e` is: a write the database refused for what it
+/// holds (a constraint: a key taken) is a conflict; any other, an operation
+/// that failed.
+fn refused_as(e: &rusqlite::Error) -> JournalErrorKind {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ConstraintViolation) => JournalErrorKind::Conflict,
+        _ => JournalErrorKind::Operation,
+    }
+}
+
 fn job<T: Send + 'static>(
     access: Access,
     context: &'static str,
@@ -124,9 +134,7 @@ fn job<T: Send + 'static>(
 ) -> Job {
     let run: Run = Box::new(move |conn: Result<&Connection, &str>| {
         let result = match conn {
-            Ok(conn) => {
-                f(conn).map_err(|e| JournalError::caused(JournalErrorKind::Operation, context, e))
-            }
+            Ok(conn) => f(conn).map_err(|e| JournalError::caused(refused_as(&e), context, e)),
             Err(why) => Err(JournalError::new(JournalErrorKind::Operation, context, why)),
         };
         Ran {

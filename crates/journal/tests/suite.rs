@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use recourse_core::approval::ApprovalState;
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DecidedTo, Journal,
-    KeyClaim, ListQuery, NewCall, RecordJson, Seen,
+    JournalErrorKind, KeyClaim, ListQuery, NewCall, RecordJson, Seen,
 };
 use recourse_core::policy::Action;
 use recourse_core::record::SettledBy;
@@ -94,6 +94,12 @@ async fn suite(journal: Arc<dyn Journal>) {
         .unwrap();
     assert_eq!(journal.get("c1").await.unwrap().unwrap().attempts, 2);
     assert!(journal.get("nope").await.unwrap().is_none());
+    // An attempt recorded twice is a conflict: another run of the call.
+    let twice = journal
+        .begin_attempt("c1", 2, Some(&json!({"a": 1})))
+        .await
+        .unwrap_err();
+    assert_eq!(twice.kind(), JournalErrorKind::Conflict, "{twice}");
 
     // Finishing moves the call out of in_flight, keeps the operation id and the
     // record, and releases the lease.
@@ -361,6 +367,35 @@ async fn keys(journal: &Arc<dyn Journal>) {
     let k1 = journal.get("k1").await.unwrap().unwrap();
     assert_eq!(k1.caller_key.as_deref(), Some("agent-7"));
     assert_eq!(k1.target, "http://127.0.0.1:1/api/exports");
+
+    // Begun again while in flight (another run took it over), it keeps its
+    // attempts: the same attempt recorded twice is a conflict.
+    journal.begin_attempt("k1", 1, None).await.unwrap();
+    journal.begin_call(&call).await.unwrap();
+    assert_eq!(journal.get("k1").await.unwrap().unwrap().attempts, 1);
+    let twice = journal.begin_attempt("k1", 1, None).await.unwrap_err();
+    assert_eq!(twice.kind(), JournalErrorKind::Conflict, "{twice}");
+    // Its run stopped before it sent attempt 1 (whose record committed as
+    // the answer was lost) and ended `failed`: begun again by the run that
+    // takes it over, it starts with no attempt.
+    let unsent = json!({"record_version": 1, "outcome": "failed",
+        "settlement": {"by": "journal", "at": "2026-12-07T10:00:00Z"}});
+    journal
+        .finish_call(
+            "k1",
+            CallState::Failed,
+            None,
+            Some(&RecordJson::from(&unsent)),
+        )
+        .await
+        .unwrap();
+    assert!(journal.take_over("k1", "owner-b", LONG).await.unwrap());
+    call.owner = "owner-b".to_owned();
+    journal.begin_call(&call).await.unwrap();
+    let again = journal.get("k1").await.unwrap().unwrap();
+    assert_eq!((again.state, again.attempts), (CallState::InFlight, 0));
+    journal.begin_attempt("k1", 1, None).await.unwrap();
+    assert_eq!(journal.get("k1").await.unwrap().unwrap().attempts, 1);
 }
 
 /// Newest first, a page at a time.

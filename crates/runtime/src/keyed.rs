@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::call::Call;
 use crate::executor::Executor;
-use crate::journal::process_owner;
+use crate::journal::{give_back, process_owner};
 use recourse_core::journal::{
     CallState, Claimed, Journal, JournalEntry, JournalError, KeyClaim, KeyedAnswer, keyed_answer,
 };
@@ -109,7 +109,15 @@ impl Executor {
             "claiming the idempotency key",
             journal.claim_key(&claim),
         )
-        .await?;
+        .await
+        .inspect_err(|_| {
+            // The claim may have been made and its answer lost: it is given
+            // back, by this request's own call id (no other request holds
+            // it), so a resend takes the call over rather than wait out the
+            // lease. Nothing was sent.
+            let clock = Arc::clone(&self.clock);
+            tokio::spawn(give_back(Arc::clone(journal), call_id.clone(), clock));
+        })?;
         match claimed {
             Claimed::New => call.call_id = Some(call_id),
             Claimed::Exists(entry) => {

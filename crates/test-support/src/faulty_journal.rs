@@ -12,13 +12,18 @@ use recourse_core::journal::{
 use recourse_core::transport::BoxFuture;
 use serde_json::Value;
 
-/// `inner`, but its first `begin_call`s and `renew_lease`s fail — as many
-/// as [`failing_begins`](Self::failing_begins) and
+/// `inner`, but its first `begin_call`s, `begin_attempt`s, `finish_call`s
+/// and `renew_lease`s fail — as many as
+/// [`failing_begins`](Self::failing_begins),
+/// [`losing_attempt_answers`](Self::losing_attempt_answers),
+/// [`failing_finishes`](Self::failing_finishes) and
 /// [`failing_renewals`](Self::failing_renewals) say — and it counts the
 /// renewals asked of it.
 pub struct FaultyJournal {
     inner: Arc<dyn Journal>,
     begins_failing: AtomicU32,
+    attempt_answers_lost: AtomicU32,
+    finishes_failing: AtomicU32,
     renewals_failing: AtomicU32,
     renewals: AtomicU32,
 }
@@ -29,6 +34,8 @@ impl FaultyJournal {
         Self {
             inner,
             begins_failing: AtomicU32::new(0),
+            attempt_answers_lost: AtomicU32::new(0),
+            finishes_failing: AtomicU32::new(0),
             renewals_failing: AtomicU32::new(0),
             renewals: AtomicU32::new(0),
         }
@@ -39,6 +46,27 @@ impl FaultyJournal {
     pub fn failing_begins(self, n: u32) -> Self {
         self.begins_failing.store(n, Ordering::SeqCst);
         self
+    }
+
+    /// The next `n` calls of `begin_attempt` are written, then fail: the
+    /// database committed, and the connection broke before its answer.
+    #[must_use]
+    pub fn losing_attempt_answers(self, n: u32) -> Self {
+        self.attempt_answers_lost.store(n, Ordering::SeqCst);
+        self
+    }
+
+    /// The next `n` calls of `finish_call` fail (`u32::MAX`: every one), as
+    /// a call's last attempt and its end written together do.
+    #[must_use]
+    pub fn failing_finishes(self, n: u32) -> Self {
+        self.finishes_failing.store(n, Ordering::SeqCst);
+        self
+    }
+
+    /// From now on, every `finish_call` goes through.
+    pub fn finish_again(&self) {
+        self.finishes_failing.store(0, Ordering::SeqCst);
     }
 
     /// The next `n` calls of `renew_lease` fail.
@@ -90,7 +118,13 @@ impl Journal for FaultyJournal {
         n: u32,
         payload: Option<&'a Value>,
     ) -> BoxFuture<'a, JournalResult<()>> {
-        self.inner.begin_attempt(call_id, n, payload)
+        if !Self::fails(&self.attempt_answers_lost) {
+            return self.inner.begin_attempt(call_id, n, payload);
+        }
+        Box::pin(async move {
+            self.inner.begin_attempt(call_id, n, payload).await?;
+            restarting::<()>("recording attempt").await
+        })
     }
     fn finish_attempt<'a>(
         &'a self,
@@ -107,6 +141,9 @@ impl Journal for FaultyJournal {
         operation_id: Option<&'a str>,
         record: Option<&'a RecordJson>,
     ) -> BoxFuture<'a, JournalResult<()>> {
+        if Self::fails(&self.finishes_failing) {
+            return restarting("updating call");
+        }
         self.inner.finish_call(call_id, state, operation_id, record)
     }
     fn renew_lease<'a>(

@@ -45,6 +45,10 @@ pub enum JournalErrorKind {
     Stopped,
     /// The journal holds something it should not (a claimed key whose call vanished).
     Inconsistent,
+    /// The database refused a write that conflicts with what it holds: an
+    /// attempt of the call recorded already, by another run of it (one
+    /// that took the call over when this one's lease had run out).
+    Conflict,
     /// This journal cannot do it (a journal of a test, or of an older
     /// kind, that keeps no approvals).
     Unsupported,

@@ -81,16 +81,17 @@ pub fn keyed_answer(entry: &JournalEntry, request_hash: &str, now: SystemTime) -
     }
 }
 
-/// Whether a key's call never sent anything (no attempt was recorded: an
-/// attempt is recorded before it is sent) and has no result of its own:
-/// left in flight by a run that stopped, its lease run out, or settled
-/// `failed` by the journal for that very reason.
+/// Whether a key's call never sent anything and has no result of its own:
+/// left in flight with no attempt recorded (an attempt is recorded before
+/// it is sent) by a run that stopped, its lease run out; or settled
+/// `failed` by the journal — by a sweeper that found no attempt, or by its
+/// own run, which the journal stopped before it sent one. That run knows
+/// what it sent better than its write-ahead count does: an attempt's record
+/// whose answer the database lost (committed, the connection cut before
+/// the reply) counts one that never went out.
 fn never_sent_nor_answered(entry: &JournalEntry, now: SystemTime) -> bool {
-    if entry.attempts > 0 {
-        return false;
-    }
     match entry.state {
-        CallState::InFlight => !entry.is_leased(now),
+        CallState::InFlight => entry.attempts == 0 && !entry.is_leased(now),
         CallState::Failed => entry.settled_by == Some(SettledBy::Journal),
         // Never sent, but it waits for a person: their decision stands.
         CallState::Succeeded | CallState::Unknown | CallState::AwaitingApproval => false,
@@ -149,7 +150,9 @@ mod tests {
             (entry(Failed, 0, None, person), replay(Failed)),
             (entry(Failed, 0, None, lookup), replay(Failed)),
             (entry(Failed, 0, None, None), replay(Failed)),
-            (entry(Failed, 2, None, journal), replay(Failed)),
+            // Its run, stopped by the journal before it sent attempt 1, whose
+            // record the database committed but whose answer it lost.
+            (entry(Failed, 1, None, journal), TakeOver),
             (entry(Unknown, 0, None, None), replay(Unknown)),
             (entry(Succeeded, 0, None, None), replay(Succeeded)),
             (entry(Succeeded, 1, None, None), replay(Succeeded)),

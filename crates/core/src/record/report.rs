@@ -136,6 +136,16 @@ impl CallReport {
         next::of(self)
     }
 
+    /// Whether the journal stopped the call before any attempt was sent: it
+    /// could not record the call or its first attempt, so nothing reached
+    /// the tool. A door refuses such a call rather than answer it (send it
+    /// again once the journal answers), and the journal holds it as settled
+    /// by itself, so that a resend under its key runs it.
+    pub fn is_unsent_for_the_journal(&self) -> bool {
+        self.attempts.is_empty()
+            && self.outcome.reason() == Some(&crate::policy::StopReason::JournalUnavailable)
+    }
+
     /// What its stop means — the step, the MCP failure class, whether the
     /// same call may succeed when sent again ([`Disposition`](super::Disposition)); `None` when
     /// the call succeeded.

@@ -10,6 +10,7 @@ mod console;
 mod failover;
 mod hosts;
 mod journal_blip;
+mod journal_cuts;
 mod keyed;
 mod next;
 mod openapi;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recourse_core::clock::Clock;
-use recourse_core::timing::renew_every;
+use recourse_core::timing::{claim_give_back, renew_every};
 
 use super::{Journal, process_owner};
 
@@ -63,5 +63,23 @@ impl LeaseKeeper {
 impl Drop for LeaseKeeper {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// Ends this process's lease on `call_id` now, trying again on `clock` as
+/// [`claim_give_back`] says until the journal answers: a call that could
+/// not be journaled (so nothing was sent) gives its key's claim back, and a
+/// resend of the same request takes the call over at once rather than
+/// after the lease.
+pub(crate) async fn give_back(journal: Arc<dyn Journal>, call_id: String, clock: Arc<dyn Clock>) {
+    let mut waits = claim_give_back();
+    loop {
+        let ended = journal
+            .renew_lease(&call_id, process_owner(), Duration::ZERO)
+            .await;
+        match (ended, waits.next()) {
+            (Ok(_), _) | (Err(_), None) => return,
+            (Err(_), Some(wait)) => clock.sleep_in_background(wait).await,
+        }
     }
 }

@@ -31,6 +31,7 @@ mod sweep;
 pub use by_hand::{HandSettleError, HandSettlement, MAX_NOTE, settle_by_hand, settleable};
 pub use expiry::expire_due;
 pub use lease::LeaseKeeper;
+pub(crate) use lease::give_back;
 pub use prune::{prune, prune_older_than, prune_older_than_at};
 pub use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DEFAULT_CALLER, DecidedTo,

@@ -1,16 +1,14 @@
 //! Write-ahead journaling of the call and each attempt.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use recourse_protocol::redact_value;
 
 use super::Run;
-use crate::journal::{LeaseKeeper, process_owner, within};
-use recourse_core::clock::Clock;
-use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson};
-use recourse_core::record::{CallReport, Event, Outcome};
-use recourse_core::timing::claim_give_back;
+use super::outcome::OutcomeWrite;
+use crate::journal::{LeaseKeeper, give_back, process_owner, within};
+use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson, rfc3339};
+use recourse_core::record::{CallReport, Event, Outcome, SettledBy, Settlement};
 
 impl Run<'_> {
     /// Records the call before its first dispatch — when it has something to
@@ -146,13 +144,16 @@ impl Run<'_> {
         self.lease.as_ref().and(self.exec.journal.as_ref())
     }
 
-    /// Records how the call ended, with its record, and releases its lease.
-    /// The report says `journal: STATE` only if the write succeeded.
+    /// Records how the call ended, with its record, and releases its lease
+    /// ([`OutcomeWrite`]: tried again until the journal holds it, past the
+    /// request if need be). The report says `journal: STATE` only if the
+    /// write succeeded before it returned. A call the journal stopped before
+    /// anything was sent is settled by the journal: nothing was written, and
+    /// a resend under its key runs it.
     pub(super) async fn journal_outcome(&mut self, mut report: CallReport) -> CallReport {
         let Some(lease) = self.lease.take() else {
             return report;
         };
-        drop(lease);
         let Some(journal) = self.exec.journal.clone() else {
             return report;
         };
@@ -161,6 +162,11 @@ impl Run<'_> {
             Outcome::Failed { .. } => CallState::Failed,
             Outcome::Unknown { .. } => CallState::Unknown,
         };
+        let unsent = report.is_unsent_for_the_journal();
+        if unsent {
+            let at = rfc3339(self.exec.clock.wall());
+            report.settlement = Some(Settlement::new(SettledBy::Journal, at));
+        }
         let event = Event::Journal { state };
         if let Some(last) = report.attempts.last_mut() {
             last.events.push(event.clone());
@@ -171,48 +177,21 @@ impl Run<'_> {
         }
         .inspect_err(|e| tracing::warn!(error = %e, "could not write the call's record"))
         .ok();
-        let op = report.operation_id.as_deref();
-        let finished = match self.ended.take() {
-            Some((n, attempt)) => {
-                journal
-                    .finish_attempt_and_call(
-                        (n, &attempt),
-                        &report.call_id,
-                        state,
-                        op,
-                        record.as_ref(),
-                    )
-                    .await
-            }
-            None => {
-                journal
-                    .finish_call(&report.call_id, state, op, record.as_ref())
-                    .await
-            }
+        let outcome = OutcomeWrite {
+            journal,
+            call_id: report.call_id.clone(),
+            state,
+            operation_id: report.operation_id.clone(),
+            record,
+            attempt: self.ended.take(),
+            unsent_under: unsent.then_some(self.exec.config.lease),
         };
-        if let Err(e) = finished {
-            tracing::warn!(error = %e, "could not complete the call in the journal");
-            if let Some(last) = report.attempts.last_mut()
-                && last.events.last() == Some(&event)
-            {
-                last.events.pop();
-            }
+        if !outcome.write(lease, &self.exec.clock).await
+            && let Some(last) = report.attempts.last_mut()
+            && last.events.last() == Some(&event)
+        {
+            last.events.pop();
         }
         report
-    }
-}
-
-/// Ends this process's lease on `call_id` now, trying again on `clock` as
-/// [`claim_give_back`] says until the journal answers.
-async fn give_back(journal: Arc<dyn Journal>, call_id: String, clock: Arc<dyn Clock>) {
-    let mut waits = claim_give_back();
-    loop {
-        let ended = journal
-            .renew_lease(&call_id, process_owner(), Duration::ZERO)
-            .await;
-        match (ended, waits.next()) {
-            (Ok(_), _) | (Err(_), None) => return,
-            (Err(_), Some(wait)) => clock.sleep_in_background(wait).await,
-        }
     }
 }
