@@ -7,7 +7,9 @@ use recourse_protocol::redact_value;
 use super::Run;
 use super::outcome::OutcomeWrite;
 use crate::journal::{LeaseKeeper, give_back, process_owner, within};
-use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson, rfc3339};
+use recourse_core::journal::{
+    AttemptResult, CallState, Journal, JournalErrorKind, NewCall, RecordJson, rfc3339,
+};
 use recourse_core::record::{CallReport, Event, Outcome, SettledBy, Settlement};
 
 impl Run<'_> {
@@ -99,6 +101,16 @@ impl Run<'_> {
                     journal.begin_attempt(&self.call_id, n, sent),
                 )
                 .await;
+                if begun
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == JournalErrorKind::Conflict)
+                {
+                    // Another run of this call recorded the attempt: it took
+                    // the call over when this run's lease ran out, and the
+                    // call is its to finish. This run sent nothing, and
+                    // writes no more of it.
+                    self.lease = None;
+                }
                 // The attempt's record shows the same payload, redacted once.
                 self.redacted = Some(payload);
                 begun

@@ -30,7 +30,7 @@ use crate::span;
 use crate::transport::{Delivery, Request, TransportFailure};
 use recourse_core::backoff::Backoff;
 use recourse_core::idempotency::Idempotency;
-use recourse_core::journal::{AttemptResult, JournalErrorKind};
+use recourse_core::journal::AttemptResult;
 use recourse_core::machine::{
     Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, ManifestQuestion, Resend,
     Setup, Success, Verdict,
@@ -344,12 +344,6 @@ impl<'e> Run<'e> {
     async fn attempt(&mut self, machine: &mut CallMachine, dispatch: Dispatch) -> Command {
         let (n, timeout) = (dispatch.attempt(), dispatch.timeout());
         if let Err(e) = self.journal_attempt_start(n).await {
-            if e.kind() == JournalErrorKind::Conflict {
-                // Another run of this call recorded the attempt: it took the
-                // call over when this run's lease ran out, and the call is
-                // its to finish. This run sent nothing, and writes no more.
-                self.lease = None;
-            }
             self.journal_failed(&e);
             return Command::Finish(machine.journal_failed());
         }
