@@ -62,7 +62,7 @@ impl McpTransport {
     pub async fn capabilities(&self, timeout: Duration) -> Result<Value, McpError> {
         let session = self.live_session(timeout).await?;
         let declared = session
-            .service
+            .peer
             .peer_info()
             .and_then(|info| serde_json::to_value(&info.capabilities).ok());
         Ok(declared.unwrap_or_else(|| Value::Object(Map::new())))
@@ -102,7 +102,7 @@ impl McpTransport {
         let started = Instant::now();
         let session = self.live_session(timeout).await?;
         let left = timeout.saturating_sub(started.elapsed());
-        let answer = tokio::time::timeout(left, session.service.send_request(request)).await;
+        let answer = tokio::time::timeout(left, session.peer.send_request(request)).await;
         let lost =
             |why: String| McpError::unreachable(format!("{}: {method}: {why}", self.target()));
         match answer {

@@ -35,8 +35,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use recourse::Transport;
@@ -44,7 +44,7 @@ use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, Transp
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 use tokio::sync::{Mutex, broadcast};
@@ -94,15 +94,41 @@ pub struct McpTransport {
     pub(crate) updates: broadcast::Sender<String>,
     /// The resources subscribed to, subscribed again on every new session.
     pub(crate) subscribed: std::sync::Mutex<BTreeSet<String>>,
+    /// Closed: no session is started any more.
+    closed: AtomicBool,
 }
 
 pub(crate) struct Session {
-    pub(crate) service: RunningService<RoleClient, Watcher>,
+    /// Where the session's requests go.
+    pub(crate) peer: Peer<RoleClient>,
+    /// The running session, taken out when it is closed.
+    running: std::sync::Mutex<Option<RunningService<RoleClient, Watcher>>>,
 }
 
 impl Session {
+    fn new(running: RunningService<RoleClient, Watcher>) -> Self {
+        Self {
+            peer: running.peer().clone(),
+            running: std::sync::Mutex::new(Some(running)),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, Option<RunningService<RoleClient, Watcher>>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub(crate) fn is_alive(&self) -> bool {
-        !self.service.is_closed() && !self.service.is_transport_closed()
+        let running = self.running().as_ref().is_some_and(|r| !r.is_closed());
+        running && !self.peer.is_transport_closed()
+    }
+
+    /// Ends the session, as rmcp ends one: a child process's stdin closed,
+    /// SIGTERM if it has not exited 3 s later, SIGKILL 3 s after that.
+    async fn close(&self) {
+        let running = self.running().take();
+        if let Some(mut running) = running {
+            let _ = running.close().await;
+        }
     }
 }
 
@@ -127,6 +153,7 @@ impl McpTransport {
             changes: broadcast::channel(CHANGES_BUFFERED).0,
             updates: broadcast::channel(UPDATES_BUFFERED).0,
             subscribed: std::sync::Mutex::default(),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -212,6 +239,20 @@ impl McpTransport {
         Ok(self.tools().await?.into_iter().find(|t| t.name == name))
     }
 
+    /// Ends the session and starts no other: a child process's stdin is
+    /// closed, and it is sent SIGTERM if it has not exited 3 s later, SIGKILL
+    /// 3 s after that (the shutdown the MCP specification describes for
+    /// stdio). A call after it fails before anything is sent. Wait for the
+    /// calls that may write before closing: one still running loses its
+    /// answer.
+    pub async fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let session = self.session.lock().await.take();
+        if let Some(session) = session {
+            session.close().await;
+        }
+    }
+
     /// The live session, starting one if there is none or it died: waiting
     /// for the lock (another caller's handshake) and the handshake together
     /// take at most `timeout`.
@@ -228,6 +269,12 @@ impl McpTransport {
                 return Ok(Arc::clone(session));
             }
             *slot = None;
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(SetupFailure::unreachable(McpError::unreachable(format!(
+                    "{}: closed; no session is started",
+                    self.target
+                ))));
+            }
             let session = Arc::new(self.start().await?);
             *slot = Some(Arc::clone(&session));
             Ok(session)
@@ -269,6 +316,11 @@ impl McpTransport {
                     .kill_on_drop(true)
                     .env_clear()
                     .envs(target::child_env(std::env::vars_os(), pass_env, env));
+                // A process group of its own: a Ctrl-C at a terminal stops
+                // recourse, which closes the server's stdin once the writes
+                // in flight are done, rather than killing it mid-write.
+                #[cfg(unix)]
+                command.process_group(0);
                 let (child, _) = TokioChildProcess::builder(command)
                     .stderr(Stdio::inherit())
                     .spawn()
@@ -300,7 +352,7 @@ impl McpTransport {
         }
         self.subscribe_again(service.peer()).await;
         watcher.listen(service.peer());
-        Ok(Session { service })
+        Ok(Session::new(service))
     }
 
     /// Forgets `session` if it is still the current one (its last holder's
@@ -349,7 +401,7 @@ impl McpTransport {
             return reply::unknown_tool(name, &names);
         }
         let params = call_params(request, arguments);
-        let answer = tokio::time::timeout(left, session.service.call_tool_once(params)).await;
+        let answer = tokio::time::timeout(left, session.peer.call_tool_once(params)).await;
         match answer {
             Ok(Ok(CallToolResponse::Complete(result))) => {
                 let delivery = reply::completed(&result);
