@@ -4,7 +4,9 @@
 
 mod http;
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -118,19 +120,49 @@ pub(crate) fn serves_stdio(command: &McpCommand) -> bool {
 }
 
 /// Says why the proxy could not start on stderr, then answers every
-/// request of the client on stdio with it until the client closes stdin.
+/// request of the client on stdio with it until the client closes stdin
+/// (or SIGTERM, Ctrl-C).
 pub(crate) async fn refuse(error: &anyhow::Error) -> Result<i32> {
     let why = format!("recourse mcp proxy: {error:#}");
     eprintln!("{why}");
-    recourse_mcp_proxy::refuse_stdio(&why)
-        .await
-        .context("answering the client on stdio")?;
+    let stop = stop_signal()?;
+    tokio::select! {
+        refused = recourse_mcp_proxy::refuse_stdio(&why) => {
+            refused.context("answering the client on stdio")?;
+        }
+        () = stop => {}
+    }
     Ok(2)
+}
+
+/// SIGTERM or SIGINT (Ctrl-C), listened for from the moment this returns:
+/// the proxy then stops as it does when its client closes stdin.
+fn stop_signal() -> Result<Pin<Box<dyn Future<Output = ()> + Send>>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+        let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+        Ok(Box::pin(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))
+    }
 }
 
 async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     // With --http: who may call, checked before anything starts.
     let exposure = args.http.exposure(settings)?;
+    // A signal stops the proxy from here on, starting upstreams included.
+    let mut stop = stop_signal()?;
     let mut config = settings.executor.clone();
     args.executor.apply(&mut config);
     let chain = Arc::new(settings.chain(&config)?);
@@ -151,8 +183,12 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         let state = recourse_gateway::connect_shared_state(state, |line| eprintln!("{line}")).await;
         builder = builder.with_shared_state(state as Arc<dyn SharedState>);
     }
-    // Every flag is checked before the journal is opened.
+    // Every flag is checked before the journal is opened, and the port taken.
     builder.check()?;
+    let listener = match &exposure {
+        Some(_) => Some(http::bind(&args.http).await?),
+        None => None,
+    };
     let location = settings.journal(args.journal.as_deref());
     let journal = recourse_gateway::open_server_journal(location, "mcp-proxy.db").await?;
     let journal_words = match (&journal, location) {
@@ -163,7 +199,10 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     if let Some(journal) = journal {
         builder = builder.with_journal(journal);
     }
-    let proxy = builder.connect().await?;
+    let proxy = tokio::select! {
+        proxy = builder.connect() => proxy?,
+        () = &mut stop => return Ok(0),
+    };
     // Calls a killed proxy left in flight are settled once their lease runs out.
     proxy.sweep(|line| eprintln!("recourse mcp proxy: {line}"));
     eprintln!(
@@ -171,11 +210,13 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         proxy.tool_names().len(),
         proxy.upstreams().count()
     );
-    let calls_left = match exposure {
-        Some(exposure) => http::serve(proxy, &args.http, exposure, settings).await?,
-        None => {
+    let calls_left = match (exposure, listener) {
+        (Some(exposure), Some(listener)) => {
+            http::serve(proxy, listener, &args.http, exposure, settings).await?
+        }
+        _ => {
             let grace = proxy.calls_grace();
-            proxy.serve_stdio(grace).await?.calls_left
+            proxy.serve_stdio_until(grace, stop).await?.calls_left
         }
     };
     if calls_left > 0 {

@@ -15,6 +15,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -29,6 +30,7 @@ use crate::client::Client;
 use crate::json_answer;
 use crate::proxy::McpProxy;
 use crate::server::Served;
+use crate::session_end;
 
 /// The path the Streamable HTTP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -64,6 +66,7 @@ impl McpProxy {
         axum::Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn(json_answer::as_json))
+            .layer(axum::middleware::from_fn(session_end::no_content))
     }
 
     /// Stops taking calls into account and waits, at most `grace`, for the
@@ -119,9 +122,10 @@ pub fn router(proxy: &McpProxy, access: &Access, stop: CancellationToken) -> axu
 }
 
 /// Serves `proxy` over Streamable HTTP ([`router`]) on `listener`, within
-/// `limits`, until `shutdown` resolves; then ends the open sessions, lets
-/// open requests finish within the limits' shutdown grace, and waits for
-/// the calls that may write ([`McpProxy::calls_grace`]).
+/// `limits`, until `shutdown` resolves; then takes no new call, ends the
+/// open sessions, lets open requests finish within the limits' shutdown
+/// grace, waits for the calls that may write ([`McpProxy::calls_grace`]),
+/// and closes each upstream.
 pub async fn serve_http(
     proxy: McpProxy,
     listener: TcpListener,
@@ -131,16 +135,18 @@ pub async fn serve_http(
 ) -> Served {
     let stop = CancellationToken::new();
     let app = router(&proxy, access, stop.clone());
+    let stopping = proxy.clone();
     let stopped = recourse_tool::serve(listener, app)
         .with_limits(limits)
         .with_graceful_shutdown(async move {
             shutdown.await;
+            stopping.shared.stopping.store(true, Ordering::SeqCst);
             // Open sessions end, so that their streams let the server stop.
             stop.cancel();
         })
         .await;
     Served {
         connections_cut: stopped.connections_cut(),
-        calls_left: proxy.finish_calls(proxy.calls_grace()).await,
+        calls_left: proxy.stop(proxy.calls_grace()).await,
     }
 }

@@ -59,7 +59,8 @@
 //!   ([`CALL_META_KEY`]); any other outcome is an `isError` result holding
 //!   the record's message for the model and the structured failure
 //!   (`_meta["io.modelcontextprotocol/toolFailure"]`). Only a request the
-//!   proxy cannot route (a tool no upstream offers) is a JSON-RPC error.
+//!   proxy cannot route (a tool no upstream offers), or that comes while
+//!   it stops, is a JSON-RPC error.
 //! - **Orphans settled**: with a journal, [`McpProxy::sweep`] settles the
 //!   calls a killed proxy left in flight once their lease runs out, by
 //!   their read (a tool of the upstreams) or lookup, never by a resend.
@@ -69,6 +70,10 @@
 //!   behind the gateway's rule for who may call, `recourse_door::Access`).
 //!   Over HTTP an answer that is ready within seconds comes as one JSON
 //!   body, in a session too; a slower one streams.
+//! - **Stopping** ([`McpProxy::serve_stdio_until`]): on its client leaving
+//!   or a signal, no new call ([`STOPPING`]), the writes in flight
+//!   finished and journaled, then each upstream closed (stdin, SIGTERM,
+//!   SIGKILL).
 //! - With one upstream, `resources/*` and `prompts/*` are passed through,
 //!   resource subscriptions too: a session's `resources/subscribe`, or a
 //!   2026-07-28 client's `subscriptions/listen` naming resources, is told of
@@ -98,6 +103,9 @@ mod policy;
 mod proxy;
 mod refusing;
 mod server;
+mod session_end;
+mod stdin;
+mod stopping;
 mod subscribers;
 mod subscriptions;
 mod sweep;
@@ -111,4 +119,5 @@ pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use refusing::{NOT_STARTED, refuse_stdio};
 pub use server::Served;
+pub use stopping::STOPPING;
 pub use upstream::Upstream;

@@ -10,7 +10,7 @@
 //! (resends stay a fraction of all calls, whichever server they go to), the
 //! corrector, the journal, shared state — is one for the whole proxy.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Subscriptions,
     /// The client sessions numbered so far.
     pub(crate) sessions: AtomicU64,
+    /// Stopping: no new call is taken (see `stopping`).
+    pub(crate) stopping: AtomicBool,
 }
 
 /// Where a proxy's warnings go, one line each.
@@ -277,6 +279,7 @@ impl McpProxyBuilder {
                 warn: self.warn,
                 subscriptions: Subscriptions::default(),
                 sessions: AtomicU64::new(0),
+                stopping: AtomicBool::new(false),
             }),
             session: 0,
         };

@@ -25,7 +25,7 @@ pub const NOT_STARTED: i64 = -32000;
 /// # Errors
 /// Reading stdin or writing stdout failed.
 pub async fn refuse_stdio(message: &str) -> std::io::Result<()> {
-    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    let stdin = tokio::io::BufReader::new(crate::stdin::stdin()?);
     refuse(stdin, tokio::io::stdout(), message).await
 }
 

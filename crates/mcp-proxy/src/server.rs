@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use recourse_mcp::{McpError, RpcError};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
-use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
@@ -47,21 +46,23 @@ pub struct Served {
 impl McpProxy {
     /// Serves the client that started this process, over stdin and stdout,
     /// until it closes the session; then waits for the calls that may write
-    /// to end (each within its deadline; at most `grace`).
+    /// to end (each within its deadline; at most `grace`) and closes each
+    /// upstream. [`serve_stdio_until`](Self::serve_stdio_until) stops on a
+    /// signal too.
     ///
     /// Nothing else may write to stdout meanwhile.
     ///
     /// # Errors
     /// The MCP handshake with the client failed.
     pub async fn serve_stdio(self, grace: Duration) -> Result<Served, ProxyError> {
-        let (stdin, stdout) = rmcp::transport::stdio();
-        self.serve_io(stdin, stdout, grace).await
+        self.serve_stdio_until(grace, std::future::pending()).await
     }
 
     /// Serves one client over `reader` and `writer`, one JSON-RPC message a
     /// line (what stdio carries), until it closes the session; then waits
-    /// for the calls that may write to end (at most `grace`). Any pair of
-    /// byte streams will do: a pipe, a socket, an in-memory duplex.
+    /// for the calls that may write to end (at most `grace`) and closes
+    /// each upstream. Any pair of byte streams will do: a pipe, a socket,
+    /// an in-memory duplex.
     ///
     /// ```no_run
     /// # async fn demo(proxy: recourse_mcp_proxy::McpProxy) -> Result<(), recourse_mcp_proxy::ProxyError> {
@@ -85,16 +86,8 @@ impl McpProxy {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let proxy = self.clone();
-        let running = self.serve((reader, writer)).await.map_err(|e| {
-            ProxyError::unreachable("the MCP handshake with the client failed").caused_by(e)
-        })?;
-        // However the session ended, the writes it started are seen through.
-        let _ended = running.waiting().await;
-        Ok(Served {
-            calls_left: proxy.finish_calls(grace).await,
-            connections_cut: 0,
-        })
+        self.serve_io_until(reader, writer, grace, std::future::pending())
+            .await
     }
 
     /// Passes `method` to the one upstream, when it offers it.
@@ -194,6 +187,9 @@ impl rmcp::ServerHandler for McpProxy {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(stopping) = self.refuse_while_stopping() {
+            return Err(stopping);
+        }
         // rmcp reads a request's `_meta` into the context, not the parameters.
         let key = match context.meta.get(IDEMPOTENCY_META_KEY) {
             None | Some(Value::Null) => None,

@@ -121,3 +121,54 @@ async fn mcp_proxy_http_requires_the_gateway_token_when_one_is_set() {
     .await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// A client ending its session with `DELETE` is told it ended: 204, as the
+/// SDKs expect (the Python SDK logs `Session termination failed: 202`
+/// otherwise); the session is gone after it.
+#[tokio::test]
+async fn a_session_ended_with_delete_is_answered_204() {
+    let (front, _tools, _dir) = start(&Access::default()).await;
+    let opened = reqwest::Client::new()
+        .post(&front.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "http-test", "version": "0"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ended = reqwest::Client::new()
+        .delete(&front.url)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status().as_u16(), 204);
+    assert!(ended.bytes().await.unwrap().is_empty());
+    // The session is gone: a request in it is refused.
+    let listed = reqwest::Client::new()
+        .post(&front.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed.status().as_u16(),
+        404,
+        "{}",
+        listed.text().await.unwrap()
+    );
+}

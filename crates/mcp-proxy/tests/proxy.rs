@@ -399,3 +399,77 @@ async fn a_keyed_replay_is_the_first_answer_byte_for_byte() {
     let lookup = client.call("exports_lookup", &export(), None).await;
     assert_eq!(lookup["structuredContent"]["count"], 1, "{lookup}");
 }
+
+/// Told to stop while a write is in flight (what SIGTERM does to
+/// `recourse mcp proxy`): the proxy takes no new call — it is refused with
+/// `STOPPING`, nothing sent — the write finishes, its answer reaches the
+/// client that waits and the journal holds it, and nothing is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn told_to_stop_the_proxy_finishes_the_write_in_flight_and_takes_no_new_call() {
+    let tools = McpTools::with(support::tools::config(
+        &["exports:slow"],
+        std::time::Duration::from_millis(1500),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = journal_in(dir.path()).await;
+    let proxy = builder()
+        .upstream(tools.upstream(None))
+        .with_journal(std::sync::Arc::clone(&journal))
+        .connect()
+        .await
+        .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut client = support::duplex::StdioClient::start_until(proxy, async {
+        let _ = stopped.await;
+    })
+    .await;
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": "w", "method": "tools/call",
+                       "params": {"name": "exports_create", "arguments": export()}}))
+        .await;
+    let started = std::time::Instant::now();
+    let in_flight = recourse::journal::ListQuery::default();
+    while journal
+        .list(&in_flight)
+        .await
+        .unwrap()
+        .iter()
+        .all(|c| c.attempts == 0)
+    {
+        assert!(started.elapsed() < WAIT, "the write was never sent");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    stop.send(()).unwrap();
+    // Once it stops, a call is refused; nothing is sent for it.
+    let refused = loop {
+        let (_, line) = client
+            .request_line(
+                "tools/call",
+                json!({"name": "exports_lookup", "arguments": export()}),
+            )
+            .await;
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if answer.get("error").is_some() {
+            break answer;
+        }
+        assert!(started.elapsed() < WAIT, "never refused: {answer}");
+    };
+    assert_eq!(
+        refused["error"]["code"],
+        recourse_mcp_proxy::STOPPING,
+        "{refused}"
+    );
+    let written = client.answer(&json!("w")).await;
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert_eq!(
+        written["result"]["_meta"][CALL_META]["outcome"],
+        "succeeded"
+    );
+    let served = client.served().await;
+    assert_eq!(served.calls_left, 0);
+    let calls = journal.list(&in_flight).await.unwrap();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].state, recourse::journal::CallState::Succeeded);
+}

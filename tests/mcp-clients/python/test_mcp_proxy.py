@@ -223,9 +223,11 @@ def test_with_several_upstreams_only_tools_are_offered(tmp_path: Path) -> None:
     run(session_test)
 
 
-def test_over_streamable_http_behind_the_token(tmp_path: Path) -> None:
+def test_over_streamable_http_behind_the_token(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """``--http``: the first stdout line names the endpoint; a client with the
-    bearer token lists and calls tools; SIGTERM stops the proxy cleanly."""
+    bearer token lists and calls tools, and ends its session as the SDK
+    expects (its ``DELETE`` answered 204, not 202: no "Session termination
+    failed" in its log); SIGTERM stops the proxy cleanly."""
     binary = recourse_bin()
     token = "py-proxy-token-51c2"
     upstream = [binary, "tools", "serve", "--mcp", "--port", "0"]
@@ -255,7 +257,10 @@ def test_over_streamable_http_behind_the_token(tmp_path: Path) -> None:
                 assert meta(result)[CALL]["outcome"] == "succeeded"
                 assert await exports(session) == 1
 
-        run(session_test)
+        with caplog.at_level("DEBUG", logger="mcp.client.streamable_http"):
+            run(session_test)
+        failed = [r.getMessage() for r in caplog.records if "Session termination failed" in r.getMessage()]
+        assert not failed, failed
         [entry] = journal(tmp_path)
         assert entry["state"] == "succeeded"
     finally:
@@ -311,6 +316,25 @@ def test_over_http_each_caller_has_its_own_calls_and_keys(tmp_path: Path) -> Non
     finally:
         proxy_process.terminate()
         assert proxy_process.wait(timeout=30) == 0
+
+
+def test_a_typo_in_the_policy_file_reaches_the_client_as_an_error_naming_it(tmp_path: Path) -> None:
+    """A proxy whose policy file has a typo cannot start; the client's own
+    ``initialize`` fails with the sentence stderr gets, naming the typo —
+    not with "Connection closed" (clients show nobody a server's stderr)."""
+    policy = tmp_path / "tools.json"
+    policy.write_text(json.dumps({"tools": {"exports_create": {"idempotnt": False}}}))
+
+    async def main() -> None:
+        params = proxy(tmp_path, "--tools", str(policy))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            with pytest.raises(MCPError) as refused:
+                await session.initialize()
+            said = refused.value.error.message
+            assert "idempotnt" in said and "exports_create" in said, said
+            assert str(policy) in said or "tools.json" in said, said
+
+    anyio.run(main)
 
 
 def test_the_filesystem_servers_multi_line_error_reaches_the_client_whole(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use recourse_gateway::{Access, Callers, Exposure, check_exposure, shutdown_signal};
 use recourse_mcp_proxy::{MCP_PATH, McpProxy, serve_http};
+use tokio::net::TcpListener;
 
 use crate::server_limits::LimitArgs;
 use crate::settings::Settings;
@@ -88,10 +89,20 @@ impl HttpArgs {
     }
 }
 
-/// Serves `proxy` over Streamable HTTP until SIGTERM or Ctrl-C; then waits
-/// for the calls that may write. How many were left running.
+/// The front's port, taken before any upstream starts: a port in use stops
+/// the proxy before it has started a server.
+pub(crate) async fn bind(args: &HttpArgs) -> Result<TcpListener> {
+    TcpListener::bind(SocketAddr::new(args.bind, args.port))
+        .await
+        .with_context(|| format!("binding {}:{}", args.bind, args.port))
+}
+
+/// Serves `proxy` over Streamable HTTP on `listener` until SIGTERM or
+/// Ctrl-C; then waits for the calls that may write. How many were left
+/// running.
 pub(crate) async fn serve(
     proxy: McpProxy,
+    listener: TcpListener,
     args: &HttpArgs,
     exposure: Exposure,
     settings: &Settings,
@@ -99,9 +110,6 @@ pub(crate) async fn serve(
     let limits = args.limits.limits()?;
     // Exposed without a token on purpose: clients name the proxy by its address.
     let access = args.access(settings, matches!(exposure, Exposure::Unauthenticated(_)))?;
-    let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
-        .await
-        .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse mcp proxy listening on http://{addr}{MCP_PATH}");
     let served = serve_http(proxy, listener, &access, limits, shutdown_signal()).await;

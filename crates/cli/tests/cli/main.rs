@@ -29,6 +29,7 @@ mod mcp;
 mod mcp_http_tools;
 mod mcp_proxy;
 mod mcp_proxy_orphans;
+mod mcp_proxy_stop;
 mod mcp_stdio_proxy;
 mod openapi;
 mod probe;

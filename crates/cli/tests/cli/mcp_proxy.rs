@@ -131,3 +131,36 @@ fn mcp_proxy_http_refuses_to_bind_beyond_loopback_without_a_token() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("--http"), "--port needs --http: {said}");
 }
+
+/// With `--http`, the port is taken before any upstream starts: a port in
+/// use stops the proxy (exit 2, the address named) without starting a
+/// server it would then have to stop.
+#[test]
+fn mcp_proxy_http_takes_its_port_before_starting_an_upstream() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let upstream = format!(
+        "touch '{}'; exec '{BIN}' tools serve --mcp --port 0",
+        started.display()
+    );
+    let out = Command::new(BIN)
+        .args([
+            "mcp",
+            "proxy",
+            "--http",
+            "--port",
+            &port,
+            "--journal",
+            "none",
+        ])
+        .args(["--", "sh", "-c", &upstream])
+        .env_remove("RECOURSE_GATEWAY_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&format!("127.0.0.1:{port}")), "{said}");
+    assert!(!started.exists(), "the upstream was started: {said}");
+}

@@ -12,7 +12,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_recourse");
 /// The proxy's process, past its handshake; killed when dropped.
 pub(crate) struct StdioProxy {
     child: Child,
-    stdin: ChildStdin,
+    /// Taken when closed.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     /// The id of the next request [`request`](Self::request) sends (the
     /// handshake's is 0).
@@ -28,7 +29,12 @@ impl StdioProxy {
 
     /// As [`start`](Self::start), with these variables set too.
     pub(crate) fn start_with_env(args: &[String], vars: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        // A process group of its own, as a terminal gives the command it
+        // runs: a signal to the group reaches the proxy, not this test.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
             .args(args)
             .env_remove("RECOURSE_JOURNAL")
             .envs(vars.iter().copied())
@@ -37,7 +43,7 @@ impl StdioProxy {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdin = child.stdin.take().unwrap();
+        let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut proxy = Self {
             child,
@@ -57,8 +63,14 @@ impl StdioProxy {
 
     /// Writes one message, not waiting for any answer.
     pub(crate) fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the proxy's stdin, as a client ending the session does.
+    pub(crate) fn close_stdin(&mut self) {
+        drop(self.stdin.take());
     }
 
     /// Sends a request and reads lines until its answer: its `result`.
@@ -66,18 +78,55 @@ impl StdioProxy {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let message = self.answer(&json!(id));
+        assert!(message.get("error").is_none(), "{message}");
+        message["result"].clone()
+    }
+
+    /// Reads lines until the answer to request `id`: the whole message.
+    pub(crate) fn answer(&mut self, id: &Value) -> Value {
         loop {
             let mut line = String::new();
             assert!(
                 self.stdout.read_line(&mut line).unwrap() > 0,
-                "the proxy ended"
+                "the proxy ended before answering {id}"
             );
             let message: Value =
                 serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
+            if message["id"] == *id {
+                return message;
             }
+        }
+    }
+
+    /// Sends the proxy signal `name` (`TERM`, `INT`), as a client stops it.
+    pub(crate) fn signal(&self, name: &str) {
+        self.send_signal(name, &self.child.id().to_string());
+    }
+
+    /// Sends signal `name` to the proxy's process group, as a terminal
+    /// does on Ctrl-C (`INT`) to the command it runs.
+    pub(crate) fn signal_group(&self, name: &str) {
+        self.send_signal(name, &format!("-{}", self.child.id()));
+    }
+
+    fn send_signal(&self, name: &str, whom: &str) {
+        let sent = Command::new("kill")
+            .args(["-s", name, "--", whom])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -s {name} -- {whom}");
+    }
+
+    /// Waits, at most `within`, for the proxy to exit: how it exited.
+    pub(crate) fn exited(&mut self, within: std::time::Duration) -> std::process::ExitStatus {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < within, "the proxy did not exit");
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
 

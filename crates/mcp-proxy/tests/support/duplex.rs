@@ -23,10 +23,19 @@ impl StdioClient {
     /// Serves `proxy` over a duplex and shakes hands with it as a
     /// 2025-11-25 client.
     pub async fn start(proxy: McpProxy) -> Self {
+        Self::start_until(proxy, std::future::pending()).await
+    }
+
+    /// As [`start`](Self::start), the proxy told to stop when `shutdown`
+    /// resolves ([`McpProxy::serve_io_until`]).
+    pub async fn start_until(
+        proxy: McpProxy,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Self {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (reader, writer) = tokio::io::split(theirs);
         let grace = proxy.calls_grace();
-        let serving = tokio::spawn(proxy.serve_io(reader, writer, grace));
+        let serving = tokio::spawn(proxy.serve_io_until(reader, writer, grace, shutdown));
         let (reader, writer) = tokio::io::split(ours);
         let mut client = Self {
             lines: BufReader::new(reader).lines(),
@@ -94,6 +103,26 @@ impl StdioClient {
             params["_meta"] = json!({"recourse/idempotency-key": key});
         }
         self.request("tools/call", params).await
+    }
+
+    /// Reads lines until the answer to request `id`: the whole message.
+    pub async fn answer(&mut self, id: &Value) -> Value {
+        loop {
+            let line = self.lines.next_line().await.unwrap().expect("an answer");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            if message["id"] == *id {
+                return message;
+            }
+        }
+    }
+
+    /// How the proxy's serving ended, its client still there.
+    pub async fn served(self) -> Served {
+        self.serving
+            .await
+            .expect("the proxy's task ends")
+            .expect("the session was served")
     }
 
     /// Ends the session (the client's end closes) and how the proxy's
