@@ -134,3 +134,59 @@ fn stdin_closed_mid_write_finishes_and_journals_it_and_exits_0() {
     let exit = std::fs::read_to_string(dir.path().join("upstream-exit")).unwrap_or_default();
     assert_eq!(exit.trim(), "0", "the upstream exited by itself, cleanly");
 }
+
+/// SIGTERM to a proxy in front of `@modelcontextprotocol/server-filesystem`
+/// just after a write: the server, its stdin closed rather than its pipe
+/// cut, exits without the `EPIPE` stack trace it printed when the proxy
+/// died under it, and the proxy exits 0.
+#[test]
+fn sigterm_in_front_of_the_filesystem_server_ends_it_without_an_epipe() {
+    let Some(line) = recourse_test_support::service_var("RECOURSE_TEST_MCP_FILESYSTEM_CMD") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("files");
+    std::fs::create_dir(&root).unwrap();
+    let root = root.canonicalize().unwrap().display().to_string();
+    let journal = dir.path().join("proxy.db").display().to_string();
+    let mut args: Vec<String> = ["mcp", "proxy", "--journal", &journal, "--"]
+        .map(str::to_owned)
+        .to_vec();
+    args.extend(shell_words(&line));
+    args.push(root.clone());
+    let stderr = dir.path().join("stderr");
+    let mut proxy = StdioProxy::start_with_stderr(&args, std::fs::File::create(&stderr).unwrap());
+    let note = format!("{root}/note.txt");
+    let written = proxy.request(
+        "tools/call",
+        json!({"name": "write_file", "arguments": {"path": note, "content": "kept"}}),
+    );
+    assert_ne!(written["isError"], true, "{written}");
+
+    proxy.signal("TERM");
+    let status = proxy.exited(WAIT);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(!said.contains("EPIPE") && !said.contains("Error"), "{said}");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "kept");
+}
+
+/// `line` split as a shell splits words (single quotes only, as the
+/// variables `.ci/run` sets use them).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}

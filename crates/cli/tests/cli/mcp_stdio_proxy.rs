@@ -29,6 +29,15 @@ impl StdioProxy {
 
     /// As [`start`](Self::start), with these variables set too.
     pub(crate) fn start_with_env(args: &[String], vars: &[(&str, &str)]) -> Self {
+        Self::start_with(args, vars, Stdio::null())
+    }
+
+    /// As [`start`](Self::start), its stderr (and its upstreams') to `stderr`.
+    pub(crate) fn start_with_stderr(args: &[String], stderr: std::fs::File) -> Self {
+        Self::start_with(args, &[], Stdio::from(stderr))
+    }
+
+    fn start_with(args: &[String], vars: &[(&str, &str)], stderr: Stdio) -> Self {
         let mut command = Command::new(BIN);
         // A process group of its own, as a terminal gives the command it
         // runs: a signal to the group reaches the proxy, not this test.
@@ -40,7 +49,7 @@ impl StdioProxy {
             .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdin = child.stdin.take();
