@@ -158,7 +158,16 @@ enum ToolsCommand {
 const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A client started a proxy with flags it cannot use: its client
+        // is told why, not left with a closed connection.
+        Err(error) if error.use_stderr() && mcp_proxy::serves_stdio_in(std::env::args()) => {
+            let why = error.render().to_string();
+            return exit(refuse_now(anyhow::anyhow!(why.trim().to_owned())));
+        }
+        Err(error) => error.exit(),
+    };
     // The command describing itself needs no configuration.
     match &cli.command {
         Command::Completions { shell } => return exit(selfdoc::completions::<Cli>(*shell)),
@@ -171,6 +180,11 @@ fn main() -> ExitCode {
     let settings = match settings::Settings::from_env() {
         Ok(settings) => settings,
         Err(error) => {
+            if let Command::Mcp { command } = &cli.command
+                && mcp_proxy::serves_stdio(command)
+            {
+                return exit(refuse_now(anyhow::Error::new(error)));
+            }
             eprintln!("recourse: {error}");
             return ExitCode::from(USAGE);
         }
@@ -217,6 +231,15 @@ fn exit(result: anyhow::Result<i32>) -> ExitCode {
             ExitCode::from(USAGE)
         }
     }
+}
+
+/// A stdio proxy that cannot start before its settings are read: says why,
+/// and answers its client with it ([`mcp_proxy::refuse`]).
+fn refuse_now(error: anyhow::Error) -> anyhow::Result<i32> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(mcp_proxy::refuse(&error))
 }
 
 /// Runs `command` on a new runtime, with telemetry exporting while it runs

@@ -119,6 +119,28 @@ pub(crate) fn serves_stdio(command: &McpCommand) -> bool {
     matches!(command, McpCommand::Proxy(args) if !args.http.enabled())
 }
 
+/// Whether the command line `args` (the program first) asks for a proxy
+/// on stdio, though it does not parse: `mcp proxy` its first two words
+/// past the global flags, no `--http` before `--`.
+pub(crate) fn serves_stdio_in(args: impl IntoIterator<Item = String>) -> bool {
+    let ours: Vec<String> = args.into_iter().skip(1).take_while(|a| a != "--").collect();
+    let mut words = ours.iter().map(String::as_str);
+    let mut command = Vec::with_capacity(2);
+    while command.len() < 2
+        && let Some(word) = words.next()
+    {
+        match word {
+            // The one global flag that takes a value.
+            "--ca-file" => {
+                words.next();
+            }
+            flag if flag.starts_with('-') => {}
+            word => command.push(word),
+        }
+    }
+    command == ["mcp", "proxy"] && !ours.iter().any(|a| a == "--http")
+}
+
 /// Says why the proxy could not start on stderr, then answers every
 /// request of the client on stdio with it until the client closes stdin
 /// (or SIGTERM, Ctrl-C).
@@ -263,4 +285,34 @@ fn upstreams(args: &ProxyArgs) -> Result<Vec<Upstream>> {
         .collect::<Result<_, _>>()
         .context("--mcp-env")?;
     mcp_access::with_access(upstreams, &args.headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serves_stdio_in;
+
+    #[test]
+    fn a_stdio_proxy_is_known_by_its_words_though_its_flags_do_not_parse() {
+        let words = |line: &str| {
+            std::iter::once("recourse".to_owned())
+                .chain(line.split_whitespace().map(str::to_owned))
+                .collect::<Vec<_>>()
+        };
+        for stdio in [
+            "mcp proxy --jounral x -- server",
+            "--ca-file ca.pem mcp proxy --upstream a=x -- y",
+            "mcp proxy -- server --http",
+        ] {
+            assert!(serves_stdio_in(words(stdio)), "{stdio}");
+        }
+        for other in [
+            "mcp proxy --http --port x -- server",
+            "mcp login x",
+            "call --payload mcp proxy",
+            "serve --bogus",
+            "",
+        ] {
+            assert!(!serves_stdio_in(words(other)), "{other}");
+        }
+    }
 }

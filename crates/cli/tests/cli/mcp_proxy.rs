@@ -164,3 +164,40 @@ fn mcp_proxy_http_takes_its_port_before_starting_an_upstream() {
     assert!(said.contains(&format!("127.0.0.1:{port}")), "{said}");
     assert!(!started.exists(), "the upstream was started: {said}");
 }
+
+/// A proxy a client starts with a flag it cannot parse, or a `RECOURSE_*`
+/// value it refuses, answers the client's `initialize` with why, as it
+/// does a policy file's typo (exit 2 once stdin closes): the client shows
+/// that, not "connection closed".
+#[test]
+fn mcp_proxy_on_stdio_answers_a_flag_or_setting_it_refuses_with_why() {
+    use std::io::Write;
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let answered = |args: &[&str], vars: &[(&str, &str)]| -> String {
+        let mut child = Command::new(BIN)
+            .args(["mcp", "proxy"])
+            .args(args)
+            .envs(vars.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{initialize}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["id"], 0, "{answer}");
+        let said = answer["error"]["message"].as_str().unwrap().to_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(said.lines().next().unwrap()), "{stderr}");
+        said
+    };
+    let said = answered(&["--jounral", "none", "--", BIN, "tools", "serve", "--mcp"], &[]);
+    assert!(said.contains("--jounral"), "{said}");
+    let said = answered(
+        &["--journal", "none", "--", BIN, "tools", "serve", "--mcp"],
+        &[("RECOURSE_MAX_RETRIES", "lots")],
+    );
+    assert!(said.contains("RECOURSE_MAX_RETRIES"), "{said}");
+}
