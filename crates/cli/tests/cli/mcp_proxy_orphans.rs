@@ -50,8 +50,8 @@ fn proxy_args(dir: &Path, tools: &McpHttpTools) -> Vec<String> {
     .to_vec()
 }
 
-/// `recourse journal --journal PATH list --json`.
-fn listed(dir: &Path) -> Vec<Value> {
+/// `recourse journal --journal DIR/proxy.db list --json`.
+pub(crate) fn listed(dir: &Path) -> Vec<Value> {
     let journal = dir.join("proxy.db").display().to_string();
     let out = Command::new(BIN)
         .args(["journal", "--journal", &journal, "list", "--json"])

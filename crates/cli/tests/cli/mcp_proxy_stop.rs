@@ -5,11 +5,11 @@
 //! the proxy exits 0.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::mcp_proxy_orphans::listed;
 use crate::mcp_stdio_proxy::StdioProxy;
 
 const BIN: &str = env!("CARGO_BIN_EXE_recourse");
@@ -39,17 +39,6 @@ fn proxy_args(dir: &Path) -> Vec<String> {
     ]
     .map(str::to_owned)
     .to_vec()
-}
-
-/// `recourse journal --journal PATH list --json`.
-fn listed(dir: &Path) -> Vec<Value> {
-    let journal = dir.join("proxy.db").display().to_string();
-    let out = Command::new(BIN)
-        .args(["journal", "--journal", &journal, "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Sends an export and waits until the journal shows it sent and not
