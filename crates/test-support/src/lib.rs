@@ -15,6 +15,8 @@
 //!   mid-run; [`redis_ping`] checks that a Redis answers.
 //! - [`OwnedPostgres`]: a PostgreSQL cluster of the test's own, to restart
 //!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
+//! - [`KeyLookup`]: an export lookup whose template's placeholder is a
+//!   `?key=` query value, switched on when a test says so.
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -31,6 +33,7 @@
 
 mod exports;
 mod fake_llm;
+mod lookup;
 mod openapi;
 mod postgres;
 #[cfg(unix)]
@@ -40,6 +43,7 @@ mod skip;
 
 pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
+pub use lookup::KeyLookup;
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
 #[cfg(unix)]
