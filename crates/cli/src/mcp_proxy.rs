@@ -111,12 +111,11 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     let journal =
         crate::serve::journal::open_named(location, "mcp-proxy.db", "the MCP proxy's journal")
             .await?;
-    let journal_words = match (&journal, location) {
-        (None, _) => "no journal".to_owned(),
-        (Some(_), Some(location)) => format!("journal {}", recourse_protocol::redact(location)),
-        (Some(_), None) => "the default journal".to_owned(),
+    let journal_words = match &journal {
+        None => "no journal".to_owned(),
+        Some((_, shown)) => format!("journal {shown}"),
     };
-    if let Some(journal) = journal {
+    if let Some((journal, _)) = journal {
         builder = builder.with_journal(journal);
     }
     let proxy = builder.connect().await?;

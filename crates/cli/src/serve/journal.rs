@@ -1,11 +1,10 @@
 //! The gateway's journal: where it lives by default, and how long it keeps
 //! finished calls.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use recourse::Journal;
 use recourse::journal::open_journal;
@@ -43,38 +42,38 @@ pub(crate) const NONE: &str = "none";
 
 /// Opens the gateway's journal: `location` (a SQLite path or `postgres://…`),
 /// `none` for no journal, or by default `$XDG_STATE_HOME/recourse/gateway.db`
-/// (`~/.local/state/recourse/gateway.db` without `XDG_STATE_HOME`).
+/// (`~/.local/state/recourse/gateway.db` without `XDG_STATE_HOME`), and says
+/// where on stderr.
 pub(crate) async fn open(location: Option<&str>) -> Result<Option<Arc<dyn Journal>>> {
-    open_named(location, "gateway.db", "the gateway's journal").await
+    let journal = open_named(location, "gateway.db", "the gateway's journal").await?;
+    Ok(journal.map(|(journal, shown)| {
+        eprintln!("journal: {shown}");
+        journal
+    }))
 }
 
-/// Opens `what` as [`open`] does, its default file named `file` in the same directory.
+/// Opens `what` as [`open`] does, its default file named `file` in the same
+/// directory; with where it is, as shown (a password redacted).
 pub(crate) async fn open_named(
     location: Option<&str>,
     file: &str,
     what: &str,
-) -> Result<Option<Arc<dyn Journal>>> {
+) -> Result<Option<(Arc<dyn Journal>, String)>> {
     let location = match location {
         Some(NONE) => return Ok(None),
         Some(location) => location.to_owned(),
         None => default_location(file)?,
     };
     // A PostgreSQL URL may hold a password: it never reaches the terminal.
+    let shown = recourse_protocol::redact(&location);
     let journal = open_journal(&location)
         .await
-        .with_context(|| format!("opening {what} at {}", recourse_protocol::redact(&location)))?;
-    Ok(Some(journal))
+        .with_context(|| format!("opening {what} at {shown}"))?;
+    Ok(Some((journal, shown)))
 }
 
 fn default_location(file: &str) -> Result<String> {
-    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
-        (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
-        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
-        _ => {
-            bail!("neither XDG_STATE_HOME nor HOME is set: give --journal PATH (or --journal none)")
-        }
-    };
-    let dir = state.join("recourse");
+    let dir = crate::journal::places::state_dir()?;
     create_private_dir(&dir)
         .with_context(|| format!("creating the journal's directory {}", dir.display()))?;
     Ok(dir.join(file).display().to_string())
