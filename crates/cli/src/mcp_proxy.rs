@@ -51,9 +51,10 @@ pub(crate) struct ProxyArgs {
     /// LANGUAGE, LC_*, TZ and these. Repeatable.
     #[arg(long = "mcp-env", value_name = "NAME")]
     mcp_env: Vec<String>,
-    /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect",
-    /// "max_retries"}}}, NAME as offered: whether a tool may be resent, and how to read a write
-    /// back when its answer is lost.
+    /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect", "max_retries",
+    /// "approval"}}}, NAME as offered: whether a tool may be resent, how to read a write back when
+    /// its answer is lost, what no correction may change, how often it may be resent, and whether
+    /// a person approves each call first.
     #[arg(long, value_name = "FILE", value_parser = crate::settings::path)]
     tools: Option<PathBuf>,
     #[command(flatten)]

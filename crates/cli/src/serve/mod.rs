@@ -39,7 +39,12 @@ pub(crate) struct ServeArgs {
     bind: IpAddr,
     /// Named callers, each with its own token, calls and keys: a JSON file
     /// `{"callers": [{"name", "token" | "token_sha256", "admin"?, "approver"?}]}`.
-    #[arg(long, value_name = "FILE", env = "RECOURSE_GATEWAY_TOKENS")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "RECOURSE_GATEWAY_TOKENS",
+        hide_env_values = true
+    )]
     tokens: Option<std::path::PathBuf>,
     /// Allow binding beyond loopback without RECOURSE_GATEWAY_TOKEN: anyone who can
     /// reach the port can make the gateway call its targets.

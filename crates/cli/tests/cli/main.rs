@@ -24,6 +24,7 @@ mod fleet_journal;
 mod flood;
 mod gateway;
 mod gateway_writes;
+mod healthcheck;
 mod journal;
 mod journal_crash;
 mod mcp;
