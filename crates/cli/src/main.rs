@@ -36,6 +36,7 @@ mod selfdoc;
 mod serve;
 mod server_limits;
 mod settings;
+mod stdin_watch;
 mod style;
 mod telemetry;
 mod tools;

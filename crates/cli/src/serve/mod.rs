@@ -73,6 +73,8 @@ pub(crate) struct ServeArgs {
     journal: journal::JournalArgs,
     #[command(flatten)]
     fleet: fleet::FleetArgs,
+    #[command(flatten)]
+    stdin_watch: crate::stdin_watch::StdinWatchArg,
     /// Check the flags and settings, say what would be served, and exit without serving
     /// (nothing is bound and no Redis is asked).
     #[arg(long)]
@@ -118,8 +120,9 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
     gateway.prune(args.journal.retain, |line| eprintln!("{line}"));
     let delay = args.fleet.drain_delay();
     let options = ServeOptions::new(limits).with_drain_delay(delay);
+    let watch = args.stdin_watch;
     let shutdown = async move {
-        recourse_gateway::shutdown_signal().await;
+        crate::stdin_watch::stop_requested(watch).await;
         if !delay.is_zero() {
             eprintln!("draining: /readyz answers 503; still serving for {delay:?}");
         }

@@ -41,4 +41,5 @@ mod run;
 mod secrets;
 mod server_limits;
 mod soak;
+mod stdin_watch;
 mod verify;

@@ -107,7 +107,10 @@ fn every_client_configuration_starts_recourse_by_its_full_path() {
         }
     }
     assert!(bare.is_empty(), "{bare:#?}");
-    assert!(full >= 2, "the documents show {full} configuration(s) starting recourse");
+    assert!(
+        full >= 2,
+        "the documents show {full} configuration(s) starting recourse"
+    );
 }
 
 #[test]
