@@ -34,15 +34,16 @@ fn stdout_json(out: &Output) -> Value {
     })
 }
 
-/// An export whose answer is lost and whose lookup (`?key={key}`) is down:
-/// the call is `unknown` in `journal`, its template stored for later.
-async fn an_unknown_export(tools_url: &str, template: &str, journal: &Path) -> Value {
+/// An export of `format` whose answer is lost and whose lookup (`template`)
+/// is down: the call is `unknown` in `journal`, its template stored for later.
+async fn an_unknown_export(tools_url: &str, format: &str, template: &str, journal: &Path) -> Value {
+    let payload = format!(r#"{{"source_id":"sales-2024","format":"{format}"}}"#);
     let out = recourse(
         &[
             "call",
             &format!("{tools_url}/api/exports"),
             "--payload",
-            r#"{"source_id":"sales-2024","format":"pdf"}"#,
+            &payload,
             "--non-idempotent",
             "--reconcile",
             template,
@@ -64,7 +65,7 @@ async fn reconcile_looks_up_through_a_placeholder_under_a_credential_name() {
     let lookup = KeyLookup::start(&t).await;
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.db");
-    an_unknown_export(&t.base_url(), &lookup.template, &journal).await;
+    an_unknown_export(&t.base_url(), "pdf", &lookup.template, &journal).await;
 
     lookup.switch_on();
     let path = journal.to_str().unwrap();
@@ -245,23 +246,7 @@ async fn show_prints_a_corrected_looked_up_and_settled_call_whole() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.db");
     let dead_lookup = "http://127.0.0.1:9/exports/{operation_id}";
-    let out = recourse(
-        &[
-            "call",
-            &format!("{}/api/exports", t.base_url()),
-            "--payload",
-            r#"{"source_id":"sales-2024","format":"pdff"}"#,
-            "--non-idempotent",
-            "--reconcile",
-            dead_lookup,
-            "--journal",
-            journal.to_str().unwrap(),
-            "--json",
-        ],
-        &[],
-    )
-    .await;
-    let record = stdout_json(&out);
+    let record = an_unknown_export(&t.base_url(), "pdff", dead_lookup, &journal).await;
     let id = record["call_id"].as_str().unwrap();
     let j = journal.to_str().unwrap();
     let note = "the export is in the tool's console";
