@@ -46,8 +46,6 @@
 
 mod approvals;
 mod ask;
-mod auth;
-mod callers;
 mod config;
 mod console;
 mod dispatch;
@@ -56,6 +54,7 @@ mod exposure;
 mod fleet;
 mod gateway;
 mod guard;
+mod journal_location;
 mod keyed;
 mod openapi;
 mod ready;
@@ -68,14 +67,16 @@ mod serve;
 mod sessions;
 mod wait;
 
-pub use auth::{Authorize, authorize};
-pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};
 pub use entry::CallEntry;
 pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_exposure};
 pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
+pub use journal_location::{
+    JournalLocationError, NO_JOURNAL, open_server_journal, server_journal_location, state_dir,
+};
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
+pub use recourse_door::{Access, Authorize, Caller, Callers, CallersError, authorize};
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};

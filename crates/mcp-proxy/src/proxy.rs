@@ -141,6 +141,17 @@ impl McpProxy {
         }
     }
 
+    /// How long a stopping proxy waits for the calls that may write: their
+    /// deadline (two minutes without one), and five seconds more.
+    pub fn calls_grace(&self) -> Duration {
+        let deadline = self
+            .shared
+            .upstreams
+            .first()
+            .and_then(|u| u.executor.config().deadline);
+        deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5)
+    }
+
     /// The names the tools are offered under now, in the upstreams' order.
     pub fn tool_names(&self) -> Vec<String> {
         let catalog = self.shared.catalog();
@@ -296,7 +307,8 @@ struct Started {
 async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
     let in_context =
         |e: recourse_mcp::McpError| ProxyError::from(e.context(&format!("starting {upstream}")));
-    let transport = McpTransport::new(upstream.target().clone());
+    let transport =
+        McpTransport::new(upstream.target().clone()).with_access(upstream.access().clone());
     // Followed before the first listing, so no change can fall in between.
     let changes = transport.list_changes();
     // Starts the session.

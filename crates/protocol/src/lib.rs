@@ -64,6 +64,7 @@ pub use data::ToolData;
 pub use error::{ToolError, model_visible_error};
 pub use parse::{
     BodyFormat, CategoryBasis, Need, ParsedResponse, parse_response, parse_response_at,
+    parse_value_at,
 };
 pub use permission::RetryPermission;
 pub use redact::{
@@ -71,4 +72,5 @@ pub use redact::{
     redact_value, truncate_chars,
 };
 pub use response::ToolResponse;
+pub use timestamp::parse_rfc3339;
 pub use wait::{parse_retry_after, parse_retry_after_detail};

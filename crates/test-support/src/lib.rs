@@ -17,6 +17,10 @@
 //!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
 //! - [`KeyLookup`]: an export lookup whose template's placeholder is a
 //!   `?key=` query value, switched on when a test says so.
+//! - [`harness`]: the runner of a `harness = false` test binary that is
+//!   also a scripted MCP server on its stdout (libtest would write there).
+//! - [`FaultyJournal`]: a journal whose first writes of a kind fail, as a
+//!   database restarting between two statements makes them.
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -33,6 +37,8 @@
 
 mod exports;
 mod fake_llm;
+mod faulty_journal;
+pub mod harness;
 mod lookup;
 mod openapi;
 mod postgres;
@@ -43,6 +49,7 @@ mod skip;
 
 pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
+pub use faulty_journal::FaultyJournal;
 pub use lookup::KeyLookup;
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;

@@ -4,35 +4,20 @@
 //! write unless told otherwise — saying on stderr which it read. Each is
 //! opened to read: where there is no journal, none is created.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use recourse::Journal;
 use recourse::journal::open_existing_journal;
 use recourse_protocol::redact;
 
-/// The default journals: each file in [`state_dir`], and whose it is.
+/// The default journals: each file in the user's state directory
+/// (`recourse_gateway::state_dir`), and whose it is.
 pub(crate) const DEFAULTS: [(&str, &str); 2] = [
     ("mcp-proxy.db", "the MCP proxy's"),
     ("gateway.db", "the gateway's"),
 ];
-
-/// Where this user's journals live by default: `$XDG_STATE_HOME/recourse`,
-/// or `~/.local/state/recourse` without `XDG_STATE_HOME`.
-///
-/// # Errors
-/// When neither `XDG_STATE_HOME` nor `HOME` is set.
-pub(crate) fn state_dir() -> Result<PathBuf> {
-    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
-        (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
-        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
-        _ => {
-            bail!("neither XDG_STATE_HOME nor HOME is set: give --journal PATH (or --journal none)")
-        }
-    };
-    Ok(state.join("recourse"))
-}
 
 /// A journal `recourse journal` reads: where it is (shown redacted) and the store.
 pub(crate) struct Opened {
@@ -55,7 +40,7 @@ pub(crate) async fn open(named: Option<&str>) -> Result<Vec<Opened>> {
         }
         return Ok(vec![opened(location).await?]);
     }
-    let dir = state_dir()?;
+    let dir = recourse_gateway::state_dir()?;
     let (mut found, mut read, mut missing) = (Vec::new(), Vec::new(), Vec::new());
     for (file, whose) in DEFAULTS {
         let path = dir.join(file).display().to_string();

@@ -12,7 +12,7 @@
 //! `--shared-state redis://…` (`fleet.rs`).
 
 mod fleet;
-pub(crate) mod journal;
+mod journal;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use clap::Args;
 use recourse::shared::SharedState;
 use recourse_gateway::{
     Callers, Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
+    open_server_journal, server_journal_location,
 };
 
 use crate::server_limits::LimitArgs;
@@ -116,18 +117,17 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
-    gateway.sweep(|line| eprintln!("{line}"));
-    gateway.prune(args.journal.retain, |line| eprintln!("{line}"));
-    let delay = args.fleet.drain_delay();
-    let options = ServeOptions::new(limits).with_drain_delay(delay);
-    let watch = args.stdin_watch;
-    let shutdown = async move {
-        crate::stdin_watch::stop_requested(watch).await;
-        if !delay.is_zero() {
-            eprintln!("draining: /readyz answers 503; still serving for {delay:?}");
-        }
-    };
-    let served = recourse_gateway::serve(gateway, listener, options, shutdown).await;
+    let options = ServeOptions::new(limits)
+        .with_drain_delay(args.fleet.drain_delay())
+        .with_upkeep(args.journal.retain)
+        .with_log(|line| eprintln!("{line}"));
+    let served = recourse_gateway::serve(
+        gateway,
+        listener,
+        options,
+        crate::stdin_watch::stop_requested(args.stdin_watch),
+    )
+    .await;
     let grace = args.limits.shutdown_grace();
     if served.connections_cut > 0 {
         eprintln!(
@@ -185,9 +185,12 @@ async fn gateway(
     }
     // Every flag checked before the journal is opened.
     config.clone().build()?;
+    let location = settings.journal(args.journal.location());
     if !args.check
-        && let Some(journal) = journal::open(settings.journal(args.journal.location())).await?
+        && let Some(location) = server_journal_location(location, "gateway.db")?
+        && let Some(journal) = open_server_journal(Some(&location), "gateway.db").await?
     {
+        eprintln!("journal: {}", recourse_protocol::redact(&location));
         config = config.with_journal(journal);
     }
     Ok(config.build()?)

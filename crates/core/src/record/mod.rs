@@ -84,7 +84,7 @@ pub use coercion::{CoercionChange, CoercionRule};
 pub use diff::describe_changes;
 pub use disposition::Disposition;
 pub use event::{CorrectionLayer, Event, GateRule, LookupResult, Verdict, VerifyPhase};
-pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
+pub use next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep, TOOL_TEXT_MAX_BYTES};
 pub use outcome::{Outcome, OutcomeKind, TokenUsage};
 pub use recourse_protocol::ToolData;
 pub use report::{CallReport, RECORD_VERSION};
