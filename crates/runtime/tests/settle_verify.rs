@@ -309,7 +309,10 @@ async fn die_mid_call(journal: &Arc<SqliteJournal>, call: Call) -> String {
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     running.abort();
-    while entry(journal, &id).await.is_leased() {
+    while entry(journal, &id)
+        .await
+        .is_leased(std::time::SystemTime::now())
+    {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     id

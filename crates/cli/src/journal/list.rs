@@ -106,6 +106,7 @@ mod tests {
             caller: None,
             approval: None,
             approval_request: None,
+            settled_by: None,
         };
         let text = line(&entry);
         assert!(

@@ -236,6 +236,7 @@ mod tests {
             caller: None,
             approval: None,
             approval_request: None,
+            settled_by: None,
         }
     }
 
