@@ -55,6 +55,9 @@
 //! record is an [`AwaitingRecord`] (`outcome: "awaiting_approval"`). The
 //! top-level name `replayed` is reserved for a later addition and means
 //! nothing today.
+//!
+//! A record read back — from a journal, possibly written by another version
+//! — is shown through [`view`], which reads it leniently.
 
 mod attempt;
 mod awaiting;
@@ -71,6 +74,7 @@ mod question;
 mod report;
 mod settlement;
 mod state;
+pub mod view;
 mod words;
 
 pub use crate::policy::WaitCause;

@@ -17,3 +17,4 @@ mod orphans;
 mod requests;
 mod retention;
 mod settle;
+mod templates;
