@@ -13,9 +13,10 @@ use recourse_protocol::{ToolError, redact, truncate_chars};
 use super::diff::describe_changes;
 use super::next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep};
 use super::words::{is_token, tool_words};
-use crate::policy::{Action, StopKind, StopReason, Verification};
+use crate::policy::{Action, StopKind, StopReason, Verification, VerifyResult};
 use crate::record::{
     AttemptRecord, CallReport, Event, LookupResult, Outcome, PayloadSource, SettledBy, Verdict,
+    VerifyPhase,
 };
 
 /// The most characters of the tool's message quoted.
@@ -61,14 +62,8 @@ pub(super) fn succeeded(report: &CallReport) -> String {
             settled_by(settled.by)
         ));
     }
-    match report.verification {
-        Some(Verification::Verified) => {
-            say("Reading it back confirmed the write took effect: do not repeat it.");
-        }
-        Some(Verification::AlreadyApplied) => say(
-            "Reading it back shows the effect was already there before the call: do not repeat it.",
-        ),
-        _ => {}
+    if let Some(found) = read_back(report) {
+        say(&found);
     }
     say("Now: use the result.");
     cap(out)
@@ -110,6 +105,9 @@ pub(super) fn stopped(
             format!("{}, then stopped: {reason}.", did.tally())
         },
     ];
+    if let Some(found) = read_back(report) {
+        ours.push(found);
+    }
     if let Some(settled) = &report.settlement {
         ours.push(match settled.by {
             SettledBy::Journal => {
@@ -211,6 +209,56 @@ fn now(report: &CallReport, reason: &StopReason, error: Option<&ToolError>, next
     }
 }
 
+/// What reading the write back found, when a read ran after it: a first
+/// read that found it absent (and the resend that followed), then what the
+/// last one established.
+fn read_back(report: &CallReport) -> Option<String> {
+    let resent_after = report.attempts.iter().rev().skip(1).any(|a| {
+        a.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Verify {
+                    phase: VerifyPhase::After,
+                    result: VerifyResult::NotHeld,
+                    ..
+                }
+            )
+        })
+    });
+    let first = resent_after.then_some(
+        "Reading it back found the write had not taken effect, so recourse sent it once more \
+         with the same key.",
+    );
+    let last = match (report.verification?, &report.outcome) {
+        (Verification::Verified, _) => {
+            "Reading it back confirmed the write took effect: do not repeat it."
+        }
+        (Verification::AlreadyApplied, _) => {
+            "Reading it back shows the effect was already there before the call: do not repeat it."
+        }
+        (Verification::CannotTell, Outcome::Succeeded { .. }) => {
+            "Reading it back could not tell whether it took effect; the tool's answer stands."
+        }
+        (Verification::CannotTell, _) => {
+            "Reading it back could not tell whether the write took effect."
+        }
+        (Verification::NotCommitted, _) if resent_after => {
+            "Reading the resend back found it had not taken effect either."
+        }
+        (Verification::NotCommitted, _) => "Reading it back found the write had not taken effect.",
+        (Verification::NotApplicable, Outcome::Unknown { .. }) => {
+            "Its declared read-back did not apply to these arguments, so nothing settled it."
+        }
+        (Verification::NotApplied | Verification::NotApplicable | Verification::Unneeded, _) => "",
+    };
+    let said: Vec<&str> = first
+        .into_iter()
+        .chain([last])
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!said.is_empty()).then(|| said.join(" "))
+}
+
 /// "a lookup by its key": what settled a call, as the subject of a sentence.
 fn settled_by(by: SettledBy) -> &'static str {
     match by {
@@ -228,8 +276,8 @@ fn give_up(reason: &StopReason, retry_after_ms: Option<u64>) -> String {
              happened."
                 .to_owned()
         }
-        StopReason::NotCommitted => "Now: tell the user it did not happen (a lookup found \
-             nothing committed); try again later only if they want."
+        StopReason::NotCommitted => "Now: tell the user it did not happen (nothing was \
+             committed); try again later only if they want."
             .to_owned(),
         _ => match retry_after_ms {
             Some(ms) => format!(

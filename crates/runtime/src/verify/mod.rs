@@ -30,10 +30,13 @@
 //! `verify` event. The journal keeps the spec (never headers) with the call,
 //! so `recourse journal reconcile` can read back after a crash.
 
+mod absent;
+mod compare;
 mod expect;
 mod read;
 mod spec;
 
-pub(crate) use read::{Reading, read};
+pub use absent::AbsentWhen;
+pub(crate) use read::{Against, Reading, read};
 pub use spec::VerifySpec;
-pub(crate) use spec::{ResolvedRead, Verifier};
+pub(crate) use spec::{Fit, ResolvedRead, Verifier};
