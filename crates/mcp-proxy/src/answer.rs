@@ -2,7 +2,10 @@
 //!
 //! A success is the tool's own answer, untouched but for one `_meta` key,
 //! [`CALL_META_KEY`] (`{call_id, outcome, attempts}`), so a client or model
-//! sees what it would have seen without the proxy. Anything else is an
+//! sees what it would have seen without the proxy. A call that declared a
+//! read-back adds, success or not, `verification` (what it established, or
+//! why no read ran after the write) and `reads` (each read made:
+//! `{phase, result, detail?}`). Anything else is an
 //! `isError` result whose one text block is the record's model message —
 //! what happened, what recourse already did, what to do now, the tool's own
 //! words fenced as such — with the structured failure MCP clients read
@@ -55,10 +58,8 @@ pub(crate) fn ran(
             Value::from(OutcomeKind::Succeeded.as_str()),
         );
         call.insert("attempts".to_owned(), Value::from(report.attempts.len()));
-        if let Some(verification) = &report.verification
-            && let Ok(verification) = serde_json::to_value(verification)
-        {
-            call.insert("verification".to_owned(), verification);
+        if report.verification.is_some() {
+            read_back(&mut call, &report.to_json());
         }
         return with_meta(raw, [(CALL_META_KEY, Value::Object(call))]);
     }
@@ -157,12 +158,10 @@ fn of_record(
     if shown.replayed {
         call.insert("replayed".to_owned(), Value::Bool(true));
     }
+    read_back(&mut call, record);
     if outcome == OutcomeKind::Succeeded {
         let attempts = record["attempts"].as_array().map_or(0, Vec::len);
         call.insert("attempts".to_owned(), Value::from(attempts));
-        if let Some(verification) = record.get("verification").filter(|v| !v.is_null()) {
-            call.insert("verification".to_owned(), verification.clone());
-        }
         let result = match raw {
             Some(raw) => raw,
             None => rebuilt(record, shown),
@@ -191,6 +190,33 @@ fn of_record(
         message,
     };
     failed(&failure, call, now)
+}
+
+/// The read-back a call declared, when it declared one: what it
+/// established (`verification`, as the record has it) and each read it made
+/// (`reads`: `{phase, result, detail?}`, the record's `verify` events).
+fn read_back(call: &mut Map<String, Value>, record: &Value) {
+    let Some(verification) = record.get("verification").filter(|v| !v.is_null()) else {
+        return;
+    };
+    call.insert("verification".to_owned(), verification.clone());
+    let events = record["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|attempt| attempt["events"].as_array())
+        .flatten();
+    let reads = events
+        .filter(|event| event["kind"] == "verify")
+        .map(|event| {
+            let mut read = event.clone();
+            if let Value::Object(fields) = &mut read {
+                fields.remove("kind");
+            }
+            read
+        })
+        .collect();
+    call.insert("reads".to_owned(), Value::Array(reads));
 }
 
 /// A success whose own answer the proxy does not hold: a replay (the record
@@ -393,6 +419,79 @@ mod tests {
             result["_meta"][CALL_META_KEY],
             json!({"call_id": "c-1", "outcome": "unknown", "stop_kind": "unknown_outcome", "step": "do_not_repeat"})
         );
+    }
+
+    #[test]
+    fn a_read_back_is_shown_whether_or_not_it_settled_the_call() {
+        use recourse::policy::{Verification, VerifyResult};
+        use recourse::record::{Event, VerifyPhase};
+        let mut report = CallReport::new(
+            "c-9",
+            Outcome::Unknown {
+                error: Some(ToolError::unknown_outcome("LOST", "the connection dropped")),
+                reason: StopReason::OutcomeUnknown,
+            },
+            Idempotency::decide(Some(false), None, None),
+        );
+        report.verification = Some(Verification::CannotTell);
+        let read = |phase, result, detail: Option<&str>| Event::Verify {
+            phase,
+            result,
+            detail: detail.map(str::to_owned),
+        };
+        let mut attempt = recourse::record::AttemptRecord {
+            n: 1,
+            payload: json!({}),
+            status: None,
+            transport_error: None,
+            category: None,
+            code: None,
+            retry_permission: recourse_protocol::RetryPermission::Unspecified,
+            action: Action::stop(StopReason::OutcomeUnknown),
+            timeout_ms: 1000,
+            source: recourse::record::PayloadSource::Caller,
+            facts: Default::default(),
+            events: Vec::new(),
+        };
+        attempt.events = vec![
+            read(
+                VerifyPhase::Before,
+                VerifyResult::NotHeld,
+                Some("/n is 1, expected == 2"),
+            ),
+            read(
+                VerifyPhase::After,
+                VerifyResult::CannotTell,
+                Some("the read failed: timed out"),
+            ),
+        ];
+        report.attempts.push(attempt);
+        let result = ran(&report, None, None, now());
+        let call = &result["_meta"][CALL_META_KEY];
+        assert_eq!(call["verification"], "cannot_tell");
+        assert_eq!(
+            call["reads"],
+            json!([
+                {"phase": "before", "result": "not_held", "detail": "/n is 1, expected == 2"},
+                {"phase": "after", "result": "cannot_tell", "detail": "the read failed: timed out"}
+            ])
+        );
+        // A success answered by the tool shows it too.
+        report.outcome = Outcome::Succeeded {
+            data: json!({"n": 1}).into(),
+        };
+        report.attempts[0].action = Action::Succeed;
+        report.attempts[0].events.truncate(1);
+        report.verification = Some(Verification::Unneeded);
+        let raw = json!({"content": [], "isError": false});
+        let result = ran(&report, raw.as_object().cloned(), None, now());
+        let call = &result["_meta"][CALL_META_KEY];
+        assert_eq!(call["verification"], "unneeded");
+        assert_eq!(call["reads"].as_array().map(Vec::len), Some(1));
+        // A call that declared none shows neither.
+        report.verification = None;
+        let result = ran(&report, raw.as_object().cloned(), None, now());
+        assert!(result["_meta"][CALL_META_KEY].get("reads").is_none());
     }
 
     #[test]

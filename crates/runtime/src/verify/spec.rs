@@ -153,6 +153,26 @@ impl VerifySpec {
     pub fn check(&self) -> Result<(), ConfigError> {
         Verifier::checked(self.clone()).map(drop)
     }
+
+    /// Checks the verification for a call of `payload`, as
+    /// [`CallBuilder::verify`](crate::CallBuilder::verify) does: everything
+    /// [`check`](Self::check) checks, and that `payload` fills every
+    /// template the verification requires.
+    ///
+    /// ```
+    /// use recourse::VerifySpec;
+    /// use serde_json::json;
+    ///
+    /// let cat = VerifySpec::tool("cat").args(json!({"file_name": "{{payload.file_name}}"})).expect("/content exists");
+    /// assert!(cat.check_against(&json!({"file_name": "a.txt"})).is_ok());
+    /// assert!(cat.check_against(&json!({"path": "/tmp"})).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`check`](Self::check), and a template `payload` cannot fill.
+    pub fn check_against(&self, payload: &Value) -> Result<(), ConfigError> {
+        Verifier::new(self.clone(), payload).map(drop)
+    }
 }
 
 /// A verification checked against the payload it reads back for: its read
