@@ -158,10 +158,10 @@ fn of_record(
     if shown.replayed {
         call.insert("replayed".to_owned(), Value::Bool(true));
     }
-    read_back(&mut call, record);
     if outcome == OutcomeKind::Succeeded {
         let attempts = record["attempts"].as_array().map_or(0, Vec::len);
         call.insert("attempts".to_owned(), Value::from(attempts));
+        read_back(&mut call, record);
         let result = match raw {
             Some(raw) => raw,
             None => rebuilt(record, shown),
@@ -174,6 +174,7 @@ fn of_record(
     let next = &record["next"];
     call.insert("stop_kind".to_owned(), record["stop_kind"].clone());
     call.insert("step".to_owned(), next["step"].clone());
+    read_back(&mut call, record);
     let message = next["model_message"].as_str().unwrap_or_default();
     let wait = next["retry_after_ms"].as_u64().map(Duration::from_millis);
     let class = shown.class.unwrap_or_else(|| {
