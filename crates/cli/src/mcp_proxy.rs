@@ -6,7 +6,6 @@ mod http;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -108,9 +107,7 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     // Every flag is checked before the journal is opened.
     builder.check()?;
     let location = settings.journal(args.journal.as_deref());
-    let journal =
-        crate::serve::journal::open_named(location, "mcp-proxy.db", "the MCP proxy's journal")
-            .await?;
+    let journal = recourse_gateway::open_server_journal(location, "mcp-proxy.db").await?;
     let journal_words = match (&journal, location) {
         (None, _) => "no journal".to_owned(),
         (Some(_), Some(location)) => format!("journal {}", recourse_protocol::redact(location)),
@@ -127,10 +124,12 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         proxy.tool_names().len(),
         proxy.upstreams().count()
     );
-    let grace = config.deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5);
     let calls_left = match exposure {
-        Some(exposure) => http::serve(proxy, &args.http, exposure, settings, grace).await?,
-        None => proxy.serve_stdio(grace).await?.calls_left,
+        Some(exposure) => http::serve(proxy, &args.http, exposure, settings).await?,
+        None => {
+            let grace = proxy.calls_grace();
+            proxy.serve_stdio(grace).await?.calls_left
+        }
     };
     if calls_left > 0 {
         eprintln!(

@@ -17,10 +17,9 @@ impl Style {
         }
     }
 
-    /// Never colour (for tests of rendered text).
-    #[cfg(test)]
-    pub(crate) fn plain() -> Self {
-        Self { color: false }
+    /// Whether it colours.
+    pub(crate) fn is_color(self) -> bool {
+        self.color
     }
 
     fn paint(self, code: &str, text: &str) -> String {

@@ -16,21 +16,23 @@
 //! trait test suite for both.
 
 mod counts;
+mod keyed;
 mod timestamp;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::record::CallState;
 pub use counts::StateCounts;
+pub use keyed::{KeyedAnswer, keyed_answer};
 pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
 use crate::approval::{Approval, ApprovalState};
 use crate::idempotency::{Evidence, Idempotency};
 use crate::policy::StopReason;
-use crate::record::{AwaitingRecord, CallReport, Outcome, Settlement};
+use crate::record::{AwaitingRecord, CallReport, Outcome, SettledBy, Settlement};
 use crate::transport::BoxFuture;
 
 /// A call as the journal records it.
@@ -73,6 +75,11 @@ pub struct JournalEntry {
     /// The call's record (its JSON), once it finished.
     #[serde(skip)]
     pub record: Option<Value>,
+    /// What settled the call after it stopped, when something did: its
+    /// record's `settlement.by`, read once as the entry is read from its
+    /// store ([`Settlement::by_in`]).
+    #[serde(skip)]
+    pub settled_by: Option<SettledBy>,
     /// Who made the call: a gateway caller's name; `None` for a call made
     /// outside a gateway (it counts as [`DEFAULT_CALLER`]'s).
     pub caller: Option<String>,
@@ -90,6 +97,35 @@ pub struct JournalEntry {
 pub const DEFAULT_CALLER: &str = "default";
 
 impl JournalEntry {
+    /// An entry with only its id and state, every other field empty (no
+    /// target, no payload, no attempts, no lease): for tests and examples —
+    /// a journal's entries come from its store.
+    pub fn new(call_id: impl Into<String>, state: CallState) -> Self {
+        Self {
+            call_id: call_id.into(),
+            target: String::new(),
+            capability: None,
+            idempotency_key: None,
+            operation_id: None,
+            reconcile: None,
+            verification: None,
+            payload: Value::Null,
+            state,
+            attempts: 0,
+            started_at: String::new(),
+            updated_at: String::new(),
+            caller_key: None,
+            request_hash: None,
+            owner: None,
+            lease_until: None,
+            record: None,
+            settled_by: None,
+            caller: None,
+            approval: None,
+            approval_request: None,
+        }
+    }
+
     /// The entry as read from a journal: its record's attempts given the
     /// call's payload where they were stored without it
     /// ([`RecordJson::with_payloads`]).
@@ -106,11 +142,23 @@ impl JournalEntry {
         self.caller.as_deref().unwrap_or(DEFAULT_CALLER)
     }
 
-    /// Whether another process holds the call now (an unexpired lease).
-    pub fn is_leased(&self) -> bool {
+    /// Whether a process holds the call at `now` (an unexpired lease): pass
+    /// the injected clock's [`wall`](crate::clock::Clock::wall) time.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use recourse_core::journal::{CallState, JournalEntry};
+    ///
+    /// let mut entry = JournalEntry::new("c-1", CallState::InFlight);
+    /// let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    /// entry.lease_until = Some(recourse_core::journal::rfc3339(now + Duration::from_secs(30)));
+    /// assert!(entry.is_leased(now));
+    /// assert!(!entry.is_leased(now + Duration::from_secs(30)));
+    /// ```
+    pub fn is_leased(&self, now: SystemTime) -> bool {
         self.lease_until
             .as_deref()
-            .is_some_and(|until| until > rfc3339(std::time::SystemTime::now()).as_str())
+            .is_some_and(|until| until > rfc3339(now).as_str())
     }
 
     /// The call's record: the stored one, or — for a call whose process

@@ -4,7 +4,9 @@
 //! machine ([`machine`]) fed what happened and answering what to do next,
 //! the rules it follows ([`policy`]), and the types it is made of — where a
 //! call goes ([`target`], [`allow`]), whether resending it is harmless
-//! ([`idempotency`]), how long to wait ([`backoff`]), what must not change
+//! ([`idempotency`]), how long to wait ([`backoff`], and every lease and `Retry-After`
+//! timing: [`timing`]), how many resends the calls have earned
+//! ([`budget`]) and which endpoints fail fast ([`breaker`]), what must not change
 //! ([`protect`]), what happened ([`record`]), what a person approves
 //! ([`approval`]), and what a journal keeps ([`journal`]). The seams the runtime fills — [`transport::Transport`],
 //! [`reconcile::Reconciler`], [`journal::Journal`], [`clock::Clock`] — are
@@ -41,6 +43,8 @@
 pub mod allow;
 pub mod approval;
 pub mod backoff;
+pub mod breaker;
+pub mod budget;
 pub mod clock;
 pub mod config;
 pub mod duration;

@@ -10,6 +10,7 @@ use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
 use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 
+use crate::access::Access;
 use crate::callers::Callers;
 use crate::gateway::Gateway;
 use crate::guard::{CommandPattern, Targets, check_mcp_env};
@@ -211,16 +212,12 @@ impl GatewayConfig {
     /// variable name that may not be passed, a settle header that cannot be
     /// sent, or an executor configuration (or HTTP client) that cannot be built.
     pub fn build(self) -> Result<Gateway, GatewayError> {
-        let callers = match (self.callers, self.token.as_deref()) {
-            (Some(callers), Some(token)) => Some(
-                callers
-                    .with_default(token)
-                    .map_err(|e| GatewayError::new("--tokens", e))?,
-            ),
-            (Some(callers), None) => Some(callers),
-            (None, Some(token)) => Some(Callers::single(token)),
-            (None, None) => None,
-        };
+        let mut access = Access::new(self.callers, self.token.as_deref())
+            .map_err(|e| GatewayError::new("--tokens", e))?;
+        if self.any_host {
+            access = access.serve_any_host();
+        }
+        let (callers, loopback_hosts_only) = access.into_parts();
         let targets = Targets::new(&self.allow_targets)
             .map_err(|e| GatewayError::new("--allow-target", e))?;
         let mcp_commands = self
@@ -270,9 +267,9 @@ impl GatewayConfig {
             targets,
             mcp_commands,
             mcp_env: self.mcp_env,
-            loopback_hosts_only: callers.is_none() && !self.any_host,
+            loopback_hosts_only,
             settle,
-            callers: callers.map(Arc::new),
+            callers,
             readiness: Readiness::new(self.journal.clone(), self.shared),
             sessions: Sessions::default(),
             journal: self.journal,

@@ -19,11 +19,10 @@
 //! journal past the lease) is left to it, nothing sent.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use recourse::approval::end_undispatched;
 use recourse::call::CallSpec;
-use recourse::journal::{Journal, JournalEntry, process_owner};
+use recourse::journal::{JournalEntry, LeaseKeeper, process_owner};
 use recourse_tool::protocol::ToolError;
 
 use crate::gateway::Gateway;
@@ -45,7 +44,8 @@ async fn run(g: &Gateway, entry: JournalEntry, spec: CallSpec) {
         return;
     };
     let lease = g.executor.config().lease;
-    let _held = Held::start(Arc::clone(&journal), entry.call_id.clone(), lease);
+    let clock = Arc::clone(&g.clock);
+    let _held = LeaseKeeper::start(Arc::clone(&journal), entry.call_id.clone(), lease, clock);
     let built = match resolve(g, spec).await {
         Ok((executor, call)) => {
             let call = call
@@ -76,30 +76,6 @@ async fn run(g: &Gateway, entry: JournalEntry, spec: CallSpec) {
             g.metrics.observe(&report);
         }
         Err(error) => undispatched(g, &entry.call_id, error).await,
-    }
-}
-
-/// The lease on an approved call, renewed every third of it until dropped
-/// (the dispatch ended; the executor renews its own while the call runs).
-struct Held(tokio::task::JoinHandle<()>);
-
-impl Held {
-    fn start(journal: Arc<dyn Journal>, call_id: String, lease: Duration) -> Self {
-        let every = (lease / 3).max(Duration::from_millis(10));
-        Self(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                if let Ok(false) = journal.renew_lease(&call_id, process_owner(), lease).await {
-                    return;
-                }
-            }
-        }))
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

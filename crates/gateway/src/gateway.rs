@@ -9,7 +9,7 @@ use std::time::Duration;
 use recourse::Executor;
 use recourse::call::KeyScope;
 use recourse::clock::Clock;
-use recourse::journal::{Journal, SettleOptions, prune_older_than, sweep};
+use recourse::journal::{Journal, SettleOptions, prune, sweep};
 use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
 use tokio::sync::{Notify, Semaphore};
@@ -137,17 +137,7 @@ impl Gateway {
         if retain.is_zero() {
             return;
         }
-        let every = (retain / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
-        tokio::spawn(async move {
-            loop {
-                match prune_older_than(journal.as_ref(), retain).await {
-                    Ok(0) => {}
-                    Ok(n) => report(format!("pruned {n} finished call(s) older than {retain:?}")),
-                    Err(e) => report(format!("recourse: could not prune the journal: {e}")),
-                }
-                tokio::time::sleep(every).await;
-            }
-        });
+        tokio::spawn(prune(journal, retain, Arc::clone(&self.clock), report));
     }
 
     /// Stops taking new calls into account and waits, at most `grace`, for

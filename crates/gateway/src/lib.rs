@@ -44,6 +44,7 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
+mod access;
 mod approvals;
 mod ask;
 mod auth;
@@ -56,6 +57,7 @@ mod exposure;
 mod fleet;
 mod gateway;
 mod guard;
+mod journal_location;
 mod keyed;
 mod openapi;
 mod ready;
@@ -68,6 +70,7 @@ mod serve;
 mod sessions;
 mod wait;
 
+pub use access::Access;
 pub use auth::{Authorize, authorize};
 pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};
@@ -75,6 +78,7 @@ pub use entry::CallEntry;
 pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_exposure};
 pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
+pub use journal_location::{JournalLocationError, NO_JOURNAL, open_server_journal};
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
 pub use routes::router;

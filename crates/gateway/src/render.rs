@@ -163,6 +163,8 @@ mod tests {
             verification: None,
             elapsed: Duration::from_millis(2),
             settlement: None,
+            answer: None,
+            ended_at: None,
         };
         for replayed in [false, true] {
             let answer = CallAnswer {

@@ -13,10 +13,27 @@ use crate::gateway::Gateway;
 use crate::routes::router;
 
 /// How a gateway is served.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServeOptions {
     limits: ServerLimits,
     drain_delay: Duration,
+    /// Sweep orphans and prune finished calls older than this (zero: keep
+    /// them), reporting to the log.
+    upkeep: Option<Duration>,
+    log: Log,
+}
+
+/// Where serving reports what it does, one line each.
+type Log = Arc<dyn Fn(String) + Send + Sync>;
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("limits", &self.limits)
+            .field("drain_delay", &self.drain_delay)
+            .field("upkeep", &self.upkeep)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServeOptions {
@@ -26,7 +43,27 @@ impl ServeOptions {
         Self {
             limits,
             drain_delay: Duration::ZERO,
+            upkeep: None,
+            log: Arc::new(|_| {}),
         }
+    }
+
+    /// While serving, keeps the journal: settles the calls a stopped gateway
+    /// left in flight once their lease runs out ([`Gateway::sweep`]), and
+    /// removes finished calls last changed more than `retain` ago
+    /// ([`Gateway::prune`]; zero keeps everything).
+    #[must_use]
+    pub fn with_upkeep(mut self, retain: Duration) -> Self {
+        self.upkeep = Some(retain);
+        self
+    }
+
+    /// Tells `log`, one line each, what the journal's upkeep settled and
+    /// removed, and that the gateway drains.
+    #[must_use]
+    pub fn with_log(mut self, log: impl Fn(String) + Send + Sync + 'static) -> Self {
+        self.log = Arc::new(log);
+        self
     }
 
     /// After being asked to stop, keeps serving for `delay` with `/readyz`
@@ -63,12 +100,21 @@ pub async fn serve(
     let grace = options.limits.shutdown_grace();
     let draining = Arc::clone(&gateway);
     let delay = options.drain_delay;
+    let log = options.log;
+    if let Some(retain) = options.upkeep {
+        let (swept, pruned) = (Arc::clone(&log), Arc::clone(&log));
+        gateway.sweep(move |line| swept(line));
+        gateway.prune(retain, move |line| pruned(line));
+    }
     let stopped = recourse_tool::serve(listener, router(Arc::clone(&gateway)))
         .with_limits(options.limits)
         .with_graceful_shutdown(async move {
             shutdown.await;
             draining.start_draining();
             if !delay.is_zero() {
+                log(format!(
+                    "draining: /readyz answers 503; still serving for {delay:?}"
+                ));
                 tokio::time::sleep(delay).await;
             }
         })

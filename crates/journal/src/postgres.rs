@@ -24,6 +24,7 @@ use recourse_core::journal::{
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
     RecordJson, Seen, StateCounts, lease_until, rfc3339_now,
 };
+use recourse_core::record::Settlement;
 use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
@@ -151,6 +152,7 @@ fn entry(row: &Row) -> JournalEntry {
     let state: String = row.get(7);
     let attempts: i32 = row.get(8);
     let record: Option<String> = row.get(15);
+    let record: Option<Value> = record.and_then(|r| serde_json::from_str(&r).ok());
     let verification: Option<String> = row.get(16);
     let call_id: String = row.get(0);
     let request_hash: Option<String> = row.get(12);
@@ -182,7 +184,8 @@ fn entry(row: &Row) -> JournalEntry {
         request_hash,
         owner: row.get(13),
         lease_until: row.get(14),
-        record: record.and_then(|r| serde_json::from_str(&r).ok()),
+        settled_by: record.as_ref().and_then(Settlement::by_in),
+        record,
         caller: row.get(17),
         approval,
         approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),

@@ -12,6 +12,7 @@ use recourse_core::journal::{
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
     RecordJson, Seen, StateCounts, lease_until, rfc3339_now,
 };
+use recourse_core::record::Settlement;
 use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
@@ -96,6 +97,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     let payload: String = row.get(6)?;
     let state: String = row.get(7)?;
     let record: Option<String> = row.get(15)?;
+    let record: Option<Value> = record.and_then(|r| serde_json::from_str(&r).ok());
     let verification: Option<String> = row.get(16)?;
     let call_id: String = row.get(0)?;
     let request_hash: Option<String> = row.get(12)?;
@@ -127,7 +129,8 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         request_hash,
         owner: row.get(13)?,
         lease_until: row.get(14)?,
-        record: record.and_then(|r| serde_json::from_str(&r).ok()),
+        settled_by: record.as_ref().and_then(Settlement::by_in),
+        record,
         caller: row.get(17)?,
         approval,
         approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),

@@ -4,7 +4,7 @@
 //! set but unreachable, it fails.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use recourse_core::approval::ApprovalState;
 use recourse_core::journal::{
@@ -12,6 +12,7 @@ use recourse_core::journal::{
     KeyClaim, ListQuery, NewCall, RecordJson, Seen,
 };
 use recourse_core::policy::Action;
+use recourse_core::record::SettledBy;
 use recourse_journal::{PostgresJournal, SqliteJournal};
 use recourse_test_support::PostgresSchema;
 use serde_json::json;
@@ -71,7 +72,7 @@ async fn suite(journal: Arc<dyn Journal>) {
     );
     assert!(c1.started_at.ends_with('Z'));
     assert_eq!(c1.owner.as_deref(), Some("owner-a"));
-    assert!(c1.is_leased());
+    assert!(c1.is_leased(SystemTime::now()));
 
     // Attempts are counted as they begin.
     journal
@@ -110,7 +111,7 @@ async fn suite(journal: Arc<dyn Journal>) {
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].operation_id.as_deref(), Some("op-9"));
     assert_eq!(done[0].record, Some(record.clone()));
-    assert!(!done[0].is_leased() && done[0].lease_until.is_none());
+    assert!(!done[0].is_leased(SystemTime::now()) && done[0].lease_until.is_none());
     let in_flight = journal.list(&state(CallState::InFlight)).await.unwrap();
     let ids: Vec<_> = in_flight.iter().map(|e| e.call_id.as_str()).collect();
     assert_eq!(ids, vec!["c2"]);
@@ -122,7 +123,35 @@ async fn suite(journal: Arc<dyn Journal>) {
         .unwrap();
     let c1 = journal.get("c1").await.unwrap().unwrap();
     assert_eq!(c1.operation_id.as_deref(), Some("op-9"));
-    assert_eq!(c1.record, Some(record));
+    assert_eq!(c1.record.as_ref(), Some(&record));
+    assert_eq!(c1.settled_by, None, "a record with no settlement");
+
+    // What settled a call is read, typed, with its record.
+    for by in [SettledBy::Journal, SettledBy::Person] {
+        let settled = json!({"outcome": "failed", "settlement": {"by": by.as_str(), "at": "2030-01-01T00:00:00.000Z"}});
+        journal
+            .finish_call(
+                "c1",
+                CallState::Failed,
+                None,
+                Some(&RecordJson::from(&settled)),
+            )
+            .await
+            .unwrap();
+        let c1 = journal.get("c1").await.unwrap().unwrap();
+        assert_eq!(c1.settled_by, Some(by));
+        let listed = journal.list(&state(CallState::Failed)).await.unwrap();
+        assert_eq!(listed[0].settled_by, Some(by), "listed as got");
+    }
+    journal
+        .finish_call(
+            "c1",
+            CallState::Unknown,
+            None,
+            Some(&RecordJson::from(&record)),
+        )
+        .await
+        .unwrap();
 
     // Attempts are recorded once.
     assert!(
@@ -289,7 +318,14 @@ async fn leases(journal: &Arc<dyn Journal>) {
     short.lease = Duration::from_millis(1);
     journal.begin_call(&short).await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    assert!(!journal.get("c3").await.unwrap().unwrap().is_leased());
+    assert!(
+        !journal
+            .get("c3")
+            .await
+            .unwrap()
+            .unwrap()
+            .is_leased(SystemTime::now())
+    );
     assert!(journal.take_over("c3", "owner-b", LONG).await.unwrap());
     assert!(!journal.renew_lease("c3", "owner-a", LONG).await.unwrap());
     assert_eq!(
@@ -609,7 +645,7 @@ async fn approvals(journal: &Arc<dyn Journal>) {
     let a2 = journal.get("a2").await.unwrap().unwrap();
     assert_eq!(a2.state, CallState::InFlight);
     assert_eq!(a2.owner.as_deref(), Some("owner-d"));
-    assert!(a2.is_leased());
+    assert!(a2.is_leased(SystemTime::now()));
     let decided = a2.approval.clone().unwrap();
     assert_eq!(decided.state, ApprovalState::Approved);
     assert_eq!(decided.decided_by.as_deref(), Some("lead"));

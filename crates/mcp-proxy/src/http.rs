@@ -1,25 +1,34 @@
 //! The proxy over Streamable HTTP: rmcp's server service mounted at `/mcp`
-//! in an axum router, for clients that take a URL rather than a command.
+//! in an axum router, for clients that take a URL rather than a command —
+//! behind the gateway's rule for who may call ([`router`]), and served with
+//! the server limits of `recourse-tool` ([`serve_http`]).
 //!
-//! # Why the router checks no host or token itself
+//! # Why rmcp's own host check is off
 //!
 //! rmcp's service refuses, by default, any `Host` but a loopback one — right
 //! for a server without a token, wrong for one behind a token on a public
-//! name. Who may call is the operator's rule, and `recourse mcp proxy
-//! --http` applies the gateway's: a bearer token when one is set (required
-//! to bind beyond loopback), else loopback `Host` names only. So the router
-//! leaves both to the layer its server puts in front
-//! (`recourse_gateway::authorize`), and rmcp's own host list is off.
+//! name. Who may call is the operator's rule, and the proxy applies the
+//! gateway's ([`Access`]): a bearer token when one is set (required to bind
+//! beyond loopback), else loopback `Host` names only. So
+//! [`McpProxy::streamable_http_router`] checks neither, and [`router`] puts
+//! the gateway's check in front of it.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::Request;
+use recourse_gateway::{Access, Caller};
+use recourse_tool::ServerLimits;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::Client;
 use crate::json_answer;
 use crate::proxy::McpProxy;
+use crate::server::Served;
 
 /// The path the Streamable HTTP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -31,8 +40,8 @@ impl McpProxy {
     /// memory and end when `stop` is cancelled. Requests bodies are capped
     /// at `body_limit` bytes.
     ///
-    /// It checks neither the `Host` nor a token: put the server's rule in
-    /// front of it (see the module docs).
+    /// It checks neither the `Host` nor a token: [`router`] puts the
+    /// gateway's rule in front of it; a server of other rules puts its own.
     pub fn streamable_http_router(
         &self,
         stop: CancellationToken,
@@ -62,5 +71,76 @@ impl McpProxy {
     /// (each is in flight in the journal, settled once its lease expires).
     pub async fn finish_calls(&self, grace: Duration) -> usize {
         self.shared.door.finish_calls(grace).await
+    }
+}
+
+/// The proxy over Streamable HTTP at [`MCP_PATH`], behind `access`: each
+/// request needs a caller's `Authorization: Bearer` token when there are
+/// callers (401 without), or names a loopback host when there are none
+/// (403 `HOST_NOT_ALLOWED`), unless `access` serves any host. A named
+/// caller's calls are its own: journaled under its name, its keys in its
+/// own space ([`Client`]). Sessions end when `stop` is cancelled; request
+/// bodies are capped at `recourse-tool`'s default.
+///
+/// ```no_run
+/// use recourse::ExecutorConfig;
+/// use recourse_gateway::Access;
+/// use recourse_mcp::McpTarget;
+/// use recourse_mcp_proxy::{McpProxy, Upstream, router};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let time = Upstream::unnamed(McpTarget::command_line("uvx mcp-server-time")?);
+/// let proxy = McpProxy::builder(ExecutorConfig::default()).upstream(time).connect().await?;
+/// let access = Access::new(None, Some("a-long-operator-token"))?;
+/// let app = router(&proxy, &access, CancellationToken::new());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8790").await?;
+/// axum::serve(listener, app).await?;
+/// # Ok(()) }
+/// ```
+pub fn router(proxy: &McpProxy, access: &Access, stop: CancellationToken) -> axum::Router {
+    let keys = access.key_scope();
+    proxy
+        .streamable_http_router(stop, recourse_tool::DEFAULT_BODY_LIMIT)
+        // The caller the token names makes each call its own (journaled
+        // under its name, its keys its own); the layer added last runs first.
+        .layer(axum::middleware::map_request(
+            move |mut request: Request| async move {
+                let caller = request.extensions().get::<Arc<Caller>>().cloned();
+                if let (Some(caller), Some(keys)) = (caller, keys) {
+                    request
+                        .extensions_mut()
+                        .insert(Client::new(caller.name(), keys));
+                }
+                request
+            },
+        ))
+        .layer(access.layer())
+}
+
+/// Serves `proxy` over Streamable HTTP ([`router`]) on `listener`, within
+/// `limits`, until `shutdown` resolves; then ends the open sessions, lets
+/// open requests finish within the limits' shutdown grace, and waits for
+/// the calls that may write ([`McpProxy::calls_grace`]).
+pub async fn serve_http(
+    proxy: McpProxy,
+    listener: TcpListener,
+    access: &Access,
+    limits: ServerLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Served {
+    let stop = CancellationToken::new();
+    let app = router(&proxy, access, stop.clone());
+    let stopped = recourse_tool::serve(listener, app)
+        .with_limits(limits)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Open sessions end, so that their streams let the server stop.
+            stop.cancel();
+        })
+        .await;
+    Served {
+        connections_cut: stopped.connections_cut(),
+        calls_left: proxy.finish_calls(proxy.calls_grace()).await,
     }
 }

@@ -62,9 +62,11 @@
 //!   calls a killed proxy left in flight once their lease runs out, by
 //!   their read (a tool of the upstreams) or lookup, never by a resend.
 //! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
-//!   start) or Streamable HTTP ([`McpProxy::streamable_http_router`], for
-//!   clients that take a URL). Over HTTP an answer that is ready within
-//!   seconds comes as one JSON body, in a session too; a slower one streams.
+//!   start; [`McpProxy::serve_io`] over any byte-stream pair) or Streamable
+//!   HTTP ([`router`] and [`serve_http`], for clients that take a URL,
+//!   behind the gateway's rule for who may call, `recourse_gateway::Access`).
+//!   Over HTTP an answer that is ready within seconds comes as one JSON
+//!   body, in a session too; a slower one streams.
 //! - With one upstream, `resources/*` and `prompts/*` are passed through,
 //!   resource subscriptions too: a session's `resources/subscribe`, or a
 //!   2026-07-28 client's `subscriptions/listen` naming resources, is told of
@@ -99,7 +101,7 @@ mod upstream;
 pub use answer::CALL_META_KEY;
 pub use client::Client;
 pub use error::{ProxyError, ProxyErrorKind};
-pub use http::MCP_PATH;
+pub use http::{MCP_PATH, router, serve_http};
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
 pub use server::Served;

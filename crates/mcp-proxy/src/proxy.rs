@@ -141,6 +141,17 @@ impl McpProxy {
         }
     }
 
+    /// How long a stopping proxy waits for the calls that may write: their
+    /// deadline (two minutes without one), and five seconds more.
+    pub fn calls_grace(&self) -> Duration {
+        let deadline = self
+            .shared
+            .upstreams
+            .first()
+            .and_then(|u| u.executor.config().deadline);
+        deadline.unwrap_or(Duration::from_secs(120)) + Duration::from_secs(5)
+    }
+
     /// The names the tools are offered under now, in the upstreams' order.
     pub fn tool_names(&self) -> Vec<String> {
         let catalog = self.shared.catalog();

@@ -31,7 +31,7 @@ use crate::client::Client;
 use crate::error::ProxyError;
 use crate::proxy::McpProxy;
 
-/// How a proxy's session with its client ended.
+/// How a proxy's serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Served {
@@ -39,6 +39,9 @@ pub struct Served {
     /// them: each is in flight in the journal, to be settled once its lease
     /// expires (`recourse journal reconcile`).
     pub calls_left: usize,
+    /// Over HTTP, connections still open after the shutdown grace, closed
+    /// (0 on stdio).
+    pub connections_cut: usize,
 }
 
 impl McpProxy {
@@ -51,14 +54,46 @@ impl McpProxy {
     /// # Errors
     /// The MCP handshake with the client failed.
     pub async fn serve_stdio(self, grace: Duration) -> Result<Served, ProxyError> {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        self.serve_io(stdin, stdout, grace).await
+    }
+
+    /// Serves one client over `reader` and `writer`, one JSON-RPC message a
+    /// line (what stdio carries), until it closes the session; then waits
+    /// for the calls that may write to end (at most `grace`). Any pair of
+    /// byte streams will do: a pipe, a socket, an in-memory duplex.
+    ///
+    /// ```no_run
+    /// # async fn demo(proxy: recourse_mcp_proxy::McpProxy) -> Result<(), recourse_mcp_proxy::ProxyError> {
+    /// let (client, server) = tokio::io::duplex(64 * 1024);
+    /// let (reader, writer) = tokio::io::split(server);
+    /// let grace = proxy.calls_grace();
+    /// tokio::spawn(proxy.serve_io(reader, writer, grace));
+    /// // `client` now speaks MCP to the proxy.
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// The MCP handshake with the client failed.
+    pub async fn serve_io<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        grace: Duration,
+    ) -> Result<Served, ProxyError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let proxy = self.clone();
-        let running = self.serve(rmcp::transport::stdio()).await.map_err(|e| {
-            ProxyError::unreachable("the MCP handshake on stdio failed").caused_by(e)
+        let running = self.serve((reader, writer)).await.map_err(|e| {
+            ProxyError::unreachable("the MCP handshake with the client failed").caused_by(e)
         })?;
         // However the session ended, the writes it started are seen through.
         let _ended = running.waiting().await;
         Ok(Served {
             calls_left: proxy.finish_calls(grace).await,
+            connections_cut: 0,
         })
     }
 

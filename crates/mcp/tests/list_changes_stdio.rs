@@ -15,9 +15,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use recourse_mcp::{ListChange, McpTarget, McpTransport};
+use recourse_test_support::harness::{self, Test};
 use serde_json::json;
 use support::changing_server::{self, SERVE_FLAG};
-use support::harness::{self, Test};
 use support::{FreshDir, fresh_dir};
 use tokio::sync::broadcast::Receiver;
 

@@ -18,9 +18,9 @@ use recourse::record::WaitCause;
 use recourse::{Action, StopReason};
 use recourse_mcp::{McpTarget, McpTransport};
 use recourse_protocol::{ErrorCategory, RetryPermission};
+use recourse_test_support::harness::{self, Test};
 use recourse_test_support::{FakeLlm, Reply};
 use serde_json::json;
-use support::harness::{self, Test};
 use support::stdio_server::{self, SERVE_FLAG};
 use support::{FreshDir, executor, fresh_dir, prepared, run};
 

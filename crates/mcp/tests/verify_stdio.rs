@@ -17,8 +17,8 @@ use recourse::policy::{Verification, VerifyResult};
 use recourse::record::{Event, VerifyPhase};
 use recourse::{Call, CallReport, StopReason, VerifySpec};
 use recourse_mcp::{McpTarget, McpTransport};
+use recourse_test_support::harness::{self, Test};
 use serde_json::json;
-use support::harness::{self, Test};
 use support::state_server::{self, SERVE_FLAG};
 use support::{FreshDir, executor, fresh_dir};
 

@@ -64,6 +64,7 @@ pub use data::ToolData;
 pub use error::{ToolError, model_visible_error};
 pub use parse::{
     BodyFormat, CategoryBasis, Need, ParsedResponse, parse_response, parse_response_at,
+    parse_value_at,
 };
 pub use permission::RetryPermission;
 pub use redact::{REDACTED, is_secret_key, redact, redact_cow, redact_value, truncate_chars};

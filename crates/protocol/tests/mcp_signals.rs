@@ -140,16 +140,22 @@ fn a_transient_failure_named_in_text_is_a_guess_of_its_category() {
     }
 }
 
+/// Text that names no category routes as an input error — but only as
+/// recourse's assumption: the tool named none, and the basis says so.
 #[test]
-fn text_naming_nothing_transient_stays_an_input_error() {
+fn text_naming_nothing_transient_routes_as_an_assumed_input_error() {
     for text in [
         "Invalid timezone: America/NewYork",
         "HTTP 400: bad timeout value",
+        "Access denied - path outside allowed directories",
         "",
     ] {
-        let p = parse(&is_error(text));
+        let body = is_error(text);
+        let p = parse(&body);
         assert_eq!(p.category, Some(ErrorCategory::InputError), "{text}");
-        assert_eq!(p.basis, CategoryBasis::Stated, "{text}");
+        assert_eq!(p.basis, CategoryBasis::Assumed, "{text}");
+        // What the tool said is kept whole, beside the reading.
+        assert_eq!(p.answer.as_ref(), Some(&body), "{text}");
     }
 }
 

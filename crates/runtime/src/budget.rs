@@ -1,29 +1,17 @@
 //! The shared retry budget: resends across all calls are bounded by the calls made.
 //!
-//! # Why a budget
-//!
-//! Per-call retry limits multiply load during an outage: with `max_retries = 3`
-//! every failing call costs four dispatches, so a struggling tool sees four
-//! times its normal traffic exactly when it can least take it. A budget shared
-//! by every call caps the *fraction* of traffic that is resends instead: each
-//! call deposits `ratio` of a token, each resend withdraws a whole one. With the
-//! default ratio of 0.2, a total outage costs at most 1.2× the load plus a small
-//! floor (`min_per_sec` tokens that refill each second, so a trickle of calls can
-//! still retry). Earned tokens decay with time constant `ttl`, so a long quiet
-//! spell does not bank an unbounded burst of resends.
-//!
-//! This follows the design of tower's `retry::budget`, with an injectable
-//! [`Clock`] so its arithmetic can be tested without waiting.
+//! A [`RetryBudget`] is [`RetryTokens`] —
+//! the arithmetic, and why a budget at all, are `recourse-core`'s — behind a
+//! lock, fed the instants of an injectable [`Clock`], so one budget serves
+//! every call of an executor and its arithmetic can be tested without
+//! waiting.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::clock::SystemClock;
+use recourse_core::budget::RetryTokens;
 use recourse_core::clock::Clock;
-
-/// One token, allowing for the rounding of repeated fractional deposits
-/// (ten deposits of 0.2 sum to 1.999…).
-const WHOLE: f64 = 1.0 - 1e-9;
 
 /// A retry budget shared (through `Arc`) by every call of an executor.
 ///
@@ -41,19 +29,8 @@ const WHOLE: f64 = 1.0 - 1e-9;
 /// ```
 #[derive(Debug)]
 pub struct RetryBudget {
-    ratio: f64,
-    min_per_sec: f64,
-    ttl: Duration,
     clock: Arc<dyn Clock>,
-    state: Mutex<BudgetState>,
-}
-
-#[derive(Debug)]
-struct BudgetState {
-    earned: f64,
-    floor: f64,
-    last: Instant,
-    exhausted: u64,
+    tokens: Mutex<RetryTokens>,
 }
 
 impl Default for RetryBudget {
@@ -70,70 +47,43 @@ impl RetryBudget {
         Self::with_clock(0.2, 10.0, Duration::from_secs(10), clock)
     }
 
-    /// A budget on real time. `ratio` is clamped to `[0, 1000]`, `min_per_sec` to `≥ 0`.
+    /// A budget on real time. `ratio` is clamped to `[0, 1000]`,
+    /// `min_per_sec` to `≥ 0`, `ttl` to whole milliseconds, at least one
+    /// ([`RetryTokens::new`]).
     pub fn new(ratio: f64, min_per_sec: f64, ttl: Duration) -> Self {
         Self::with_clock(ratio, min_per_sec, ttl, Arc::new(SystemClock))
     }
 
     /// A budget on the given clock.
     pub fn with_clock(ratio: f64, min_per_sec: f64, ttl: Duration, clock: Arc<dyn Clock>) -> Self {
-        let ratio = if ratio.is_finite() {
-            ratio.clamp(0.0, 1000.0)
-        } else {
-            0.2
-        };
-        let min_per_sec = if min_per_sec.is_finite() {
-            min_per_sec.max(0.0)
-        } else {
-            0.0
-        };
-        let now = clock.now();
         Self {
-            ratio,
-            min_per_sec,
-            ttl: ttl.max(Duration::from_millis(1)),
             clock,
-            state: Mutex::new(BudgetState {
-                earned: 0.0,
-                floor: min_per_sec,
-                last: now,
-                exhausted: 0,
-            }),
+            tokens: Mutex::new(RetryTokens::new(ratio, min_per_sec, ttl)),
         }
     }
 
     /// Records a logical call: earns `ratio` of a resend.
     pub fn deposit(&self) {
-        let mut state = self.lock();
-        self.refresh(&mut state);
-        state.earned += self.ratio;
+        let now = self.clock.now();
+        self.lock().deposit(now);
     }
 
     /// Takes one resend from the budget; `false` when none is left.
     pub fn withdraw(&self) -> bool {
-        let mut state = self.lock();
-        self.refresh(&mut state);
-        if state.floor >= WHOLE {
-            state.floor = (state.floor - 1.0).max(0.0);
-        } else if state.earned >= WHOLE {
-            state.earned = (state.earned - 1.0).max(0.0);
-        } else {
-            state.exhausted += 1;
-            return false;
-        }
-        true
+        let now = self.clock.now();
+        self.lock().withdraw(now)
     }
 
     /// Counts a withdrawal another budget (the fleet's) refused, so
     /// [`exhausted_count`](Self::exhausted_count) tells every refusal this
     /// process saw.
     pub(crate) fn count_refusal(&self) {
-        self.lock().exhausted += 1;
+        self.lock().count_refusal();
     }
 
     /// How many withdrawals were refused so far.
     pub fn exhausted_count(&self) -> u64 {
-        self.lock().exhausted
+        self.lock().exhausted()
     }
 
     /// What the budget holds now, read without spending: for a page or a
@@ -154,37 +104,19 @@ impl RetryBudget {
     /// assert_eq!(budget.snapshot(), now, "reading spends nothing");
     /// ```
     pub fn snapshot(&self) -> BudgetSnapshot {
-        let mut state = self.lock();
-        self.refresh(&mut state);
-        let whole = |tokens: f64| {
-            if tokens >= WHOLE {
-                // Far below u64::MAX: a ratio of at most 1000 per call.
-                (tokens + 1e-9).floor() as u64
-            } else {
-                0
-            }
-        };
-        BudgetSnapshot {
-            ratio: self.ratio,
-            min_per_sec: self.min_per_sec,
-            ttl: self.ttl,
-            resends_left: whole(state.floor) + whole(state.earned),
-            exhausted: state.exhausted,
-        }
-    }
-
-    fn refresh(&self, state: &mut BudgetState) {
         let now = self.clock.now();
-        let dt = now.saturating_duration_since(state.last).as_secs_f64();
-        if dt > 0.0 {
-            state.floor = (state.floor + dt * self.min_per_sec).min(self.min_per_sec);
-            state.earned *= (-dt / self.ttl.as_secs_f64()).exp();
-            state.last = now;
+        let mut tokens = self.lock();
+        BudgetSnapshot {
+            ratio: tokens.ratio(),
+            min_per_sec: tokens.min_per_sec(),
+            ttl: tokens.ttl(),
+            resends_left: tokens.resends_left(now),
+            exhausted: tokens.exhausted(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, RetryTokens> {
+        self.tokens.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

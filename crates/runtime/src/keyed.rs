@@ -22,8 +22,10 @@ use sha2::{Digest, Sha256};
 use crate::call::Call;
 use crate::executor::Executor;
 use crate::journal::process_owner;
-use recourse_core::journal::{CallState, Claimed, Journal, JournalEntry, JournalError, KeyClaim};
-use recourse_core::record::{CallReport, SettledBy, Settlement};
+use recourse_core::journal::{
+    CallState, Claimed, Journal, JournalEntry, JournalError, KeyClaim, KeyedAnswer, keyed_answer,
+};
+use recourse_core::record::CallReport;
 
 /// What a call under a caller's key came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,77 +112,41 @@ impl Executor {
         .await?;
         match claimed {
             Claimed::New => call.call_id = Some(call_id),
-            // The same request, whose first run sent nothing and left no
-            // result of its own (its journal failed before the first
-            // attempt): it runs now, under the key's call, for whoever
-            // takes it over first.
-            Claimed::Exists(entry)
-                if entry.request_hash.as_deref() == Some(request_hash)
-                    && never_sent_nor_answered(&entry) =>
-            {
+            Claimed::Exists(entry) => {
+                let answer = keyed_answer(&entry, request_hash, self.clock.wall());
                 let owner = process_owner();
-                if !journal
-                    .take_over(&entry.call_id, owner, self.config.lease)
-                    .await?
+                if answer != KeyedAnswer::TakeOver
+                    || !journal
+                        .take_over(&entry.call_id, owner, self.config.lease)
+                        .await?
                 {
-                    // Another retry took it over a moment ago: it runs there.
-                    return Ok(Keyed::InProgress {
-                        call_id: entry.call_id,
-                    });
+                    return Ok(answered(answer, *entry));
                 }
+                // The same request, whose first run sent nothing and left
+                // no result of its own: it runs now, under the key's call.
                 call.call_id = Some(entry.call_id);
             }
-            Claimed::Exists(entry) => return Ok(answered(entry, request_hash)),
         }
         Ok(Keyed::Ran(Box::new(self.execute(call).await)))
     }
 }
 
-/// Whether a key's call never sent anything (no attempt was recorded: an
-/// attempt is recorded before it is sent) and has no result of its own: left
-/// in flight by a run that stopped, its lease run out, or settled `failed` by
-/// the journal for that very reason. Running it again cannot write twice.
-pub(crate) fn never_sent_nor_answered(entry: &JournalEntry) -> bool {
-    if entry.attempts > 0 {
-        return false;
-    }
-    match entry.state {
-        CallState::InFlight => !entry.is_leased(),
-        CallState::Failed => settled_by_journal(entry),
-        // Never sent, but it waits for a person: their decision stands.
-        CallState::Succeeded | CallState::Unknown | CallState::AwaitingApproval => false,
-    }
-}
-
-/// Whether the entry's record says the journal itself settled it.
-fn settled_by_journal(entry: &JournalEntry) -> bool {
-    entry
-        .record
-        .as_ref()
-        .and_then(|record| record.get("settlement"))
-        .and_then(|s| serde_json::from_value::<Settlement>(s.clone()).ok())
-        .is_some_and(|s| s.by == SettledBy::Journal)
-}
-
-/// The answer to a key the journal already holds.
-pub(crate) fn answered(entry: Box<JournalEntry>, request_hash: &str) -> Keyed {
-    if entry.request_hash.as_deref() != Some(request_hash) {
-        Keyed::KeyReused {
-            call_id: entry.call_id,
-        }
-    } else if entry.state == CallState::InFlight && entry.is_leased() {
-        Keyed::InProgress {
-            call_id: entry.call_id,
-        }
-    } else {
-        let state = match entry.state {
-            CallState::InFlight => CallState::Unknown,
-            other => other,
-        };
-        Keyed::Replayed {
+/// What `answer` ([`keyed_answer`]) makes of the key's call `entry`: its
+/// record replayed, the key reused, or the call in progress — as is a
+/// take-over its caller did not carry out (another request took the call
+/// over a moment ago: it runs there).
+pub(crate) fn answered(answer: KeyedAnswer, entry: JournalEntry) -> Keyed {
+    match answer {
+        KeyedAnswer::Replay { state } => Keyed::Replayed {
             state,
             record: Box::new(entry.record_json()),
-        }
+        },
+        KeyedAnswer::KeyReused => Keyed::KeyReused {
+            call_id: entry.call_id,
+        },
+        KeyedAnswer::InProgress | KeyedAnswer::TakeOver => Keyed::InProgress {
+            call_id: entry.call_id,
+        },
     }
 }
 
@@ -243,74 +209,8 @@ fn json(value: &(impl serde::Serialize + ?Sized), out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{never_sent_nor_answered, request_hash};
-    use recourse_core::journal::{CallState, JournalEntry};
+    use super::request_hash;
     use serde_json::json;
-
-    fn entry(
-        state: CallState,
-        attempts: u32,
-        lease: Option<&str>,
-        record: Option<serde_json::Value>,
-    ) -> JournalEntry {
-        JournalEntry {
-            call_id: "c-1".into(),
-            target: "http://127.0.0.1:1/api/exports".into(),
-            capability: None,
-            idempotency_key: Some("k".into()),
-            operation_id: None,
-            reconcile: None,
-            verification: None,
-            payload: json!({}),
-            state,
-            attempts,
-            started_at: "2026-12-04T00:00:00Z".into(),
-            updated_at: "2026-12-04T00:00:00Z".into(),
-            caller_key: Some("k".into()),
-            request_hash: Some("h".into()),
-            owner: Some("o".into()),
-            lease_until: lease.map(str::to_owned),
-            record,
-            caller: None,
-            approval: None,
-            approval_request: None,
-        }
-    }
-
-    /// Only a call that sent nothing and has no result of its own is run
-    /// again for its key; anything that may have been sent, or that ended
-    /// with its own record, is answered from the journal.
-    #[test]
-    fn only_a_never_sent_unanswered_call_is_taken_over_for_its_key() {
-        let past = Some("2000-01-01T00:00:00Z");
-        let future = Some("2999-01-01T00:00:00Z");
-        let by = |by: &str| {
-            Some(
-                json!({"outcome": "failed", "settlement": {"by": by, "at": "2026-12-04T00:00:00Z"}}),
-            )
-        };
-        let cases = [
-            (entry(CallState::InFlight, 0, past, None), true),
-            (entry(CallState::InFlight, 0, future, None), false),
-            (entry(CallState::InFlight, 1, past, None), false),
-            (entry(CallState::Failed, 0, None, by("journal")), true),
-            (entry(CallState::Failed, 0, None, by("person")), false),
-            (
-                entry(
-                    CallState::Failed,
-                    0,
-                    None,
-                    Some(json!({"outcome": "failed"})),
-                ),
-                false,
-            ),
-            (entry(CallState::Unknown, 0, None, None), false),
-            (entry(CallState::Succeeded, 0, None, None), false),
-        ];
-        for (entry, expected) in cases {
-            assert_eq!(never_sent_nor_answered(&entry), expected, "{entry:?}");
-        }
-    }
 
     /// Journals hold these digests across upgrades: a retry after one must
     /// hash to what its first request did.

@@ -414,6 +414,8 @@ mod tests {
             verification: None,
             elapsed: std::time::Duration::from_secs(2),
             settlement: None,
+            answer: None,
+            ended_at: None,
         };
         let metrics = Metrics::default();
         metrics.observe(&report);
@@ -510,6 +512,8 @@ mod tests {
             verification: None,
             elapsed: std::time::Duration::ZERO,
             settlement: None,
+            answer: None,
+            ended_at: None,
         };
         let render = |r: &CallReport| {
             let m = Metrics::default();

@@ -15,6 +15,10 @@
 //!   mid-run; [`redis_ping`] checks that a Redis answers.
 //! - [`OwnedPostgres`]: a PostgreSQL cluster of the test's own, to restart
 //!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
+//! - [`harness`]: the runner of a `harness = false` test binary that is
+//!   also a scripted MCP server on its stdout (libtest would write there).
+//! - [`FaultyJournal`]: a journal whose first writes of a kind fail, as a
+//!   database restarting between two statements makes them.
 //!
 //! ```
 //! use recourse_test_support::{FakeLlm, Reply};
@@ -31,6 +35,8 @@
 
 mod exports;
 mod fake_llm;
+mod faulty_journal;
+pub mod harness;
 mod openapi;
 mod postgres;
 #[cfg(unix)]
@@ -40,6 +46,7 @@ mod skip;
 
 pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
+pub use faulty_journal::FaultyJournal;
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
 #[cfg(unix)]

@@ -1,14 +1,10 @@
-//! The gateway's journal: where it lives by default, and how long it keeps
+//! The gateway's journal flags: where it is (by default, where
+//! `recourse_gateway::open_server_journal` puts it), and how long it keeps
 //! finished calls.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
 use clap::Args;
-use recourse::Journal;
-use recourse::journal::open_journal;
 
 /// The gateway's journal flags.
 #[derive(Debug, Args)]
@@ -36,60 +32,4 @@ impl JournalArgs {
     pub(crate) fn location(&self) -> Option<&str> {
         self.journal.as_deref()
     }
-}
-
-/// The journal location that turns journaling off.
-pub(crate) const NONE: &str = "none";
-
-/// Opens the gateway's journal: `location` (a SQLite path or `postgres://…`),
-/// `none` for no journal, or by default `$XDG_STATE_HOME/recourse/gateway.db`
-/// (`~/.local/state/recourse/gateway.db` without `XDG_STATE_HOME`).
-pub(crate) async fn open(location: Option<&str>) -> Result<Option<Arc<dyn Journal>>> {
-    open_named(location, "gateway.db", "the gateway's journal").await
-}
-
-/// Opens `what` as [`open`] does, its default file named `file` in the same directory.
-pub(crate) async fn open_named(
-    location: Option<&str>,
-    file: &str,
-    what: &str,
-) -> Result<Option<Arc<dyn Journal>>> {
-    let location = match location {
-        Some(NONE) => return Ok(None),
-        Some(location) => location.to_owned(),
-        None => default_location(file)?,
-    };
-    // A PostgreSQL URL may hold a password: it never reaches the terminal.
-    let journal = open_journal(&location)
-        .await
-        .with_context(|| format!("opening {what} at {}", recourse_protocol::redact(&location)))?;
-    Ok(Some(journal))
-}
-
-fn default_location(file: &str) -> Result<String> {
-    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
-        (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
-        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
-        _ => {
-            bail!("neither XDG_STATE_HOME nor HOME is set: give --journal PATH (or --journal none)")
-        }
-    };
-    let dir = state.join("recourse");
-    create_private_dir(&dir)
-        .with_context(|| format!("creating the journal's directory {}", dir.display()))?;
-    Ok(dir.join(file).display().to_string())
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }

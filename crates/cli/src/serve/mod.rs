@@ -12,7 +12,7 @@
 //! `--shared-state redis://…` (`fleet.rs`).
 
 mod fleet;
-pub(crate) mod journal;
+mod journal;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use clap::Args;
 use recourse::shared::SharedState;
 use recourse_gateway::{
     Callers, Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
+    open_server_journal,
 };
 
 use crate::server_limits::LimitArgs;
@@ -109,17 +110,17 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
         .with_context(|| format!("binding {}:{}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     outln!("recourse gateway listening on http://{addr}");
-    gateway.sweep(|line| eprintln!("{line}"));
-    gateway.prune(args.journal.retain, |line| eprintln!("{line}"));
-    let delay = args.fleet.drain_delay();
-    let options = ServeOptions::new(limits).with_drain_delay(delay);
-    let shutdown = async move {
-        recourse_gateway::shutdown_signal().await;
-        if !delay.is_zero() {
-            eprintln!("draining: /readyz answers 503; still serving for {delay:?}");
-        }
-    };
-    let served = recourse_gateway::serve(gateway, listener, options, shutdown).await;
+    let options = ServeOptions::new(limits)
+        .with_drain_delay(args.fleet.drain_delay())
+        .with_upkeep(args.journal.retain)
+        .with_log(|line| eprintln!("{line}"));
+    let served = recourse_gateway::serve(
+        gateway,
+        listener,
+        options,
+        recourse_gateway::shutdown_signal(),
+    )
+    .await;
     let grace = args.limits.shutdown_grace();
     if served.connections_cut > 0 {
         eprintln!(
@@ -177,8 +178,9 @@ async fn gateway(
     }
     // Every flag checked before the journal is opened.
     config.clone().build()?;
+    let location = settings.journal(args.journal.location());
     if !args.check
-        && let Some(journal) = journal::open(settings.journal(args.journal.location())).await?
+        && let Some(journal) = open_server_journal(location, "gateway.db").await?
     {
         config = config.with_journal(journal);
     }

@@ -28,8 +28,6 @@ mod journal_crash;
 mod mcp;
 mod mcp_http_tools;
 mod mcp_proxy;
-mod mcp_proxy_approvals;
-mod mcp_proxy_http;
 mod mcp_proxy_orphans;
 mod mcp_stdio_proxy;
 mod openapi;

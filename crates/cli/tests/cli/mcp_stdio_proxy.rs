@@ -75,15 +75,6 @@ impl StdioProxy {
         }
     }
 
-    /// `tools/call` of `tool` with `arguments`, under `key` when given.
-    pub(crate) fn call(&mut self, tool: &str, arguments: &Value, key: Option<&str>) -> Value {
-        let mut params = json!({"name": tool, "arguments": arguments});
-        if let Some(key) = key {
-            params["_meta"] = json!({"recourse/idempotency-key": key});
-        }
-        self.request("tools/call", params)
-    }
-
     /// Kills the proxy with SIGKILL and reaps it.
     pub(crate) fn kill(&mut self) {
         self.child.kill().unwrap();

@@ -1,22 +1,14 @@
-//! `recourse probe` against the reference tools (HTTP and MCP), a
-//! deliberately sloppy loopback server, and the third-party MCP servers
-//! `.ci/run` installs (`RECOURSE_TEST_MCP_TIME_CMD`,
-//! `RECOURSE_TEST_MCP_FILESYSTEM_CMD`; skipped visibly when unset).
+//! `recourse probe` as a process: its exit codes (0 when every required
+//! check passed, 1 when one failed, 2 for usage errors), the `--json`
+//! object and the text table on stdout, and the `--html` file. What the
+//! checks find is tested in-process, in `recourse-probe`.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use recourse_reference_tools::{ToolsConfig, spawn};
-use recourse_test_support::service_var;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_recourse");
@@ -41,332 +33,6 @@ fn card(out: &Output) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     })
-}
-
-fn tool<'a>(card: &'a Value, name: &str) -> &'a Value {
-    card["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no tool {name} in {card:#}"))
-}
-
-fn verdict<'a>(tool: &'a Value, check: &str) -> &'a str {
-    tool["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == check)
-        .and_then(|c| c["verdict"].as_str())
-        .unwrap_or_else(|| panic!("no check {check} in {tool:#}"))
-}
-
-fn detail<'a>(tool: &'a Value, check: &str) -> &'a str {
-    tool["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == check)
-        .and_then(|c| c["detail"].as_str())
-        .unwrap_or_else(|| panic!("no check {check} in {tool:#}"))
-}
-
-/// The ids of the checks `tool` failed.
-fn failed(tool: &Value) -> BTreeSet<&str> {
-    tool["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "fail")
-        .map(|c| c["id"].as_str().unwrap())
-        .collect()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("recourse-probe-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
-
-#[tokio::test]
-async fn the_reference_tools_pass_every_required_check_and_replay_without_a_second_write() {
-    let tools = spawn(ToolsConfig::default()).await.unwrap();
-    let html = temp_dir("html").join("probe.html");
-    let out = probe(&[
-        &tools.base_url(),
-        "--allow-writes",
-        "--payload",
-        EXPORT,
-        "--json",
-        "--html",
-        html.to_str().unwrap(),
-    ])
-    .await;
-    let card = card(&out);
-    assert_eq!(out.status.code(), Some(0), "{card:#}");
-    assert_eq!(card["required_failed"], 0);
-    assert_eq!(card["transport"], "http");
-    let all = card["tools"].as_array().unwrap();
-    assert_eq!(all.len(), 7);
-    for t in all {
-        assert_eq!(t["probed"], true, "{t:#}");
-        for check in ["envelope", "category_status", "details_field", "no_leak"] {
-            assert_eq!(verdict(t, check), "pass", "{} {check}: {t:#}", t["name"]);
-        }
-    }
-    let exports = tool(&card, "exports_create");
-    assert_eq!(verdict(exports, "replay"), "pass", "{exports:#}");
-    assert_eq!(verdict(tool(&card, "weather_current"), "replay"), "skipped");
-    assert_eq!(
-        verdict(tool(&card, "weather_current"), "allowed_values"),
-        "pass"
-    );
-    let route = &card["unknown_route"];
-    assert_eq!(verdict(route, "envelope"), "pass", "{route:#}");
-    assert_eq!(route["probes"][0]["code"], "ROUTE_NOT_FOUND");
-    // One export from the unknown-field probe (a valid payload plus a field
-    // serde ignores), one from the replay sequence; the replay wrote nothing.
-    assert_eq!(tools.exports_committed(), 2);
-    let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.starts_with("<!doctype html>") && page.contains("<code>exports_create</code>"));
-    assert!(!page.contains("<script"));
-    tools.shutdown().await;
-}
-
-#[tokio::test]
-async fn without_allow_writes_nothing_that_writes_is_sent() {
-    let tools = spawn(ToolsConfig::default()).await.unwrap();
-    let out = probe(&[&tools.base_url()]).await;
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(
-        text.contains("exports_create: it may write") && text.contains("--allow-writes"),
-        "{text}"
-    );
-    assert!(text.contains("required checks failed: 0"), "{text}");
-    assert_eq!(tools.exports_committed(), 0);
-
-    // One endpoint and its schema, without a manifest: a write unless --read-only.
-    let dir = temp_dir("endpoint");
-    let schema = dir.join("schema.json");
-    std::fs::write(
-        &schema,
-        r#"{"type":"object","required":["symbol"],"properties":{"symbol":{"type":"string"}}}"#,
-    )
-    .unwrap();
-    let endpoint = format!("{}/api/stock/quote", tools.base_url());
-    let args = [
-        "--endpoint",
-        &endpoint,
-        "--schema",
-        schema.to_str().unwrap(),
-        "--json",
-    ];
-    let card_of = |out: &Output| card(out);
-    let unprobed = card_of(&probe(&args).await);
-    assert_eq!(unprobed["tools"][0]["probed"], false, "{unprobed:#}");
-    let out = probe(&[&args[..], &["--read-only"]].concat()).await;
-    let probed = card_of(&out);
-    assert_eq!(out.status.code(), Some(0), "{probed:#}");
-    assert_eq!(
-        verdict(&probed["tools"][0], "details_field"),
-        "pass",
-        "{probed:#}"
-    );
-    tools.shutdown().await;
-}
-
-#[tokio::test]
-async fn with_allow_writes_the_replay_check_runs_on_exports_create_from_its_schema_alone() {
-    let tools = spawn(ToolsConfig::default()).await.unwrap();
-    let out = probe(&[
-        &tools.base_url(),
-        "--allow-writes",
-        "--tool",
-        "exports_create",
-        "--json",
-    ])
-    .await;
-    let card = card(&out);
-    assert_eq!(out.status.code(), Some(0), "{card:#}");
-    let exports = tool(&card, "exports_create");
-    // The baseline derived from the schema's examples is a valid export, so
-    // the replay sequence runs on it rather than being skipped.
-    assert_eq!(verdict(exports, "replay"), "pass", "{exports:#}");
-    let first = exports["probes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["id"] == "replay_first")
-        .unwrap_or_else(|| panic!("no replay_first probe: {exports:#}"));
-    assert_eq!(first["success"], true, "{first:#}");
-    assert_eq!(
-        tools.exports_committed(),
-        2,
-        "unknown_field and replay_first"
-    );
-    tools.shutdown().await;
-}
-
-#[tokio::test]
-async fn an_idempotent_post_is_a_write_and_gets_nothing_without_allow_writes() {
-    let server = Counted::start().await;
-    let card = card(&probe(&[&server.url, "--json"]).await);
-    let cancel = tool(&card, "orders_cancel");
-    assert_eq!(cancel["probed"], false, "{cancel:#}");
-    assert_eq!(cancel["writes"], true);
-    let why = cancel["not_probed"].as_str().unwrap();
-    assert!(
-        why.contains("may write") && why.contains("idempotent, which is not read-only"),
-        "{why}"
-    );
-    assert_eq!(server.calls(), 0, "an idempotent POST is not read-only");
-
-    // The same endpoint given as --endpoint … --idempotent: still a write.
-    let dir = temp_dir("idempotent-endpoint");
-    let schema = dir.join("schema.json");
-    std::fs::write(&schema, Counted::SCHEMA).unwrap();
-    let endpoint = format!("{}/api/orders/cancel", server.url);
-    let args = [
-        "--endpoint",
-        &endpoint,
-        "--schema",
-        schema.to_str().unwrap(),
-    ];
-    let idempotent = self::card(&probe(&[&args[..], &["--idempotent", "--json"]].concat()).await);
-    assert_eq!(idempotent["tools"][0]["probed"], false, "{idempotent:#}");
-    assert_eq!(
-        server.calls(),
-        0,
-        "--idempotent does not make a write read-only"
-    );
-
-    // With --allow-writes it is probed, with no replay check (idempotent).
-    let card = self::card(&probe(&[&server.url, "--allow-writes", "--json"]).await);
-    let cancel = tool(&card, "orders_cancel");
-    assert_eq!(cancel["probed"], true, "{cancel:#}");
-    assert_eq!(verdict(cancel, "replay"), "skipped");
-    assert!(server.calls() > 0);
-}
-
-/// A tool server with one idempotent POST, a cancel, counting every request
-/// that reaches it.
-struct Counted {
-    url: String,
-    calls: Arc<AtomicUsize>,
-}
-
-impl Counted {
-    const SCHEMA: &str =
-        r#"{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"}}}"#;
-
-    async fn start() -> Self {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let schema: Value = serde_json::from_str(Self::SCHEMA).unwrap();
-        let manifest = json!({"capabilities": [{"name": "orders_cancel", "endpoint": "/api/orders/cancel",
-            "method": "POST", "idempotent": true, "input_schema": schema}]});
-        let counter = Arc::clone(&calls);
-        let app = Router::new()
-            .route(
-                "/api/capabilities",
-                get(move || std::future::ready(axum::Json(manifest.clone()))),
-            )
-            .route(
-                "/api/orders/cancel",
-                axum::routing::any(move || {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    std::future::ready(axum::Json(
-                        json!({"success": true, "data": {"cancelled": true}}),
-                    ))
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Self { url, calls }
-    }
-
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-#[tokio::test]
-async fn a_sloppy_server_fails_exactly_the_checks_it_breaks() {
-    let sloppy = Sloppy::start().await;
-    let out = probe(&[&sloppy.url, "--allow-writes", "--json"]).await;
-    let card = card(&out);
-    assert_eq!(out.status.code(), Some(1), "{card:#}");
-    let expect = [
-        // Plain-text 500s: no envelope, so no field; recourse would route
-        // them as transient service errors and resend a malformed request.
-        (
-            "plain_500",
-            vec!["envelope", "details_field", "retryable", "category_fits"],
-        ),
-        // 200 with an error inside: read as success.
-        ("ok_with_error", vec!["envelope"]),
-        // An honest envelope on a 200.
-        ("ok_with_envelope", vec!["category_status"]),
-        ("stack_trace", vec!["no_leak"]),
-        ("no_retry_after", vec!["retry_after"]),
-        ("double_write", vec!["replay"]),
-    ];
-    for (name, checks) in expect {
-        let t = tool(&card, name);
-        assert_eq!(failed(t), checks.into_iter().collect(), "{name}: {t:#}");
-    }
-    let route = &card["unknown_route"];
-    assert_eq!(
-        failed(route),
-        ["envelope", "retryable"].into_iter().collect(),
-        "{route:#}"
-    );
-    let leak = detail(tool(&card, "stack_trace"), "no_leak");
-    assert!(leak.contains("Python traceback"), "{leak}");
-    let replay = detail(tool(&card, "double_write"), "replay");
-    assert!(replay.contains("second write"), "{replay}");
-    assert_eq!(card["required_failed"], 7);
-    // The text scorecard, for `docs/probe.md` (`-- --nocapture` shows it).
-    let text = probe(&[&sloppy.url, "--allow-writes"]).await;
-    println!("{}", String::from_utf8_lossy(&text.stdout));
-    assert_eq!(text.status.code(), Some(1));
-    let before = sloppy.writes();
-    let read_only = self::card(&probe(&[&sloppy.url, "--tool", "double_*", "--json"]).await);
-    assert_eq!(read_only["tools"][0]["probed"], false, "{read_only:#}");
-    assert_eq!(
-        sloppy.writes(),
-        before,
-        "nothing is sent to a write without --allow-writes"
-    );
-}
-
-#[tokio::test]
-async fn recourse_own_mcp_server_passes_and_honours_the_key_in_meta() {
-    let command = format!("'{BIN}' tools serve --mcp --port 0");
-    let out = probe(&[
-        "--mcp-command",
-        &command,
-        "--allow-writes",
-        "--payload",
-        EXPORT,
-        "--json",
-    ])
-    .await;
-    let card = card(&out);
-    assert_eq!(out.status.code(), Some(0), "{card:#}");
-    assert_eq!(card["transport"], "mcp");
-    assert!(card["unknown_route"].is_null());
-    let exports = tool(&card, "exports_create");
-    assert_eq!(verdict(exports, "replay"), "pass", "{exports:#}");
-    assert_eq!(verdict(exports, "envelope"), "pass");
-    assert_eq!(verdict(exports, "category_status"), "skipped");
-    assert!(
-        exports["probes"][0]["status"].is_null(),
-        "no HTTP status over MCP"
-    );
 }
 
 #[tokio::test]
@@ -394,183 +60,54 @@ async fn usage_errors_exit_2() {
 }
 
 #[tokio::test]
-async fn mcp_server_time_reports_errors_as_text_only() {
-    let Some(command) = service_var("RECOURSE_TEST_MCP_TIME_CMD") else {
-        return;
-    };
-    let out = probe(&["--mcp-command", &command, "--json"]).await;
-    let card = card(&out);
-    let time = tool(&card, "get_current_time");
-    assert_eq!(time["probed"], true, "it declares readOnlyHint: {time:#}");
-    assert_eq!(verdict(time, "category_status"), "skipped");
-    // Its failures are isError results with text only: recourse reads them
-    // as INPUT_ERROR by default, but nothing names a category or the field.
-    assert_eq!(verdict(time, "envelope"), "fail", "{time:#}");
-    assert_eq!(verdict(time, "details_field"), "fail");
-    assert_eq!(verdict(time, "no_leak"), "pass");
-    assert_eq!(out.status.code(), Some(1));
-}
-
-#[tokio::test]
-async fn the_filesystem_server_gets_no_write_without_allow_writes() {
-    let Some(command) = service_var("RECOURSE_TEST_MCP_FILESYSTEM_CMD") else {
-        return;
-    };
-    let dir = temp_dir("fs");
-    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
-    let command = format!("{command} '{}'", dir.display());
-    let out = probe(&["--mcp-command", &command, "--json"]).await;
-    let card = card(&out);
-    for name in ["write_file", "edit_file", "create_directory", "move_file"] {
-        assert_eq!(tool(&card, name)["probed"], false, "{name}");
-    }
-    let read = tool(&card, "read_text_file");
-    assert_eq!(read["probed"], true);
-    assert_eq!(verdict(read, "envelope"), "fail", "{read:#}");
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, ["notes.txt"], "the probe wrote nothing");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-        "hello\n"
+async fn probe_prints_the_scorecard_writes_the_page_and_exits_by_the_required_checks() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("probe.html");
+    let out = probe(&[
+        &tools.base_url(),
+        "--allow-writes",
+        "--payload",
+        EXPORT,
+        "--tool",
+        "exports_*",
+        "--html",
+        page.to_str().unwrap(),
+    ])
+    .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("required checks failed: 0"), "{text}");
+    assert!(
+        text.ends_with(&format!("HTML report: {}\n", page.display())),
+        "{text}"
     );
-}
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<code>exports_create</code>"), "{html}");
+    tools.shutdown().await;
 
-/// A loopback tool server that gets error reporting wrong in one way per
-/// tool, each with the schema `{q: string}` (required).
-struct Sloppy {
-    url: String,
-    writes: Arc<AtomicUsize>,
-}
-
-impl Sloppy {
-    async fn start() -> Self {
-        let writes = Arc::new(AtomicUsize::new(0));
-        let app = Router::new()
-            .route("/api/capabilities", get(manifest))
-            .route("/plain", post(plain_500))
-            .route("/ok-error", post(ok_with_error))
-            .route("/ok-envelope", post(ok_with_envelope))
-            .route("/trace", post(stack_trace))
-            .route("/busy", post(no_retry_after))
-            .route("/write", post(double_write))
-            .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found") })
-            .layer(DefaultBodyLimit::disable())
-            .with_state(Arc::clone(&writes));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Self { url, writes }
-    }
-
-    fn writes(&self) -> usize {
-        self.writes.load(Ordering::SeqCst)
-    }
-}
-
-async fn manifest() -> axum::Json<Value> {
-    let schema =
-        json!({"type": "object", "required": ["q"], "properties": {"q": {"type": "string"}}});
-    let tool = |name: &str, endpoint: &str, idempotent: bool| json!({"name": name, "endpoint": endpoint, "method": "POST", "idempotent": idempotent, "input_schema": schema});
-    axum::Json(json!({"capabilities": [
-        tool("plain_500", "/plain", true),
-        tool("ok_with_error", "/ok-error", true),
-        tool("ok_with_envelope", "/ok-envelope", true),
-        tool("stack_trace", "/trace", true),
-        tool("no_retry_after", "/busy", true),
-        tool("double_write", "/write", false),
-    ]}))
-}
-
-/// What is wrong with a body, if anything: `Some(None)` for one that is not
-/// a JSON object, `Some(Some("q"))` for a missing or mistyped `q`.
-fn problem(body: &[u8]) -> Option<Option<&'static str>> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(o)) if o.get("q").is_some_and(Value::is_string) => None,
-        Ok(Value::Object(_)) => Some(Some("q")),
-        _ => Some(None),
-    }
-}
-
-fn envelope(status: StatusCode, field: Option<&str>, message: &str, details: Value) -> Response {
-    let mut details = details;
-    if let Some(field) = field {
-        details["field"] = json!(field);
-    }
-    let body = json!({"success": false, "error": {
-        "code": "BAD_INPUT", "message": message, "category": "INPUT_ERROR",
-        "retryable": field.is_some(), "details": details,
-    }});
-    (status, axum::Json(body)).into_response()
-}
-
-fn refused(field: Option<&str>) -> Response {
-    envelope(StatusCode::BAD_REQUEST, field, "bad input", json!({}))
-}
-
-fn ok() -> Response {
-    axum::Json(json!({"success": true, "data": {"answer": 42}})).into_response()
-}
-
-async fn plain_500(body: Bytes) -> Response {
-    match problem(&body) {
-        None => ok(),
-        Some(_) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            [(header::CONTENT_TYPE, "text/plain")],
-            "Internal Server Error",
+    // A tool answering a plain-text 500: a required check fails, exit 1.
+    let plain = Router::new()
+        .route(
+            "/api/capabilities",
+            get(|| async {
+                axum::Json(
+                    json!({"capabilities": [{"name": "plain", "endpoint": "/plain",
+                    "method": "POST", "idempotent": true,
+                    "input_schema": {"type": "object", "required": ["q"],
+                                     "properties": {"q": {"type": "string"}}}}]}),
+                )
+            }),
         )
-            .into_response(),
-    }
-}
-
-async fn ok_with_error(body: Bytes) -> Response {
-    match problem(&body) {
-        None => axum::Json(json!({"result": "fine"})).into_response(),
-        Some(_) => axum::Json(json!({"error": "bad request"})).into_response(),
-    }
-}
-
-async fn ok_with_envelope(body: Bytes) -> Response {
-    match problem(&body) {
-        None => ok(),
-        Some(field) => envelope(StatusCode::OK, field, "bad input", json!({})),
-    }
-}
-
-async fn stack_trace(body: Bytes) -> Response {
-    match problem(&body) {
-        None => ok(),
-        Some(field) => envelope(
-            StatusCode::BAD_REQUEST,
-            field,
-            "KeyError: 'q'",
-            json!({"trace": "Traceback (most recent call last):\n  File \"/srv/app.py\", line 12, in handler\nKeyError: 'q'"}),
-        ),
-    }
-}
-
-async fn no_retry_after(body: Bytes) -> Response {
-    match problem(&body) {
-        Some(field) => refused(field),
-        None => {
-            let body = json!({"success": false, "error": {
-                "code": "SLOW_DOWN", "message": "too many requests", "category": "RATE_LIMIT", "retryable": true,
-            }});
-            (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response()
-        }
-    }
-}
-
-/// Writes on every valid request, whatever its `Idempotency-Key`.
-async fn double_write(State(writes): State<Arc<AtomicUsize>>, body: Bytes) -> Response {
-    match problem(&body) {
-        Some(field) => refused(field),
-        None => {
-            let n = writes.fetch_add(1, Ordering::SeqCst) + 1;
-            axum::Json(json!({"success": true, "data": {"write": n}})).into_response()
-        }
-    }
+        .route(
+            "/plain",
+            post(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error") }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, plain).await });
+    let out = probe(&[&url, "--allow-writes", "--json"]).await;
+    let card = card(&out);
+    assert_eq!(out.status.code(), Some(1), "{card:#}");
+    assert!(card["required_failed"].as_u64().unwrap() > 0, "{card:#}");
 }

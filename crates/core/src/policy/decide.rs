@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use recourse_protocol::{CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission};
+use recourse_protocol::{
+    BodyFormat, CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission,
+};
 
 use super::machine::AfterLookup;
 use super::{Action, StopReason};
@@ -156,6 +158,12 @@ pub struct AnswerFacts {
     /// connection failed or timed out after sending, or a body over the cap
     /// came after a status that says the tool acted.
     pub lost_after_send: bool,
+    /// How the tool answered, when it did: an HTTP body of some convention,
+    /// an MCP result, a JSON-RPC error — what a message may call its status.
+    pub format: Option<BodyFormat>,
+    /// The tool named no category: the one it routes by is assumed
+    /// ([`CategoryBasis::Assumed`]), and nothing shown may claim it said so.
+    pub category_assumed: bool,
 }
 
 impl AnswerFacts {
@@ -170,6 +178,8 @@ impl AnswerFacts {
                     && matches!(r.status, 500 | 502 | 504),
                 opaque: !r.success && r.basis == CategoryBasis::Opaque,
                 lost_after_send: false,
+                format: Some(r.format),
+                category_assumed: !r.success && r.basis == CategoryBasis::Assumed,
             },
             Observation::Transport(t) => Self {
                 lost_after_send: t.kind.may_have_committed() || oversized_after_acting(t),
@@ -267,7 +277,9 @@ impl Policy {
         }
         match r.basis {
             CategoryBasis::FreeText => return self.on_a_guess(status, r, situation),
-            CategoryBasis::Stated | CategoryBasis::Opaque => {}
+            // An MCP `isError` that named no category routes as the input
+            // error the protocol takes it for: a correction may help.
+            CategoryBasis::Stated | CategoryBasis::Opaque | CategoryBasis::Assumed => {}
         }
         if is_transient(status) {
             return self.retry_same(r.server_wait, situation);

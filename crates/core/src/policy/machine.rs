@@ -43,32 +43,17 @@
 
 use std::time::{Duration, Instant};
 
-use recourse_protocol::RetryPermission;
+use recourse_protocol::{RetryPermission, ToolError};
 use serde_json::Value;
 
 use super::decide::is_transient_observation;
+pub use super::lookup::{Lookup, ManifestQuestion};
 use super::{
     Action, ActionKind, AnswerFacts, Limits, Observation, Policy, Situation, StopReason, Traits,
     VerifyResult, WaitCause, WriteAnswer,
 };
 use crate::backoff::Backoff;
 use crate::reconcile::Reconciliation;
-
-/// How a call's unknown outcome can be settled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
-    /// Nothing can tell: an unknown outcome stays unknown.
-    None,
-    /// A reconciler looks the write up by its key or operation id.
-    Operation,
-    /// A declared verification reads the write's effect back.
-    ReadBack {
-        /// Read once before the first dispatch too.
-        before: bool,
-        /// Read a success back as well, not only an unknown outcome.
-        always: bool,
-    },
-}
 
 /// What a [`CallMachine`] is set up with.
 #[derive(Debug, Clone)]
@@ -203,6 +188,17 @@ pub enum Success {
     ReadBack,
 }
 
+/// A call the breaker refused ([`CallMachine::refused`]): how it ends, and
+/// the error it ends with when no attempt left one.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "the refusal is how the call ends"]
+pub struct RefusedAdmission {
+    /// How the call ends.
+    pub finish: Finish,
+    /// `CIRCUIT_OPEN`, retryable.
+    pub error: ToolError,
+}
+
 /// Token of [`Command::ReadBefore`]; give it back to [`CallMachine::read_before`].
 #[derive(Debug)]
 pub struct ReadBefore(());
@@ -324,6 +320,17 @@ impl Assessment {
     /// record says when the tool did not: transient, and not in doubt.
     pub fn resendable(self) -> bool {
         self.transient && !self.unknown
+    }
+
+    /// The `retryable` of the error the call ends with: what the tool said
+    /// (`stated`, under `permission`), or — when it said nothing, or never
+    /// answered — [`resendable`](Self::resendable), so a call that was
+    /// resent does not end reading `retryable: false`.
+    pub fn retryable(self, permission: RetryPermission, stated: bool) -> bool {
+        match permission {
+            RetryPermission::Unspecified => self.resendable(),
+            RetryPermission::Allowed | RetryPermission::Refused => stated,
+        }
     }
 }
 
@@ -580,10 +587,11 @@ impl CallMachine {
     }
 
     /// The breaker's verdict on the next attempt. Admitted, the attempt
-    /// goes with the time it may take — unless no time is left.
-    pub fn admitted(&mut self, _: Admit, admitted: bool, now: Instant) -> Command {
+    /// goes with the time it may take — unless no time is left; refused,
+    /// the call stops as [`refused`](Self::refused) says.
+    pub fn admitted(&mut self, admit: Admit, admitted: bool, now: Instant) -> Command {
         if !admitted {
-            return Command::Finish(Finish::Stopped(StopReason::CircuitOpen));
+            return Command::Finish(self.refused(admit).finish);
         }
         let remaining = self.remaining(now);
         match self
@@ -598,6 +606,19 @@ impl CallMachine {
                     timeout,
                 })
             }
+        }
+    }
+
+    /// The breaker refused the next attempt: the call stops
+    /// ([`StopReason::CircuitOpen`]), nothing dispatched. The error it
+    /// carries is the last attempt's, when one answered; otherwise
+    /// [`RefusedAdmission::error`] — retryable: the endpoint takes calls
+    /// again once its breaker lets a probe through.
+    pub fn refused(&mut self, _: Admit) -> RefusedAdmission {
+        RefusedAdmission {
+            finish: Finish::Stopped(StopReason::CircuitOpen),
+            error: ToolError::service_error("CIRCUIT_OPEN", "circuit breaker open; not dispatched")
+                .retryable(true),
         }
     }
 

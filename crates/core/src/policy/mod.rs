@@ -49,6 +49,7 @@
 mod action;
 mod decide;
 mod kind;
+mod lookup;
 pub mod machine;
 mod verify;
 mod wait;

@@ -40,6 +40,8 @@ impl CallReport {
     ///     verification: None,
     ///     elapsed: Duration::from_millis(12),
     ///     settlement: None,
+    ///     answer: None,
+    ///     ended_at: None,
     /// };
     /// let mut out = Vec::new();
     /// report.write_json(&mut out)?;
@@ -115,6 +117,14 @@ impl CallReport {
         w.u64(millis(self.elapsed));
         w.raw(r#","settlement":"#);
         w.serde(&self.settlement)?;
+        if let Some(answer) = &self.answer {
+            w.raw(r#","answer":"#);
+            w.serde(answer)?;
+        }
+        if let Some(at) = self.ended_at {
+            w.raw(r#","ended_at":"#);
+            w.str(&crate::journal::rfc3339(at));
+        }
         w.raw(r#","attempts":["#);
         for (i, attempt) in self.attempts.iter().enumerate() {
             if i > 0 {

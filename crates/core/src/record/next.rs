@@ -47,8 +47,13 @@ use super::{Disposition, message, question};
 use crate::policy::{StopKind, StopReason};
 use crate::record::{CallReport, Outcome};
 
-/// The most characters a [`Next::model_message`] has.
+/// The most characters of recourse's own sentences in a
+/// [`Next::model_message`]; the tool's own words follow them.
 pub const MODEL_MESSAGE_MAX_CHARS: usize = 600;
+
+/// The most bytes of the tool's own text quoted whole in a
+/// [`Next::model_message`] (8 KiB); a longer text is cut, the cut marked.
+pub const TOOL_TEXT_MAX_BYTES: usize = 8 * 1024;
 
 /// What the agent should do after a call (the record's `next.step`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,10 +174,11 @@ impl std::fmt::Display for NextStep {
 pub struct Next {
     /// The one thing the agent should do now.
     pub step: NextStep,
-    /// A short text for the model: what happened, what recourse already did,
-    /// and what to do now; the tool's own words fenced as such. Redacted, at
-    /// most 600 ([`MODEL_MESSAGE_MAX_CHARS`]) characters, no stack traces.
-    #[cfg_attr(feature = "schema", schemars(length(max = MODEL_MESSAGE_MAX_CHARS)))]
+    /// A text for the model: what happened, what recourse already did, and
+    /// what to do now, in at most 600 characters
+    /// ([`MODEL_MESSAGE_MAX_CHARS`]); then the tool's own words, whole up to
+    /// 8 KiB ([`TOOL_TEXT_MAX_BYTES`]), fenced and labelled as the tool's.
+    /// Redacted.
     pub model_message: String,
     /// With `ask_user` ([`NextStep::AskUser`]): the question to put to the user (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]

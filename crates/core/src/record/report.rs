@@ -1,6 +1,6 @@
 //! The report of a whole call: its outcome, every attempt, and what it cost.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -23,7 +23,7 @@ pub const RECORD_VERSION: u32 = 1;
 /// ```
 /// use recourse_core::idempotency::{Evidence, Idempotency};
 /// use recourse_core::record::{CallReport, Outcome, TokenUsage};
-/// use std::time::Duration;
+/// use std::time::{Duration, SystemTime};
 ///
 /// let report = CallReport {
 ///     call_id: "c-1".into(),
@@ -39,6 +39,8 @@ pub const RECORD_VERSION: u32 = 1;
 ///     verification: None,
 ///     elapsed: Duration::from_millis(12),
 ///     settlement: None,
+///     answer: None,
+///     ended_at: None,
 /// };
 /// let json = report.to_json();
 /// assert_eq!(json["record_version"], 1);
@@ -46,6 +48,7 @@ pub const RECORD_VERSION: u32 = 1;
 /// assert_eq!(json["data"]["price"], 468.285);
 /// assert_eq!(json["stop_kind"], serde_json::Value::Null);
 /// assert_eq!(json["next"]["step"], "use_result");
+/// assert!(json.get("answer").is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallReport {
@@ -78,6 +81,14 @@ pub struct CallReport {
     /// How the call was settled after it stopped, when its outcome was open
     /// and something decided it later (a lookup, a read, a person).
     pub settlement: Option<Settlement>,
+    /// The tool's own last answer, whole, when the call ended on it and its
+    /// `data` (or error) is only a part of it: an MCP result (content,
+    /// `structuredContent`, `isError`, `_meta`), or an HTTP error body that
+    /// follows no convention. Kept so that what the tool said can be given
+    /// back whole, a replay included. A failure's is redacted.
+    pub answer: Option<Value>,
+    /// When the call ended (the executor's wall clock), if known.
+    pub ended_at: Option<SystemTime>,
 }
 
 impl CallReport {
@@ -99,6 +110,8 @@ impl CallReport {
             verification: None,
             elapsed: Duration::ZERO,
             settlement: None,
+            answer: None,
+            ended_at: None,
         }
     }
 
@@ -124,7 +137,7 @@ impl CallReport {
     }
 
     /// What its stop means — the step, the MCP failure class, whether the
-    /// same call may succeed when sent again ([`Disposition`]); `None` when
+    /// same call may succeed when sent again ([`Disposition`](super::Disposition)); `None` when
     /// the call succeeded.
     pub fn disposition(&self) -> Option<super::Disposition> {
         next::disposition(self)
@@ -178,6 +191,14 @@ struct Wire<'a> {
     /// How the call was settled after it stopped, when its outcome was open
     /// and something decided it later; `null` otherwise.
     settlement: Option<&'a Settlement>,
+    /// The tool's own last answer, whole, when `data` or `error` is only a
+    /// part of it (an MCP result; an HTTP error body of no convention);
+    /// absent otherwise. A failure's is redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<&'a Value>,
+    /// When the call ended (RFC 3339, UTC); absent when not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended_at: Option<String>,
     /// Every dispatch, in order.
     attempts: &'a [AttemptRecord],
 }
@@ -212,6 +233,8 @@ impl Serialize for CallReport {
             verification: self.verification,
             elapsed_ms: millis(self.elapsed),
             settlement: self.settlement.as_ref(),
+            answer: self.answer.as_ref(),
+            ended_at: self.ended_at.map(crate::journal::rfc3339),
             attempts: &self.attempts,
         }
         .serialize(serializer)

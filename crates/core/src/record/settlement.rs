@@ -59,6 +59,27 @@ pub struct Settlement {
 }
 
 impl Settlement {
+    /// What settled the call whose record is `record`, if anything did: its
+    /// `settlement.by`. Read as a journal's store reads an entry, so that
+    /// nothing after reads the record for it
+    /// ([`JournalEntry::settled_by`](crate::journal::JournalEntry::settled_by)).
+    ///
+    /// ```
+    /// use recourse_core::record::{SettledBy, Settlement};
+    /// use serde_json::json;
+    ///
+    /// let settled = json!({"outcome": "failed", "settlement": {"by": "journal", "at": "2026-12-04T00:00:00Z"}});
+    /// assert_eq!(Settlement::by_in(&settled), Some(SettledBy::Journal));
+    /// assert_eq!(Settlement::by_in(&json!({"outcome": "failed"})), None);
+    /// assert_eq!(Settlement::by_in(&json!({"settlement": {"by": "a cat"}})), None);
+    /// ```
+    pub fn by_in(record: &serde_json::Value) -> Option<SettledBy> {
+        record
+            .get("settlement")?
+            .get("by")
+            .and_then(|by| SettledBy::deserialize(by).ok())
+    }
+
     /// Settled by `by` at `at`, nobody named, no note.
     pub fn new(by: SettledBy, at: impl Into<String>) -> Self {
         Self {

@@ -57,6 +57,40 @@ fn is_stack_line(line: &str) -> bool {
 }
 
 /// A tool-given name fit to quote bare: a short code of letters, digits and `_.:-`.
+/// What the tool said, whole — every line, in order — up to `max_bytes`
+/// (cut at a character, the cut marked with how much more there was),
+/// redacted, with control characters but newlines and tabs made spaces and
+/// the fence's markers made harmless; `None` when it says nothing.
+pub(super) fn tool_text(text: &str, max_bytes: usize) -> Option<String> {
+    let clean = redact(text);
+    let clean = clean.trim();
+    if clean.is_empty() {
+        return None;
+    }
+    let mut words: String = clean
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' => c,
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    while words.contains("<<<") || words.contains(">>>") {
+        words = words.replace("<<<", "<<").replace(">>>", ">>");
+    }
+    if words.len() <= max_bytes {
+        return Some(words);
+    }
+    let mut cut = max_bytes;
+    while !words.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let more = words.len() - cut;
+    words.truncate(cut);
+    words.push_str(&format!(" … [cut: {more} more bytes]"));
+    Some(words)
+}
+
 pub(super) fn is_token(s: &str) -> bool {
     (1..=48).contains(&s.len())
         && s.chars()
@@ -91,6 +125,30 @@ mod tests {
         ] {
             assert!(!is_stack_line(text), "{text}");
         }
+    }
+
+    #[test]
+    fn the_tool_text_is_whole_every_line_in_order_up_to_its_cut() {
+        let text = "Could not find exact match for edit:\nzzz-line\n\tat Object.x (/a.js:1:2)";
+        assert_eq!(tool_text(text, 8192).as_deref(), Some(text));
+        let long = "é".repeat(5000); // 10,000 bytes
+        let cut = tool_text(&long, 8192).unwrap();
+        assert!(cut.starts_with(&"é".repeat(4096)));
+        assert!(
+            cut.ends_with(" … [cut: 1808 more bytes]"),
+            "{}",
+            &cut[cut.len() - 40..]
+        );
+        assert_eq!(tool_text(" \n ", 10), None);
+        let hostile = tool_text("a >>> b <<<< c\u{7}d sk-abcdefghijklmnopqrstuvwx", 200).unwrap();
+        assert!(
+            !hostile.contains(">>>") && !hostile.contains("<<<"),
+            "{hostile}"
+        );
+        assert!(
+            !hostile.contains('\u{7}') && !hostile.contains("sk-abcdef"),
+            "{hostile}"
+        );
     }
 
     #[test]

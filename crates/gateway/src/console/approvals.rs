@@ -312,6 +312,7 @@ mod tests {
             owner: None,
             lease_until: None,
             record: None,
+            settled_by: None,
             caller: Some("agent".into()),
             approval: Some(approval),
             approval_request: None,

@@ -91,7 +91,7 @@ fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
     html! {
         dl.call {
             dt { "Id" } dd { code #call-id { (entry.call_id) } }
-            dt { "State" } dd { span class={ "state " (entry.state) } #call-state { (state_words(entry)) } }
+            dt { "State" } dd { span class={ "state " (entry.state) } #call-state { (state_words(entry, now)) } }
             dt { "Caller" } dd { (entry.caller()) }
             dt { "Target" } dd { code { (entry.target) } }
             @if let Some(c) = &entry.capability { dt { "Capability" } dd { code { (c) } } }
@@ -102,7 +102,7 @@ fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
         @if let Some(approval) = &entry.approval {
             (approvals::on_call_page(entry, approval, now, viewer.caller(), viewer.csrf()))
         }
-        @if settleable(entry) {
+        @if settleable(entry, now) {
             (settle_form(entry, viewer))
         }
         @match &view {

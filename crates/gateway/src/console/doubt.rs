@@ -3,6 +3,7 @@
 //! calls awaiting approval, with their counts.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,6 +29,8 @@ struct InDoubt {
     pending: Vec<Pending>,
     /// How many calls await approval in all (the list stops at 200).
     pending_total: u64,
+    /// When the page was read (the gateway clock's wall time).
+    now: SystemTime,
 }
 
 /// `GET /console`.
@@ -54,7 +57,8 @@ async fn in_doubt(g: &Gateway, journal: &dyn Journal, seen: &Seen) -> JournalRes
     };
     let unknown = journal.list(&listed(CallState::Unknown)).await?;
     let mut orphaned = journal.list(&listed(CallState::InFlight)).await?;
-    orphaned.retain(|e| !e.is_leased());
+    let now = g.clock.wall();
+    orphaned.retain(|e| !e.is_leased(now));
     // Expiries due are applied first, so that the counts are the list's.
     let pending = approvals::awaiting(g, journal, seen).await?;
     let counts = journal.count(seen).await?;
@@ -64,6 +68,7 @@ async fn in_doubt(g: &Gateway, journal: &dyn Journal, seen: &Seen) -> JournalRes
         orphaned,
         pending,
         pending_total: counts.get(CallState::AwaitingApproval),
+        now,
     })
 }
 
@@ -87,7 +92,7 @@ fn render(found: &InDoubt, viewer: &Viewer) -> Markup {
             @if in_doubt == 0 {
                 p.empty { "Nothing is in doubt." }
             } @else {
-                (calls_table(found.unknown.iter().chain(&found.orphaned)))
+                (calls_table(found.unknown.iter().chain(&found.orphaned), found.now))
                 @if found.unknown_total > found.unknown.len() as u64 {
                     p.hint { "The newest " (found.unknown.len()) " unknown calls are shown." }
                 }

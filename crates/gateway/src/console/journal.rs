@@ -3,6 +3,7 @@
 //! time; only what the viewer may see, as `GET /v1/calls` answers it.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -66,7 +67,9 @@ pub(crate) async fn page(
         ))
     };
     match found.await {
-        Ok((counts, calls)) => viewer.page("Journal", render(&counts, &calls, state)),
+        Ok((counts, calls)) => {
+            viewer.page("Journal", render(&counts, &calls, state, g.clock.wall()))
+        }
         Err(e) => viewer.error(
             StatusCode::SERVICE_UNAVAILABLE,
             "The journal does not answer",
@@ -75,7 +78,12 @@ pub(crate) async fn page(
     }
 }
 
-fn render(counts: &StateCounts, calls: &[JournalEntry], state: Option<CallState>) -> Markup {
+fn render(
+    counts: &StateCounts,
+    calls: &[JournalEntry],
+    state: Option<CallState>,
+    now: SystemTime,
+) -> Markup {
     let next = (calls.len() == PAGE as usize)
         .then(|| calls.last())
         .flatten()
@@ -113,7 +121,7 @@ fn render(counts: &StateCounts, calls: &[JournalEntry], state: Option<CallState>
             @if calls.is_empty() {
                 p.empty { "No calls." }
             } @else {
-                (calls_table(calls.iter()))
+                (calls_table(calls.iter(), now))
             }
             @if let Some(next) = next {
                 p { a href=(next) { "Older calls" } }
@@ -123,7 +131,10 @@ fn render(counts: &StateCounts, calls: &[JournalEntry], state: Option<CallState>
 }
 
 /// A table of calls, each linked to its page.
-pub(crate) fn calls_table<'a>(calls: impl Iterator<Item = &'a JournalEntry>) -> Markup {
+pub(crate) fn calls_table<'a>(
+    calls: impl Iterator<Item = &'a JournalEntry>,
+    now: SystemTime,
+) -> Markup {
     html! {
         table.calls {
             thead {
@@ -133,7 +144,7 @@ pub(crate) fn calls_table<'a>(calls: impl Iterator<Item = &'a JournalEntry>) -> 
                 @for entry in calls {
                     tr {
                         td { a href=(call_href(&entry.call_id)) { code { (entry.call_id) } } }
-                        td { span class={ "state " (entry.state) } { (state_words(entry)) } }
+                        td { span class={ "state " (entry.state) } { (state_words(entry, now)) } }
                         td { (entry.caller()) }
                         td { code { (entry.target) } }
                         td.n { (entry.attempts) }
@@ -147,8 +158,8 @@ pub(crate) fn calls_table<'a>(calls: impl Iterator<Item = &'a JournalEntry>) -> 
 
 /// The state as a person reads it: an in-flight call no process holds is
 /// in doubt, not running.
-pub(crate) fn state_words(entry: &JournalEntry) -> String {
-    if entry.state == CallState::InFlight && !entry.is_leased() {
+pub(crate) fn state_words(entry: &JournalEntry, now: SystemTime) -> String {
+    if entry.state == CallState::InFlight && !entry.is_leased(now) {
         "in_flight, lease expired".to_owned()
     } else {
         entry.state.to_string()

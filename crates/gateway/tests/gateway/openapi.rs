@@ -6,7 +6,7 @@
 //! binary in the CLI's tests.
 
 use recourse_test_support::{check_openapi, openapi_mismatches};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support;
 
@@ -31,15 +31,35 @@ async fn records_and_journal_answers_match_the_document() {
     ];
     let (_, quote) = gw.post(&calls[0]).await;
     let written: Vec<&String> = quote.as_object().unwrap().keys().collect();
-    let described: Vec<&String> = doc["components"]["schemas"]["CallAnswer"]["properties"]
+    let answer = &doc["components"]["schemas"]["CallAnswer"];
+    let required: Vec<&str> = answer["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    // A field the record leaves out when it has nothing to say (`answer`)
+    // is one the document does not require.
+    let described: Vec<&String> = answer["properties"]
         .as_object()
         .unwrap()
         .keys()
+        .filter(|k| written.contains(k))
         .collect();
     assert_eq!(
         written, described,
         "the document lists the record's fields in the order it writes them (preserve_order)"
     );
+    let left_out: Vec<&String> = answer["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !written.contains(k))
+        .collect();
+    for key in left_out {
+        assert!(
+            !required.contains(&key.as_str()),
+            "the record left out {key}, which the document requires"
+        );
+    }
     for body in &calls {
         let (status, record) = gw.post(body).await;
         assert_eq!(status, 200, "{record}");

@@ -5,7 +5,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod changing_server;
-pub mod harness;
 pub mod http_server;
 pub mod state_server;
 pub mod stdio_server;

@@ -22,10 +22,16 @@
 pub enum CategoryBasis {
     /// A structured convention named the category (our envelope, the dict
     /// convention, a problem document, MCP failure metadata, a JSON-RPC code
-    /// with a defined meaning, or the MCP rule that an `isError` result is an
-    /// input error), or no category was named and the HTTP status routes.
+    /// with a defined meaning), or no category was named and the HTTP status
+    /// routes.
     #[default]
     Stated,
+    /// The tool named no category at all: an MCP `isError` result with
+    /// only text, which names neither a category nor a transient failure. It
+    /// routes as an input error (a correction may help), by the MCP rule; but
+    /// the tool did not say so, and nothing that shows the failure may claim
+    /// it did.
+    Assumed,
     /// The server said only that it failed internally: a JSON-RPC `-32603`
     /// or a code with no defined meaning. That is the JSON-RPC form of a bare
     /// HTTP 500: the request reached the server, so a write may have run.

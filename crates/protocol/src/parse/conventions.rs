@@ -95,6 +95,7 @@ pub(super) fn read_problem(status: u16, mut obj: Map<String, Value>) -> ParsedRe
         server_wait: None,
         basis: CategoryBasis::Stated,
         needs: None,
+        answer: None,
     }
 }
 

@@ -15,7 +15,12 @@
 //!    503 or 429, "timed out", "rate limit", "temporarily unavailable"): that
 //!    category, as a guess ([`CategoryBasis::FreeText`]) with an unspecified
 //!    permission;
-//! 4. otherwise an INPUT_ERROR with the text as its message.
+//! 4. otherwise an INPUT_ERROR with the text as its message, its category
+//!    [assumed](CategoryBasis::Assumed): the tool named none.
+//!
+//! The whole result is kept as the response's [`answer`](ParsedResponse::answer)
+//! whenever the result's `data` (or error) is only a part of it, so that
+//! what the tool said can be given back whole.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,17 +65,31 @@ pub(super) fn read_input_required(status: u16) -> ParsedResponse {
     parsed
 }
 
-pub(super) fn read_mcp(
-    status: u16,
-    mut obj: Map<String, Value>,
-    now: SystemTime,
-) -> ParsedResponse {
+pub(super) fn read_mcp(status: u16, obj: Map<String, Value>, now: SystemTime) -> ParsedResponse {
     let is_error = obj.get("isError") == Some(&Value::Bool(true));
-    let structured = obj.remove("structuredContent");
     if !is_error {
-        let data = structured.or(Some(Value::Object(obj)));
-        return foreign(status, BodyFormat::McpResult, data, None);
+        // The structured result is the data; without one, the whole result.
+        let Some(structured) = obj.get("structuredContent").cloned() else {
+            return foreign(
+                status,
+                BodyFormat::McpResult,
+                Some(Value::Object(obj)),
+                None,
+            );
+        };
+        let mut parsed = foreign(status, BodyFormat::McpResult, Some(structured), None);
+        parsed.answer = Some(Value::Object(obj));
+        return parsed;
     }
+    let whole = Value::Object(obj.clone());
+    let mut parsed = read_mcp_error(status, obj, now);
+    parsed.answer = Some(whole);
+    parsed
+}
+
+/// An `isError` result, read by the first rule of the module's that applies.
+fn read_mcp_error(status: u16, mut obj: Map<String, Value>, now: SystemTime) -> ParsedResponse {
+    let structured = obj.remove("structuredContent");
     if let Some(Value::Object(inner)) = structured {
         if matches!(inner.get("success"), Some(Value::Bool(false))) {
             let mut parsed = read_envelope(status, inner);
@@ -96,7 +115,7 @@ pub(super) fn read_mcp(
         ),
         None => (
             ToolError::input_error("TOOL_ERROR", text),
-            CategoryBasis::Stated,
+            CategoryBasis::Assumed,
         ),
     };
     let mut parsed = failure(

@@ -130,6 +130,11 @@ pub struct ParsedResponse {
     /// What the call needs before it can go on, when that is neither a resend
     /// nor a correction.
     pub needs: Option<Need>,
+    /// The tool's whole answer, when [`data`](Self::data) (or the failure)
+    /// is only a part of it: an MCP result's content, `structuredContent`,
+    /// `isError` and `_meta`, kept so that what the tool said can be given
+    /// back whole.
+    pub answer: Option<Value>,
 }
 
 /// Parses a response using the current time for HTTP-date `Retry-After` values.
@@ -184,6 +189,29 @@ where
         .flatten()
         .max();
     parsed
+}
+
+/// Reads an answer already in memory as a JSON value — what a transport
+/// that holds a typed answer (an MCP result) hands over instead of bytes —
+/// exactly as [`parse_response_at`] reads the same value's text with no
+/// headers. Total: never panics.
+///
+/// ```
+/// use recourse_protocol::{BodyFormat, parse_value_at};
+/// use serde_json::json;
+///
+/// let result = json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"id": 7}});
+/// let parsed = parse_value_at(200, result.clone(), std::time::SystemTime::now());
+/// assert!(parsed.success);
+/// assert_eq!(parsed.format, BodyFormat::McpResult);
+/// assert_eq!(parsed.data.unwrap().to_value(), json!({"id": 7}));
+/// assert_eq!(parsed.answer, Some(result));
+/// ```
+pub fn parse_value_at(status: u16, value: Value, now: SystemTime) -> ParsedResponse {
+    match value {
+        Value::Object(obj) => read_object(status, obj, now),
+        other => foreign(status, BodyFormat::Json, Some(other), None),
+    }
 }
 
 fn is_2xx(status: u16) -> bool {
@@ -282,6 +310,7 @@ fn foreign(
         server_wait: None,
         basis: CategoryBasis::Stated,
         needs: None,
+        answer: None,
     }
 }
 
@@ -304,6 +333,7 @@ fn failure(
         server_wait: None,
         basis: CategoryBasis::Stated,
         needs: None,
+        answer: None,
     }
 }
 

@@ -46,6 +46,8 @@ fn report(outcome: Outcome, attempts: Vec<AttemptRecord>) -> CallReport {
         verification: None,
         elapsed: Duration::from_millis(5),
         settlement: None,
+        answer: None,
+        ended_at: None,
     }
 }
 

@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use recourse_core::approval::Required;
 use recourse_core::journal::{
-    AwaitingCall, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind, KeyClaim, rfc3339,
+    AwaitingCall, Claimed, Journal, JournalEntry, JournalError, JournalErrorKind, KeyClaim,
+    KeyedAnswer, keyed_answer, rfc3339,
 };
 use recourse_protocol::{redact, redact_value};
 use serde_json::Value;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use crate::call::{CallSpec, new_id};
 use crate::journal::expiry::refreshed;
 use crate::journal::process_owner;
-use crate::keyed::{Keyed, answered, never_sent_nor_answered};
+use crate::keyed::{Keyed, answered};
 
 /// A call to hold for a person's approval.
 #[derive(Debug, Clone)]
@@ -127,30 +128,24 @@ async fn resend(
     now: SystemTime,
     lease: Duration,
 ) -> Result<Resend, JournalError> {
-    if entry.request_hash.as_deref() != Some(call.request_hash.as_str()) {
-        return Ok(Resend::Answer(answered(
-            Box::new(entry),
-            &call.request_hash,
-        )));
-    }
-    if never_sent_nor_answered(&entry) {
-        return Ok(
+    let hash = call.request_hash.as_str();
+    match keyed_answer(&entry, hash, now) {
+        KeyedAnswer::TakeOver => Ok(
             if journal
                 .take_over(&entry.call_id, process_owner(), lease)
                 .await?
             {
                 Resend::AskAgain(entry.call_id)
             } else {
-                Resend::Answer(Keyed::InProgress {
-                    call_id: entry.call_id,
-                })
+                Resend::Answer(answered(KeyedAnswer::TakeOver, entry))
             },
-        );
+        ),
+        KeyedAnswer::Replay { .. } => {
+            // Still waiting, or decided since — an expiry applied as it is read.
+            let entry = refreshed(journal, entry, now).await?;
+            let answer = keyed_answer(&entry, hash, now);
+            Ok(Resend::Answer(answered(answer, entry)))
+        }
+        answer => Ok(Resend::Answer(answered(answer, entry))),
     }
-    // Still waiting, or decided since — an expiry applied as it is read.
-    let entry = refreshed(journal, entry, now).await?;
-    Ok(Resend::Answer(answered(
-        Box::new(entry),
-        &call.request_hash,
-    )))
 }

@@ -2,13 +2,11 @@
 //! (or left in flight by a process that died) gets the state a person found
 //! out — by looking at the tool, asking its owner — with who and why.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use recourse_protocol::redact;
 
-use super::{
-    CallState, Journal, JournalEntry, JournalError, RecordJson, process_owner, rfc3339_now,
-};
+use super::{CallState, Journal, JournalEntry, JournalError, RecordJson, process_owner, rfc3339};
 use recourse_core::policy::StopReason;
 use recourse_core::record::{Outcome, SettledBy, Settlement};
 use serde_json::Value;
@@ -71,12 +69,12 @@ impl From<JournalError> for HandSettleError {
     }
 }
 
-/// Whether `entry` may be settled by hand: `unknown`, or `in_flight` with
-/// no lease holding it.
-pub fn settleable(entry: &JournalEntry) -> bool {
+/// Whether `entry` may be settled by hand at `now` (wall-clock time):
+/// `unknown`, or `in_flight` with no lease holding it.
+pub fn settleable(entry: &JournalEntry, now: SystemTime) -> bool {
     match entry.state {
         CallState::Unknown => true,
-        CallState::InFlight => !entry.is_leased(),
+        CallState::InFlight => !entry.is_leased(now),
         // A call awaiting approval sent nothing: a person decides its approval instead.
         CallState::Succeeded | CallState::Failed | CallState::AwaitingApproval => false,
     }
@@ -106,7 +104,8 @@ pub async fn settle_by_hand(
     let Some(entry) = journal.get(call_id).await? else {
         return Ok(None);
     };
-    if !settleable(&entry) {
+    let now = SystemTime::now();
+    if !settleable(&entry, now) {
         return Err(HandSettleError::NotSettleable(entry.state));
     }
     if !journal.take_over(call_id, process_owner(), lease).await? {
@@ -128,7 +127,7 @@ pub async fn settle_by_hand(
             reason: StopReason::NotCommitted,
         },
     };
-    let settled = Settlement::new(SettledBy::Person, rfc3339_now())
+    let settled = Settlement::new(SettledBy::Person, rfc3339(now))
         .with_who(settlement.who.clone())
         .with_note(redact(note));
     let record = RecordJson::from(&entry.settled_record(outcome, settled));

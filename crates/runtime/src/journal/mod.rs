@@ -17,17 +17,21 @@
 //! transports to look it up or read it back — is here ([`settle_with`]), and so is the sweeper
 //! that settles, while a server runs, the calls whose lease ran out ([`sweep`]) and
 //! expires the approvals nobody decided in time ([`expire_due`]; asking and
-//! deciding an approval are [`crate::approval`]'s).
+//! deciding an approval are [`crate::approval`]'s), the loop that prunes old
+//! calls ([`prune`]) and the one that holds a call's lease
+//! ([`LeaseKeeper`]) — each waiting on an injected clock.
 
 mod by_hand;
 pub(crate) mod expiry;
+mod lease;
 mod prune;
 mod settle;
 mod sweep;
 
 pub use by_hand::{HandSettleError, HandSettlement, MAX_NOTE, settle_by_hand, settleable};
 pub use expiry::expire_due;
-pub use prune::prune_older_than;
+pub use lease::LeaseKeeper;
+pub use prune::{prune, prune_older_than, prune_older_than_at};
 pub use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, DEFAULT_CALLER, DecidedTo,
     Journal, JournalEntry, JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery,

@@ -9,9 +9,7 @@ use recourse_protocol::redact;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{
-    CallState, Journal, JournalEntry, JournalResult, RecordJson, process_owner, rfc3339_now,
-};
+use super::{CallState, Journal, JournalEntry, JournalResult, RecordJson, process_owner, rfc3339};
 use crate::clock::SystemClock;
 use crate::config::ExecutorConfig;
 use crate::header::check_header;
@@ -205,7 +203,7 @@ pub async fn settle_with(
         held: true,
         note,
     };
-    if entry.is_leased()
+    if entry.is_leased(options.clock().wall())
         || !journal
             .take_over(&entry.call_id, process_owner(), options.lease)
             .await?
@@ -218,7 +216,9 @@ pub async fn settle_with(
     }
     let found = look_up(entry, options).await;
     let state = found.state();
-    let record = found.record(entry).map(|r| RecordJson::from(&r));
+    let record = found
+        .record(entry, options.clock().wall())
+        .map(|r| RecordJson::from(&r));
     journal
         .finish_call(&entry.call_id, state, None, record.as_ref())
         .await?;
@@ -395,7 +395,7 @@ impl Found {
 
     /// The call's record once settled, with its settlement; `None` while its
     /// outcome stays unknown (the record it has, or the journal's, says so).
-    fn record(&self, entry: &JournalEntry) -> Option<Value> {
+    fn record(&self, entry: &JournalEntry, now: std::time::SystemTime) -> Option<Value> {
         let outcome = match &self.finish {
             Finish::Stopped(reason) if reason.leaves_outcome_unknown() => return None,
             Finish::Stopped(reason) => Outcome::Failed {
@@ -409,7 +409,7 @@ impl Found {
                 data: Value::Null.into(),
             },
         };
-        let settlement = Settled::new(self.by, rfc3339_now()).with_note(redact(&self.note));
+        let settlement = Settled::new(self.by, rfc3339(now)).with_note(redact(&self.note));
         Some(entry.settled_record(outcome, settlement))
     }
 }

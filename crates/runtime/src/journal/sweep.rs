@@ -16,21 +16,19 @@
 //! nobody looks at it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::expiry::expire_due;
 use super::{CallState, Journal, ListQuery, MAX_LIST, SettleOptions, settle_with};
 
 /// How often [`sweep`] looks for calls whose lease ran out: half a lease,
-/// at least a second.
-pub fn sweep_interval(lease: Duration) -> Duration {
-    (lease / 2).max(Duration::from_secs(1))
-}
+/// at least a second ([`recourse_core::timing::sweep_every`]).
+pub use recourse_core::timing::sweep_every as sweep_interval;
 
 /// Settles, for as long as it runs, every in-flight call whose lease has run
 /// out, as [`settle_expired`] does, and expires every approval past its
 /// expiry on the options' clock ([`expire_due`]): at once, then every
-/// [`sweep_interval`] of the options' lease. It never returns; spawn it.
+/// [`sweep_interval`] of the options' lease, waiting on the options'
+/// clock. It never returns; spawn it.
 /// What it settled or expired, and what it could not, is reported to
 /// `report`, one line each.
 pub async fn sweep(
@@ -48,7 +46,7 @@ pub async fn sweep(
             )),
             Err(e) => report(format!("recourse: could not expire approvals: {e}")),
         }
-        tokio::time::sleep(interval).await;
+        options.clock().sleep_in_background(interval).await;
     }
 }
 
@@ -74,7 +72,8 @@ pub async fn settle_expired(
         }
     };
     let mut settled = 0;
-    for entry in entries.iter().filter(|e| !e.is_leased()) {
+    let now = options.clock().wall();
+    for entry in entries.iter().filter(|e| !e.is_leased(now)) {
         match settle_with(journal, entry, options).await {
             Ok(s) if !s.held => {
                 settled += 1;
@@ -91,21 +90,4 @@ pub async fn settle_expired(
         }
     }
     settled
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_sweeper_looks_every_half_lease_at_least_every_second() {
-        assert_eq!(
-            sweep_interval(Duration::from_secs(30)),
-            Duration::from_secs(15)
-        );
-        assert_eq!(
-            sweep_interval(Duration::from_millis(500)),
-            Duration::from_secs(1)
-        );
-    }
 }

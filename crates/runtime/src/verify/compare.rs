@@ -89,7 +89,7 @@ fn holds_at(op: ExpectOp, found: &Value, want: &Value) -> bool {
         ExpectOp::In => want
             .as_array()
             .is_some_and(|allowed| allowed.iter().any(|a| same(found, a))),
-        ExpectOp::Any => any(found, want),
+        ExpectOp::Any => some_element(found, want),
         // Neither compares with a value, and a change is read by `grew_by`.
         ExpectOp::Exists | ExpectOp::Absent | ExpectOp::GrewBy => false,
     }
@@ -112,7 +112,7 @@ fn strings<'a>(found: &'a Value, want: &'a Value) -> Option<(&'a str, &'a str)> 
 
 /// Some element of `found` (an array's, or an object's values) whose
 /// fields, by the pointers `want` names, equal `want`'s values.
-fn any(found: &Value, want: &Value) -> bool {
+fn some_element(found: &Value, want: &Value) -> bool {
     let Some(fields) = want.as_object().filter(|f| !f.is_empty()) else {
         return false;
     };

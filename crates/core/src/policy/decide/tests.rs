@@ -321,9 +321,10 @@ fn rule7_a_guessed_category_never_goes_to_a_model() {
         decide(&guessed, first()),
         Action::stop(StopReason::UnstructuredFailure)
     );
-    // Text naming nothing transient is the MCP rule's INPUT_ERROR, stated: corrected.
+    // Text naming nothing transient is the MCP rule's INPUT_ERROR, assumed
+    // (the tool named no category): it routes as one, so it is corrected.
     let plain = mcp_is_error("Invalid timezone: America/NewYork");
-    assert_eq!(plain.basis, CategoryBasis::Stated);
+    assert_eq!(plain.basis, CategoryBasis::Assumed);
     assert_eq!(decide(&plain, first()), Action::Correct);
 }
 

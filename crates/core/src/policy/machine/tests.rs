@@ -85,6 +85,51 @@ fn an_open_breaker_stops_the_call_before_dispatch() {
     ));
 }
 
+/// A refused admission stops the call with a retryable `CIRCUIT_OPEN`:
+/// the machine says what the loop records, whether or not an attempt
+/// answered before.
+#[test]
+fn a_refused_admission_is_a_retryable_circuit_open() {
+    let mut machine = CallMachine::new(setup(Traits::default()));
+    let Command::Admit(admit) = machine.start(Instant::now()) else {
+        panic!()
+    };
+    let refused = machine.refused(admit);
+    assert_eq!(refused.finish, Finish::Stopped(StopReason::CircuitOpen));
+    assert_eq!(refused.error.code, "CIRCUIT_OPEN");
+    assert_eq!(
+        refused.error.category,
+        recourse_protocol::ErrorCategory::ServiceError
+    );
+    assert!(refused.error.retryable);
+}
+
+/// The `retryable` a call's error ends with: the tool's word when it said
+/// one, else whether a resend could help and is harmless.
+#[test]
+fn an_error_s_retryable_is_the_tool_s_word_else_the_machine_s() {
+    use recourse_protocol::RetryPermission::{Allowed, Refused, Unspecified};
+    let assessed = |transient, unknown| Assessment {
+        transient,
+        unknown,
+        facts: AnswerFacts::default(),
+    };
+    for (transient, unknown, permission, stated, retryable) in [
+        (true, false, Unspecified, false, true),
+        (true, true, Unspecified, false, false),
+        (false, false, Unspecified, true, false),
+        (true, false, Refused, false, false),
+        (false, false, Allowed, true, true),
+        (true, true, Allowed, true, true),
+    ] {
+        assert_eq!(
+            assessed(transient, unknown).retryable(permission, stated),
+            retryable,
+            "{transient} {unknown} {permission:?} {stated}"
+        );
+    }
+}
+
 #[test]
 fn no_time_left_stops_before_dispatch_and_attempts_are_cut_to_the_deadline() {
     let t0 = Instant::now();

@@ -303,6 +303,10 @@ fn report() -> impl Strategy<Value = CallReport> {
             any::<u64>(),
             prop::option::of(settlement()),
         ),
+        (
+            prop::option::of(json()),
+            prop::option::of(0u64..4_000_000_000_000),
+        ),
     )
         .prop_map(
             |(
@@ -310,6 +314,7 @@ fn report() -> impl Strategy<Value = CallReport> {
                 (http_calls, llm_calls, prompt, completion),
                 (llm_ms, idempotent, from, idempotency_key),
                 (operation_id, verification, elapsed_ms, settlement),
+                (answer, ended_ms),
             )| CallReport {
                 call_id,
                 outcome,
@@ -324,6 +329,8 @@ fn report() -> impl Strategy<Value = CallReport> {
                 verification,
                 elapsed: Duration::from_millis(elapsed_ms),
                 settlement,
+                answer,
+                ended_at: ended_ms.map(|ms| std::time::UNIX_EPOCH + Duration::from_millis(ms)),
             },
         )
 }

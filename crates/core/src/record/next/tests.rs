@@ -292,6 +292,8 @@ fn report(outcome: Outcome, attempts: Vec<AttemptRecord>) -> CallReport {
         verification: None,
         elapsed: Duration::ZERO,
         settlement: None,
+        answer: None,
+        ended_at: None,
     }
 }
 
@@ -321,9 +323,18 @@ fn unknown(error: ToolError) -> CallReport {
     )
 }
 
+/// The message within its bounds — our sentences within
+/// [`MODEL_MESSAGE_MAX_CHARS`], each quote of the tool's within
+/// [`TOOL_TEXT_MAX_BYTES`] — redacted, every fence closed.
 fn assert_fit(next: &Next) {
     let m = &next.model_message;
-    assert!(m.chars().count() <= MODEL_MESSAGE_MAX_CHARS, "{m}");
+    let ours = m.split(" Tool said (").next().unwrap_or_default();
+    let ours = ours.split(" Tool suggests: ").next().unwrap_or_default();
+    assert!(ours.chars().count() <= MODEL_MESSAGE_MAX_CHARS, "{m}");
+    for quote in m.split("<<<").skip(1) {
+        let quoted = quote.split(">>>").next().unwrap_or_default();
+        assert!(quoted.len() <= TOOL_TEXT_MAX_BYTES + 40, "{m}");
+    }
     assert!(!m.contains(SECRET) && !m.contains("4f9a8b7c6d5e"), "{m}");
     assert_eq!(m.matches("<<<").count(), m.matches(">>>").count(), "{m}");
 }
@@ -535,20 +546,36 @@ fn the_tools_guidance_is_fenced_and_never_changes_the_step() {
     assert_fit(&next);
 }
 
+/// What the tool said reaches the model whole — every line, in order —
+/// fenced as the tool's, its secrets redacted.
 #[test]
-fn a_stack_trace_never_reaches_the_model() {
-    let trace = format!(
-        "TypeError: cannot read 'id' of undefined\n    at charge (/srv/billing.js:42:7)\n    at \
-         process (/srv/queue.js:9:3)\n  token={SECRET}"
+fn the_tools_text_reaches_the_model_whole_every_line_in_order() {
+    let said = format!(
+        "Could not find exact match for edit:\nzzz-line\n    at charge (/srv/billing.js:42:7)\n  token={SECRET}"
     );
-    let error = ToolError::input_error("BAD", trace);
+    let error = ToolError::input_error("BAD", said);
     let next = failed(400, error, StopReason::CannotFix).next();
     let m = &next.model_message;
     assert!(
-        m.contains("<<<TypeError: cannot read 'id' of undefined>>>"),
+        m.contains(
+            "<<<Could not find exact match for edit:\nzzz-line\n    at charge (/srv/billing.js:42:7)\n  token=[REDACTED]>>>"
+        ),
         "{m}"
     );
-    assert!(!m.contains("billing.js") && !m.contains("queue.js"), "{m}");
+    assert_fit(&next);
+}
+
+/// A text longer than 8 KiB is cut, and the cut is marked.
+#[test]
+fn a_long_text_is_cut_at_eight_kib_and_says_so() {
+    let error = ToolError::input_error("BAD", "x".repeat(10_000));
+    let next = failed(400, error, StopReason::CannotFix).next();
+    let m = &next.model_message;
+    assert!(
+        m.contains(&format!("<<<{}", "x".repeat(TOOL_TEXT_MAX_BYTES))),
+        "cut short"
+    );
+    assert!(m.contains(" … [cut: 1808 more bytes]>>>"), "{m}");
     assert_fit(&next);
 }
 

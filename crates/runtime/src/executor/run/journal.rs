@@ -6,10 +6,11 @@ use std::time::Duration;
 use recourse_protocol::redact_value;
 
 use super::Run;
-use crate::journal::process_owner;
-use crate::journal::within;
+use crate::journal::{LeaseKeeper, process_owner, within};
+use recourse_core::clock::Clock;
 use recourse_core::journal::{AttemptResult, CallState, Journal, NewCall, RecordJson};
 use recourse_core::record::{CallReport, Event, Outcome};
+use recourse_core::timing::claim_give_back;
 
 impl Run<'_> {
     /// Records the call before its first dispatch — when it has something to
@@ -58,7 +59,13 @@ impl Run<'_> {
         )
         .await?;
         self.journaled = Some(call.payload);
-        self.lease = Some(LeaseRenewal::start(journal, self.call_id.clone(), lease));
+        let clock = Arc::clone(&self.exec.clock);
+        self.lease = Some(LeaseKeeper::start(
+            journal,
+            self.call_id.clone(),
+            lease,
+            clock,
+        ));
         self.upcoming.push(Event::Journal {
             state: CallState::InFlight,
         });
@@ -74,20 +81,8 @@ impl Run<'_> {
         let (Some(journal), Some(_)) = (self.exec.journal.clone(), &self.call.caller_key) else {
             return;
         };
-        let call_id = self.call_id.clone();
-        tokio::spawn(async move {
-            let mut wait = Duration::from_millis(100);
-            for _ in 0..6 {
-                let ended = journal
-                    .renew_lease(&call_id, process_owner(), Duration::ZERO)
-                    .await;
-                if ended.is_ok() {
-                    return;
-                }
-                tokio::time::sleep(wait).await;
-                wait *= 2;
-            }
-        });
+        let (call_id, clock) = (self.call_id.clone(), Arc::clone(&self.exec.clock));
+        tokio::spawn(give_back(journal, call_id, clock));
     }
 
     pub(super) async fn journal_attempt_start(
@@ -207,27 +202,17 @@ impl Run<'_> {
     }
 }
 
-/// Renews a journaled call's lease every third of it, until dropped.
-pub(super) struct LeaseRenewal(tokio::task::JoinHandle<()>);
-
-impl LeaseRenewal {
-    fn start(journal: Arc<dyn Journal>, call_id: String, lease: Duration) -> Self {
-        let every = (lease / 3).max(Duration::from_millis(10));
-        Self(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                match journal.renew_lease(&call_id, process_owner(), lease).await {
-                    Ok(true) => {}
-                    Ok(false) => return,
-                    Err(e) => tracing::warn!(error = %e, "could not renew a journal lease"),
-                }
-            }
-        }))
-    }
-}
-
-impl Drop for LeaseRenewal {
-    fn drop(&mut self) {
-        self.0.abort();
+/// Ends this process's lease on `call_id` now, trying again on `clock` as
+/// [`claim_give_back`] says until the journal answers.
+async fn give_back(journal: Arc<dyn Journal>, call_id: String, clock: Arc<dyn Clock>) {
+    let mut waits = claim_give_back();
+    loop {
+        let ended = journal
+            .renew_lease(&call_id, process_owner(), Duration::ZERO)
+            .await;
+        match (ended, waits.next()) {
+            (Ok(_), _) | (Err(_), None) => return,
+            (Err(_), Some(wait)) => clock.sleep_in_background(wait).await,
+        }
     }
 }

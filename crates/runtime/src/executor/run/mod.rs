@@ -28,11 +28,11 @@ use crate::shared::EndpointHealth;
 use crate::span;
 use crate::transport::{Delivery, Request, TransportFailure};
 use recourse_core::backoff::Backoff;
-use recourse_core::idempotency::{Evidence, Idempotency};
+use recourse_core::idempotency::Idempotency;
 use recourse_core::journal::AttemptResult;
 use recourse_core::machine::{
-    Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, Resend, Setup, Success,
-    Verdict,
+    Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, ManifestQuestion, Resend,
+    Setup, Success, Verdict,
 };
 use recourse_core::policy::{Action, Limits, Observation, Traits, Verification};
 use recourse_core::protect::Protected;
@@ -40,6 +40,7 @@ use recourse_core::record::millis;
 use recourse_core::record::{
     AttemptRecord, CallReport, CoercionChange, Event, Outcome, PayloadSource, TokenUsage, WaitCause,
 };
+use recourse_core::timing::{attempt_guard, manifest_budget};
 
 pub(crate) struct Run<'e> {
     exec: &'e Executor,
@@ -58,6 +59,8 @@ pub(crate) struct Run<'e> {
     source: PayloadSource,
     last_error: Option<ToolError>,
     last_data: Option<ToolData>,
+    /// The tool's whole last answer, when its data (or error) is a part of it.
+    last_answer: Option<Value>,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
     /// Events that belong to the next attempt (its payload's coercion, the journal).
@@ -67,7 +70,7 @@ pub(crate) struct Run<'e> {
     tokens: TokenUsage,
     llm_time: Duration,
     /// Held while the call is journaled: its lease, renewed.
-    lease: Option<journal::LeaseRenewal>,
+    lease: Option<crate::journal::LeaseKeeper>,
     /// How the last attempt ended, not yet in the journal: it goes with the
     /// journal's next write.
     ended: Option<(u32, AttemptResult)>,
@@ -121,6 +124,7 @@ impl<'e> Run<'e> {
             source: PayloadSource::Caller,
             last_error: None,
             last_data: None,
+            last_answer: None,
             operation_id: None,
             attempts: Vec::new(),
             upcoming: Vec::new(),
@@ -166,6 +170,8 @@ impl<'e> Run<'e> {
                 .now()
                 .saturating_duration_since(self.started),
             settlement: None,
+            answer: self.last_answer.take(),
+            ended_at: Some(self.exec.clock.wall()),
         };
         let report = self.journal_outcome(report).instrument(span.clone()).await;
         span::call_finished(&span, &report);
@@ -214,17 +220,13 @@ impl<'e> Run<'e> {
                     Command::Finish(machine.cancelled())
                 }
                 Command::Admit(admit) => {
-                    let admitted = self.admit().await;
-                    if !admitted {
-                        self.last_error.get_or_insert_with(|| {
-                            ToolError::service_error(
-                                "CIRCUIT_OPEN",
-                                "circuit breaker open; not dispatched",
-                            )
-                            .retryable(true)
-                        });
+                    if self.admit().await {
+                        machine.admitted(admit, true, self.exec.clock.now())
+                    } else {
+                        let refused = machine.refused(admit);
+                        self.last_error.get_or_insert(refused.error);
+                        Command::Finish(refused.finish)
                     }
-                    machine.admitted(admit, admitted, self.exec.clock.now())
                 }
                 Command::Dispatch(dispatch) => self.attempt(&mut machine, dispatch).await,
                 Command::Wait(wait) => {
@@ -249,57 +251,46 @@ impl<'e> Run<'e> {
     /// known, the deadline, the backoff, and what can correct a payload or
     /// settle an unknown outcome.
     fn setup(&mut self) -> Setup {
-        let lookup = match (
-            &self.call.verifier,
-            &self.call.reconciler,
-            &self.exec.reconciler,
-        ) {
-            (Some(verifier), _, _) => Lookup::ReadBack {
-                before: !verifier.after_only(),
-                always: verifier.always(),
-            },
-            (None, Some(_), _) | (None, None, Some(_)) => Lookup::Operation,
-            (None, None, None) => Lookup::None,
-        };
         let mut setup = Setup::new(self.limits, self.traits(), self.exec.config.request_timeout)
             .with_deadline(self.deadline)
             .with_corrector(self.exec.corrector.is_some())
-            .with_lookup(lookup);
+            .with_lookup(self.lookup());
         if let Some(backoff) = self.backoff.take() {
             setup = setup.with_backoff(backoff);
         }
         setup
     }
 
-    /// Asks the tool's manifest when neither the caller nor the tool said
-    /// whether the call is idempotent — spending at most a quarter of the
-    /// time left (and never more than the attempt timeout) on it — then
-    /// settles the key every attempt carries: the caller's, or a fresh one
-    /// for a non-idempotent call.
+    /// How the call settles an unknown outcome: its declared read-back,
+    /// else its reconciler's or the executor's lookup, else none.
+    fn lookup(&self) -> Lookup {
+        let read_back = self.call.verifier.as_ref().map(|v| Lookup::ReadBack {
+            before: !v.after_only(),
+            always: v.always(),
+        });
+        let reconciler = self.call.reconciler.is_some() || self.exec.reconciler.is_some();
+        Lookup::choose(read_back, reconciler)
+    }
+
+    /// Asks the tool's manifest what nobody else said
+    /// ([`ManifestQuestion`]) — spending at most
+    /// [`manifest_budget`] of the time left on it — then settles the key
+    /// every attempt carries: the caller's, or a fresh one for a
+    /// non-idempotent call.
     ///
     /// A write with no lookup of its own (no verification, no reconciler)
     /// takes the one its manifest entry declares, so that a write sent with
     /// nothing but a URL can still be settled.
     async fn resolve_idempotency(&mut self) {
-        let per_attempt = self.exec.config.request_timeout;
-        let budget = self
-            .remaining()
-            .map_or(per_attempt, |left| (left / 4).min(per_attempt));
-        let no_lookup = self.call.verifier.is_none()
-            && self.call.reconciler.is_none()
-            && self.exec.reconciler.is_none();
-        let may_write = self.call.ask_manifest || !self.idempotency.idempotent;
-        if (self.call.ask_manifest || (no_lookup && may_write))
+        let asked = ManifestQuestion::of(self.call.ask_manifest, self.idempotency, self.lookup());
+        let budget = manifest_budget(self.remaining(), self.exec.config.request_timeout);
+        if let Some(asked) = asked
             && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
             && let Some(declared) = manifests.declaration(url, self.call.method, budget).await
         {
-            if self.call.ask_manifest {
-                self.idempotency = Idempotency {
-                    idempotent: declared.idempotent,
-                    from: Evidence::Manifest,
-                };
-            }
-            if no_lookup && !self.idempotency.idempotent {
+            let method = Some(self.call.method);
+            self.idempotency = asked.idempotency(self.idempotency, declared.idempotent, method);
+            if asked.adopts_lookup(self.idempotency) {
                 self.adopt_lookup(&declared);
             }
         }
@@ -400,11 +391,14 @@ impl<'e> Run<'e> {
             timeout,
             answered.assessment,
         );
-        // A success's data, moved out of the response rather than copied.
-        if let Ok(response) = parsed
-            && response.success
-        {
-            self.last_data = Some(response.data.unwrap_or_default());
+        // A success's data, and the tool's whole answer when the data is
+        // only a part of it, moved out of the response rather than copied.
+        self.last_answer = None;
+        if let Ok(response) = parsed {
+            if response.success {
+                self.last_data = Some(response.data.unwrap_or_default());
+            }
+            self.last_answer = response.answer;
         }
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
@@ -429,8 +423,9 @@ impl<'e> Run<'e> {
         if self.exec.transport.enforces_timeout() {
             return self.exec.transport.send(&request).await;
         }
-        // A guard for transports that may ignore it (in-process tools that hang).
-        let guard = timeout + Duration::from_secs(1);
+        // A guard for transports that may ignore it (in-process tools that
+        // hang), on real time: it bounds a hung task, not the call's clock.
+        let guard = attempt_guard(timeout);
         match tokio::time::timeout(guard, self.exec.transport.send(&request)).await {
             Ok(delivery) => delivery,
             Err(_) => Err(TransportFailure::new(
@@ -446,10 +441,9 @@ impl<'e> Run<'e> {
             Observation::Response(r) => self.remember_response(r, assessment),
             Observation::Transport(t) => {
                 let code = t.kind.as_str().to_ascii_uppercase();
-                self.last_error = Some(
-                    ToolError::service_error(code, redact(&t.message))
-                        .retryable(assessment.resendable()),
-                );
+                let retryable = assessment.retryable(RetryPermission::Unspecified, false);
+                self.last_error =
+                    Some(ToolError::service_error(code, redact(&t.message)).retryable(retryable));
             }
         }
     }
@@ -460,11 +454,7 @@ impl<'e> Run<'e> {
             return;
         }
         self.last_error = r.to_tool_error().map(|mut error| {
-            // The tool did not say; say what recourse made of it, so a call
-            // that was resent does not end reading "retryable: false".
-            if r.permission == RetryPermission::Unspecified {
-                error.retryable = assessment.resendable();
-            }
+            error.retryable = assessment.retryable(r.permission, error.retryable);
             error
         });
         if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
@@ -592,10 +582,16 @@ impl<'e> Run<'e> {
             Finish::Succeeded(Success::Answered | Success::ReadBack) => Outcome::Succeeded {
                 data: self.last_data.take().unwrap_or_default(),
             },
-            Finish::Succeeded(Success::Committed(result)) => Outcome::Succeeded {
-                data: result.into(),
-            },
+            Finish::Succeeded(Success::Committed(result)) => {
+                // A lookup's result, not the tool's answer to the write.
+                self.last_answer = None;
+                Outcome::Succeeded {
+                    data: result.into(),
+                }
+            }
             Finish::Stopped(reason) => {
+                // A failure's answer reaches people and models: redacted.
+                self.last_answer = self.last_answer.take().map(|a| redact_value(&a));
                 let error = self.last_error.clone();
                 if reason.leaves_outcome_unknown() {
                     Outcome::Unknown { error, reason }

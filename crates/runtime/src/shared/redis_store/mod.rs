@@ -8,12 +8,14 @@
 //! - `PREFIX budget`: the retry budget, a hash (`earned`, `floor`, `last`),
 //!   kept ten decay constants after its last use;
 //! - `PREFIX breaker:HASH`: one endpoint's breaker, a hash (`failures`,
-//!   `open_until`), where `HASH` is the first 128 bits of the SHA-256 of the
-//!   endpoint, so keys are short, hold nothing of the target, and name the
-//!   same endpoint in every process; a healthy answer deletes it, and an
-//!   entry no failure has touched for a minute (plus twice the open time)
-//!   expires, which bounds what a caller naming endless endpoints can store;
-//! - `PREFIX probe:HASH`: the one half-open probe out for that endpoint.
+//!   `failed_at`, `open_until`), where `HASH` is the first 128 bits of the
+//!   SHA-256 of the endpoint, so keys are short, hold nothing of the target,
+//!   and name the same endpoint in every process; a healthy answer deletes
+//!   it, and an entry no failure has touched for a minute (plus twice the
+//!   open time) is forgotten and expires, which bounds what a caller naming
+//!   endless endpoints can store;
+//! - `PREFIX probe:HASH`: the one half-open probe out for that endpoint
+//!   (when it started, in ms).
 //!
 //! # What is read back
 //!
@@ -34,7 +36,8 @@
 //! hiccup, not an outage, and flipping a whole replica to its own breakers
 //! for it costs the tool more than it saves. In fallback the executor
 //! decides on its local budget and breakers, and no operation touches Redis
-//! until a background check — a `PING` every second — finds it again and
+//! until a background check — a `PING` every second, waiting on the
+//! state's clock ([`RedisSharedStateBuilder::with_clock`]) — finds it again and
 //! rejoins; a hung Redis costs at most three operations their timeout. While shared, the same check notices an outage no call has hit
 //! yet. Each change of mode is logged (`tracing`, target `recourse::shared`)
 //! and published to [`RedisSharedState::subscribe`]'s receivers. An unreachable Redis
@@ -43,6 +46,8 @@
 //! No TLS: `rediss://` is refused. The URL may carry a password; it is never
 //! logged, displayed or returned in an error.
 
+#[cfg(test)]
+mod agree;
 mod scripts;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -55,7 +60,11 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use super::{EndpointHealth, SharedMode, SharedState, SharedUnavailable};
+use crate::clock::SystemClock;
 use crate::transport::BoxFuture;
+use recourse_core::breaker::forgotten_after;
+use recourse_core::budget::RetryTokens;
+use recourse_core::clock::Clock;
 
 /// The longest key prefix accepted.
 const MAX_PREFIX_CHARS: usize = 64;
@@ -93,9 +102,9 @@ pub struct RedisSharedStateBuilder {
     prefix: String,
     op_timeout: Duration,
     check_every: Duration,
-    ratio: f64,
-    floor_per_sec: f64,
-    ttl: Duration,
+    clock: Arc<dyn Clock>,
+    /// The budget's settings (its tokens are Redis's).
+    budget: RetryTokens,
     threshold: u32,
     open_for: Duration,
 }
@@ -107,9 +116,9 @@ impl std::fmt::Debug for RedisSharedStateBuilder {
             .field("prefix", &self.prefix)
             .field("op_timeout", &self.op_timeout)
             .field("check_every", &self.check_every)
-            .field("ratio", &self.ratio)
-            .field("floor_per_sec", &self.floor_per_sec)
-            .field("ttl", &self.ttl)
+            .field("ratio", &self.budget.ratio())
+            .field("floor_per_sec", &self.budget.min_per_sec())
+            .field("ttl", &self.budget.ttl())
             .field("threshold", &self.threshold)
             .field("open_for", &self.open_for)
             .finish_non_exhaustive()
@@ -190,9 +199,8 @@ impl RedisSharedState {
             prefix: "recourse:".to_owned(),
             op_timeout: Duration::from_millis(50),
             check_every: Duration::from_secs(1),
-            ratio: 0.2,
-            floor_per_sec: 10.0,
-            ttl: Duration::from_secs(10),
+            clock: Arc::new(SystemClock),
+            budget: RetryTokens::new(0.2, 10.0, Duration::from_secs(10)),
             threshold: 5,
             open_for: Duration::from_secs(5),
         })
@@ -263,20 +271,17 @@ impl RedisSharedStateBuilder {
         self
     }
 
+    /// Waits between background checks on `clock` (real time by default).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// The budget's parameters, as [`RetryBudget::new`](crate::budget::RetryBudget::new)'s.
     #[must_use]
     pub fn with_budget(mut self, ratio: f64, min_per_sec: f64, ttl: Duration) -> Self {
-        self.ratio = if ratio.is_finite() {
-            ratio.clamp(0.0, 1000.0)
-        } else {
-            0.2
-        };
-        self.floor_per_sec = if min_per_sec.is_finite() {
-            min_per_sec.max(0.0)
-        } else {
-            0.0
-        };
-        self.ttl = ttl.max(Duration::from_millis(1));
+        self.budget = RetryTokens::new(ratio, min_per_sec, ttl);
         self
     }
 
@@ -327,10 +332,13 @@ impl RedisSharedStateBuilder {
 /// tries to reach it in fallback, until the state is dropped.
 async fn keep_watch(inner: Weak<Inner>) {
     loop {
-        let Some(every) = inner.upgrade().map(|i| i.settings.check_every) else {
+        let Some((every, clock)) = inner
+            .upgrade()
+            .map(|i| (i.settings.check_every, Arc::clone(&i.settings.clock)))
+        else {
             return;
         };
-        tokio::time::sleep(every).await;
+        clock.sleep_in_background(every).await;
         let Some(inner) = inner.upgrade() else {
             return;
         };
@@ -443,16 +451,15 @@ impl Inner {
     }
 
     async fn budget(&self, op: &'static str) -> Result<bool, SharedUnavailable> {
-        let s = &self.settings;
-        let ttl_ms = millis(s.ttl);
+        let budget = &self.settings.budget;
         self.run(async |conn| {
             self.budget
                 .key(&self.budget_key)
                 .arg(op)
-                .arg(s.ratio)
-                .arg(s.floor_per_sec)
-                .arg(ttl_ms)
-                .arg(ttl_ms.saturating_mul(10))
+                .arg(budget.ratio())
+                .arg(budget.min_per_sec())
+                .arg(millis(budget.ttl()))
+                .arg(millis(budget.kept_for()))
                 .invoke_async::<i64>(conn)
                 .await
         })
@@ -473,9 +480,7 @@ impl Inner {
 
     /// How long a breaker entry outlives its last failure.
     fn keep_for(&self) -> u64 {
-        millis(self.settings.open_for)
-            .saturating_mul(2)
-            .saturating_add(60_000)
+        millis(forgotten_after(self.settings.open_for))
     }
 }
 
@@ -496,14 +501,15 @@ impl SharedState for RedisSharedState {
         Box::pin(async move {
             let inner = &self.inner;
             let (breaker, probe) = inner.keys(endpoint);
-            let probe_for = millis(inner.settings.open_for);
+            let (open_for, keep) = (millis(inner.settings.open_for), inner.keep_for());
             inner
                 .run(async |conn| {
                     inner
                         .admit
                         .key(&breaker)
                         .key(&probe)
-                        .arg(probe_for)
+                        .arg(open_for)
+                        .arg(keep)
                         .invoke_async::<i64>(conn)
                         .await
                 })

@@ -1,0 +1,123 @@
+//! The proxy's Streamable HTTP front ([`router`](recourse_mcp_proxy::router))
+//! on a loopback port, spoken to by recourse's own rmcp client and by hand,
+//! behind the gateway's rules: the bearer token when one is set (401
+//! without it), loopback `Host` names only without one (403).
+
+mod support;
+
+use recourse_gateway::Access;
+use serde_json::{Value, json};
+use support::tools::McpTools;
+use support::{HttpFront, WAIT, builder, export, journal_in};
+
+const TOKEN: &str = "proxy-token-7f3a";
+
+/// The proxy in front of the reference tools, journaled, behind `access`.
+async fn start(access: &Access) -> (HttpFront, McpTools, tempfile::TempDir) {
+    let tools = McpTools::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = builder()
+        .upstream(tools.upstream(None))
+        .with_journal(journal_in(dir.path()).await)
+        .connect()
+        .await
+        .unwrap();
+    (HttpFront::start(&proxy, access).await, tools, dir)
+}
+
+/// An `initialize` POSTed with `headers`: its status and body.
+async fn initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "http-test", "version": "0"},
+            }})
+            .to_string(),
+        );
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+async fn call(server: &recourse_mcp::McpTransport, tool: &str) -> Value {
+    server
+        .forward(
+            "tools/call",
+            Some(json!({"name": tool, "arguments": export()})),
+            WAIT,
+        )
+        .await
+        .expect("the proxy answers")
+        .unwrap_or_else(|e| panic!("{tool}: {e:?}"))
+}
+
+#[tokio::test]
+async fn mcp_proxy_http_lists_and_calls_tools_and_serves_loopback_hosts_only() {
+    let (front, _tools, _dir) = start(&Access::default()).await;
+    assert!(
+        front.url.starts_with("http://127.0.0.1:") && front.url.ends_with("/mcp"),
+        "{}",
+        front.url
+    );
+    let client = front.client();
+
+    let listed = client.listed_tools(WAIT).await.unwrap();
+    let names: Vec<&str> = listed.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"exports_create"), "{names:?}");
+
+    // A write through the executor: one export, the record's summary added.
+    let created = call(&client, "exports_create").await;
+    assert_eq!(created["isError"], false, "{created}");
+    assert_eq!(created["_meta"]["recourse/call"]["outcome"], "succeeded");
+    let read = call(&client, "exports_lookup").await;
+    assert_eq!(read["structuredContent"]["count"], 1, "{read}");
+
+    // Without a token, a request naming another host is refused.
+    let (status, body) = initialize(&front.url, &[("host", "evil.example:8790")]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("HOST_NOT_ALLOWED"), "{body}");
+    let (status, body) = initialize(&front.url, &[("host", "localhost")]).await;
+    assert_eq!(status, 200, "{body}");
+    // A session's answer comes as one JSON body, not a stream of events.
+    let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+
+    // Exposed without a token on purpose: any host is served.
+    let (anywhere, _tools, _dir) = start(&Access::default().serve_any_host()).await;
+    let (status, body) = initialize(&anywhere.url, &[("host", "10.0.0.7:8790")]).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn mcp_proxy_http_requires_the_gateway_token_when_one_is_set() {
+    let access = Access::new(None, Some(TOKEN)).unwrap();
+    let (front, _tools, _dir) = start(&access).await;
+
+    let (status, body) = initialize(&front.url, &[]).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = initialize(&front.url, &[("authorization", "Bearer not-the-token")]).await;
+    assert_eq!(status, 401, "{body}");
+
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, body) = initialize(&front.url, &[("authorization", &bearer)]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("recourse-mcp-proxy"), "{body}");
+    // Behind a token, any host name is served.
+    let (status, body) = initialize(
+        &front.url,
+        &[("authorization", &bearer), ("host", "proxy.example:443")],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
