@@ -208,13 +208,10 @@ fn read_back(call: &mut Map<String, Value>, record: &Value) {
         .filter_map(|attempt| attempt["events"].as_array())
         .flatten();
     let reads = events
-        .filter(|event| event["kind"] == "verify")
+        .filter_map(|event| event.as_object().filter(|e| e["kind"] == "verify"))
         .map(|event| {
-            let mut read = event.clone();
-            if let Value::Object(fields) = &mut read {
-                fields.remove("kind");
-            }
-            read
+            let fields = event.iter().filter(|(k, _)| *k != "kind");
+            Value::Object(fields.map(|(k, v)| (k.clone(), v.clone())).collect())
         })
         .collect();
     call.insert("reads".to_owned(), Value::Array(reads));
