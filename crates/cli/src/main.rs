@@ -29,6 +29,8 @@ mod healthcheck;
 mod input;
 mod journal;
 mod mcp;
+mod mcp_access;
+mod mcp_login;
 mod mcp_proxy;
 mod out;
 mod probe;
@@ -65,6 +67,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Trust the certificate authorities in this PEM file besides the platform's, for every
+    /// https server recourse reaches: MCP servers, tools, lookups and read-backs, OAuth endpoints
+    /// [env: RECOURSE_CA_FILE].
+    #[arg(long = "ca-file", value_name = "PEM", global = true, value_parser = settings::path)]
+    ca_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +176,17 @@ fn main() -> ExitCode {
         }
     };
     let s = &settings;
+    // Before any client is built: every https client trusts these roots.
+    if let Some(path) = cli.ca_file.as_deref().or(s.ca_file())
+        && let Err(error) = recourse::tls::trust_ca_file(path)
+    {
+        return exit(match &cli.command {
+            Command::Mcp { command } if mcp_proxy::serves_stdio(command) => {
+                block_on(s, mcp_proxy::refuse(&anyhow::Error::new(error)))
+            }
+            _ => Err(error.into()),
+        });
+    }
     let result = match &cli.command {
         Command::Explain(args) => explain::run(args, s),
         Command::Debug(args) => debug::run(args, s),

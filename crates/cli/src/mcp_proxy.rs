@@ -14,6 +14,8 @@ use recourse_mcp::McpTarget;
 use recourse_mcp_proxy::{McpProxy, ToolPolicies, Upstream};
 
 use crate::executor_args::ExecutorArgs;
+use crate::mcp_access;
+use crate::mcp_login::{self, LoginArgs, LogoutArgs};
 use crate::settings::Settings;
 
 /// `recourse mcp …`.
@@ -32,20 +34,37 @@ On stdio, stdout carries MCP only; diagnostics go to stderr. With --http, the fi
 'recourse mcp proxy listening on http://ADDR:PORT/mcp'. The policy file and client setup: docs/mcp-proxy.md."
     )]
     Proxy(Box<ProxyArgs>),
+    /// Log in to a remote MCP server (OAuth, in a browser) and keep its tokens for
+    /// `recourse mcp proxy --upstream NAME=URL`.
+    #[command(
+        after_help = "Example: recourse mcp login linear=https://mcp.linear.app/mcp
+
+The server's 401 names its authorization server; recourse registers as a client, prints the URL to
+open (and opens it where it can), takes the browser's redirect on a loopback port, and keeps the
+tokens 0600 in $XDG_STATE_HOME/recourse/oauth/ (~/.local/state/recourse/oauth/), one file per URL.
+The proxy renews them before they expire. docs/remote.md."
+    )]
+    Login(LoginArgs),
+    /// Forget the tokens `recourse mcp login` kept for a server.
+    #[command(after_help = "Example: recourse mcp logout linear=https://mcp.linear.app/mcp")]
+    Logout(LogoutArgs),
 }
 
 /// Arguments of `recourse mcp proxy`.
 #[derive(Debug, Args)]
 pub(crate) struct ProxyArgs {
     /// An MCP server to stand in front of: NAME=CMD ARGS (started over stdio; split as a shell
-    /// splits words, never run by one) or NAME=http://HOST/mcp. NAME is 1 to 32 letters, digits
-    /// and hyphens. Repeatable; with several, each tool is offered as NAME__TOOL. Not with -- CMD.
+    /// splits words, never run by one) or NAME=https://HOST/mcp (or http://). NAME is 1 to 32
+    /// letters, digits and hyphens. Repeatable; with several, each tool is offered as NAME__TOOL.
+    /// Not with -- CMD.
     #[arg(
         long = "upstream",
         value_name = "NAME=CMD ARGS",
         conflicts_with = "command"
     )]
     upstreams: Vec<String>,
+    #[arg(long = "upstream-header", value_name = "NAME='Header: value'", help = mcp_access::HEADER_HELP)]
+    headers: Vec<String>,
     /// Pass this environment variable to stdio upstreams; they get only PATH, HOME, LANG,
     /// LANGUAGE, LC_*, TZ and these. Repeatable.
     #[arg(long = "mcp-env", value_name = "NAME")]
@@ -77,8 +96,31 @@ pub(crate) struct ProxyArgs {
 /// Runs `recourse mcp …`.
 pub(crate) async fn run(command: &McpCommand, settings: &Settings) -> Result<i32> {
     match command {
-        McpCommand::Proxy(args) => proxy(args, settings).await,
+        McpCommand::Proxy(args) => match proxy(args, settings).await {
+            // Over stdio, a proxy that could not start still answers its
+            // client, with the reason: clients show nobody a server's stderr.
+            Err(error) if !args.http.enabled() => refuse(&error).await,
+            served => served,
+        },
+        McpCommand::Login(args) => mcp_login::login(args).await,
+        McpCommand::Logout(args) => mcp_login::logout(args),
     }
+}
+
+/// Whether `command` serves its client on stdio (a client started it).
+pub(crate) fn serves_stdio(command: &McpCommand) -> bool {
+    matches!(command, McpCommand::Proxy(args) if !args.http.enabled())
+}
+
+/// Says why the proxy could not start on stderr, then answers every
+/// request of the client on stdio with it until the client closes stdin.
+pub(crate) async fn refuse(error: &anyhow::Error) -> Result<i32> {
+    let why = format!("recourse mcp proxy: {error:#}");
+    eprintln!("{why}");
+    recourse_mcp_proxy::refuse_stdio(&why)
+        .await
+        .context("answering the client on stdio")?;
+    Ok(2)
 }
 
 async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
@@ -156,9 +198,10 @@ fn upstreams(args: &ProxyArgs) -> Result<Vec<Upstream>> {
             .map(|arg| Upstream::parse(arg))
             .collect::<Result<_, _>>()?,
     };
-    upstreams
+    let upstreams = upstreams
         .into_iter()
         .map(|u| u.with_pass_env(args.mcp_env.iter().cloned()))
         .collect::<Result<_, _>>()
-        .context("--mcp-env")
+        .context("--mcp-env")?;
+    mcp_access::with_access(upstreams, &args.headers)
 }

@@ -58,6 +58,8 @@ pub(crate) struct Settings {
     pub(crate) gateway_token: Option<String>,
     /// `RECOURSE_SHARED_STATE`, when set.
     shared_state: Option<String>,
+    /// `RECOURSE_CA_FILE`, when set.
+    ca_file: Option<PathBuf>,
     /// What the `OTEL_*` variables ask to export.
     pub(crate) telemetry: TelemetryConfig,
     vars: HashMap<String, String>,
@@ -98,6 +100,11 @@ impl Settings {
             .get("RECOURSE_SHARED_STATE")
             .map(|v| non_empty(v).map_err(|p| ConfigError::new("RECOURSE_SHARED_STATE", p)))
             .transpose()?;
+        let ca_file = vars
+            .get("RECOURSE_CA_FILE")
+            .map(|v| non_empty(v).map_err(|p| ConfigError::new("RECOURSE_CA_FILE", p)))
+            .transpose()?
+            .map(PathBuf::from);
         let gateway_token = match vars.get("RECOURSE_GATEWAY_TOKEN") {
             Some(t) if t.trim().is_empty() => {
                 return Err(ConfigError::new(
@@ -114,6 +121,7 @@ impl Settings {
             journal,
             gateway_token,
             shared_state,
+            ca_file,
             telemetry,
             vars,
         })
@@ -131,6 +139,11 @@ impl Settings {
     /// `RECOURSE_SHARED_STATE`: the Redis a fleet shares, when set.
     pub(crate) fn shared_state(&self) -> Option<&str> {
         self.shared_state.as_deref()
+    }
+
+    /// `RECOURSE_CA_FILE`: a PEM file of certificate authorities to trust, when set.
+    pub(crate) fn ca_file(&self) -> Option<&std::path::Path> {
+        self.ca_file.as_deref()
     }
 
     /// The journal: the `--journal` flag, else `RECOURSE_JOURNAL`.
@@ -184,6 +197,7 @@ mod tests {
             ("RECOURSE_LLM_DEBUG_DIR", ""),
             ("RECOURSE_GATEWAY_TOKEN", ""),
             ("RECOURSE_SHARED_STATE", " "),
+            ("RECOURSE_CA_FILE", ""),
             ("RECOURSE_LLM_BASE_URL", "ftp://model"),
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"),
         ] {

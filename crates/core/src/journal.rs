@@ -17,7 +17,6 @@
 
 mod counts;
 mod keyed;
-mod timestamp;
 
 use std::time::{Duration, SystemTime};
 
@@ -25,9 +24,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::record::CallState;
+pub use crate::timestamp::{lease_until, rfc3339, rfc3339_now};
 pub use counts::StateCounts;
 pub use keyed::{KeyedAnswer, keyed_answer};
-pub use timestamp::{lease_until, rfc3339, rfc3339_now};
 
 use crate::approval::{Approval, ApprovalState};
 use crate::idempotency::{Evidence, Idempotency};

@@ -58,6 +58,7 @@ pub mod protect;
 pub mod reconcile;
 pub mod record;
 pub mod target;
+mod timestamp;
 pub mod timing;
 pub mod transport;
 

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use recourse_protocol::ParsedResponse;
 use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
@@ -40,7 +41,7 @@ pub struct Request {
 }
 
 /// A tool's raw answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RawResponse {
     /// HTTP status.
     pub status: u16,
@@ -48,6 +49,32 @@ pub struct RawResponse {
     pub headers: Vec<(String, String)>,
     /// The body, at most the transport's cap.
     pub body: Vec<u8>,
+    /// The answer already read, by a transport that holds it typed (an MCP
+    /// result) rather than as bytes: the executor takes it instead of
+    /// parsing the body, which is then empty. Boxed: most answers have none.
+    pub read: Option<Box<ParsedResponse>>,
+}
+
+impl RawResponse {
+    /// An answer of `status` with `headers` and `body`, to be parsed.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+            read: None,
+        }
+    }
+
+    /// An answer already read (its body left empty).
+    pub fn read(parsed: ParsedResponse) -> Self {
+        Self {
+            status: parsed.status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            read: Some(Box::new(parsed)),
+        }
+    }
 }
 
 /// When and how a transport failed.
@@ -68,6 +95,15 @@ pub enum TransportFailureKind {
     /// The request could not be built (a URL or header the HTTP stack
     /// refused): nothing was sent.
     RequestNotBuilt,
+    /// The TLS handshake failed — the server's certificate is from an
+    /// issuer this process does not trust, expired, or for another name, or
+    /// the handshake itself broke down: nothing was sent, and sending again
+    /// changes nothing until the configuration does.
+    TlsFailed,
+    /// The server refused the credentials (HTTP 401) and no fresh ones
+    /// could be had (a login that expired or was revoked): refused before
+    /// any effect, and refused again until someone logs in.
+    AuthRequired,
 }
 
 impl TransportFailureKind {
@@ -77,7 +113,9 @@ impl TransportFailureKind {
     }
 
     /// Whether resending after this failure can help (and, for idempotent
-    /// calls, is harmless): connect failures, timeouts and broken connections.
+    /// calls, is harmless): connect failures, timeouts and broken connections
+    /// — never a TLS failure or a refused login, which only a change of
+    /// configuration mends.
     pub fn is_transient(self) -> bool {
         matches!(
             self,
@@ -86,9 +124,20 @@ impl TransportFailureKind {
     }
 
     /// Whether the request was (or may have been) sent: false when the
-    /// connection never opened or the request could not be built.
+    /// connection never opened, its TLS handshake failed, or the request
+    /// could not be built.
     pub fn was_sent(self) -> bool {
-        !matches!(self, Self::ConnectFailed | Self::RequestNotBuilt)
+        !matches!(
+            self,
+            Self::ConnectFailed | Self::RequestNotBuilt | Self::TlsFailed
+        )
+    }
+
+    /// Whether the failure's message says what to fix in the setup (which
+    /// CA to trust, which login to renew): recourse's own words, shown to
+    /// whoever reads the call's message.
+    pub fn names_a_fix(self) -> bool {
+        matches!(self, Self::TlsFailed | Self::AuthRequired)
     }
 
     /// The snake-case name used in reports.

@@ -7,7 +7,10 @@
 //! request's), whether it waits for a person ([`Door::hold`]), whether it
 //! runs to its end after its client left ([`Door::run`]), and every
 //! [`Refusal`] with its code, status, category, MCP class and when sending
-//! again may help. The gateway renders a [`DoorAnswer`] as an HTTP answer
+//! again may help — and who the caller is ([`Caller`], [`Access`]: the
+//! named callers of a tokens file, one token, or loopback only; with the
+//! feature `http`, the [`authorize`] layer that checks it in front of a
+//! server's routes). The gateway renders a [`DoorAnswer`] as an HTTP answer
 //! and the proxy as an MCP result; neither decides anything of its own, so
 //! a rule cannot drift between them.
 //!
@@ -36,14 +39,22 @@
 //! # });
 //! ```
 
+mod access;
 mod answer;
+#[cfg(feature = "http")]
+mod authorize;
+mod caller;
 mod digest;
 mod door;
 mod finish;
 mod refusal;
 mod refused;
 
+pub use access::Access;
 pub use answer::DoorAnswer;
+#[cfg(feature = "http")]
+pub use authorize::{Authorize, authorize};
+pub use caller::{Caller, Callers, CallersError};
 pub use digest::RequestDigest;
 pub use door::{ClientLeft, Door};
 pub use refusal::Refusal;

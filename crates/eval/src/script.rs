@@ -105,6 +105,7 @@ impl ScriptedTool {
                 status: failure.http_status(),
                 headers: vec![("content-type".to_owned(), "application/json".to_owned())],
                 body: failure.to_json_bytes(),
+                read: None,
             });
         }
         let shown = self.lock().shown.clone();
@@ -113,6 +114,7 @@ impl ScriptedTool {
             status: 200,
             headers: vec![("content-type".to_owned(), "application/json".to_owned())],
             body: body.to_json_bytes(),
+            read: None,
         })
     }
 }
@@ -140,6 +142,7 @@ fn deliver(step: &Step) -> Delivery {
         status: step.status.unwrap_or(200),
         headers,
         body,
+        read: None,
     })
 }
 

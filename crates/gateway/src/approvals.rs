@@ -13,10 +13,10 @@ use recourse_tool::{ToolFailure, ToolJsonBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::callers::Caller;
 use crate::dispatch;
 use crate::gateway::Gateway;
 use crate::render::journal_unavailable;
+use recourse_door::Caller;
 use recourse_door::Refusal;
 
 /// The body of `POST /v1/approvals/{approval_id}`: the decision.

@@ -14,11 +14,11 @@ use recourse::approval::{AskApproval, Required};
 use recourse::timing;
 use recourse_door::{Refusal, RequestDigest};
 
-use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::render::{door_answer, fail};
 use crate::request::CallRequest;
 use crate::resolve::check;
+use recourse_door::Caller;
 
 /// What approval `req` needs before it is sent: its own `approval`, else
 /// its tool's manifest entry's (an HTTP target only, asked within a

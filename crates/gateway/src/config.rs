@@ -10,12 +10,12 @@ use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
 use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 
-use crate::access::Access;
-use crate::callers::Callers;
 use crate::gateway::Gateway;
 use crate::guard::{CommandPattern, Targets, check_mcp_env};
 use crate::ready::Readiness;
 use crate::sessions::Sessions;
+use recourse_door::Access;
+use recourse_door::Callers;
 
 /// How a gateway runs: the executor's configuration and corrector, who may
 /// call it, where its calls may go, which MCP servers it may start, and its

@@ -14,10 +14,10 @@ use recourse::metrics::Metrics;
 use recourse::target::TargetAllowlist;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::callers::Callers;
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
 use crate::sessions::Sessions;
+use recourse_door::Callers;
 
 /// A gateway, built by [`GatewayConfig::build`](crate::config::GatewayConfig::build);
 /// serve it with [`router`](crate::routes::router).

@@ -23,11 +23,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ask;
-use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::render::{door_answer, fail, refusal};
 use crate::request::{self, CallRequest};
 use crate::resolve::resolve;
+use recourse_door::Caller;
 
 /// The header a client may send its key in, as the IETF draft names it.
 const KEY_HEADER: &str = "idempotency-key";

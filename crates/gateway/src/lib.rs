@@ -44,11 +44,8 @@
 //! capped. [`serve`] runs the router with the server limits of
 //! `recourse-tool` and a graceful drain.
 
-mod access;
 mod approvals;
 mod ask;
-mod auth;
-mod callers;
 mod config;
 mod console;
 mod dispatch;
@@ -70,9 +67,6 @@ mod serve;
 mod sessions;
 mod wait;
 
-pub use access::Access;
-pub use auth::{Authorize, authorize};
-pub use callers::{Caller, Callers, CallersError};
 pub use config::{GatewayConfig, GatewayError};
 pub use entry::CallEntry;
 pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_exposure};
@@ -81,5 +75,6 @@ pub use gateway::Gateway;
 pub use journal_location::{JournalLocationError, NO_JOURNAL, open_server_journal};
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
+pub use recourse_door::{Access, Authorize, Caller, Callers, CallersError, authorize};
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};

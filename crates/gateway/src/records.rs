@@ -24,11 +24,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::callers::Caller;
 use crate::entry::CallEntry;
 use crate::gateway::Gateway;
 use crate::render::{journal_unavailable, refusal};
 use crate::wait::{self, PREFERENCE_APPLIED};
+use recourse_door::Caller;
 use recourse_door::Refused;
 
 /// How many calls a page holds unless `limit` says otherwise.

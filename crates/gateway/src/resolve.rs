@@ -12,9 +12,9 @@ use recourse_tool::protocol::ToolError;
 
 use recourse_door::Refusal;
 
-use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::request::{self, CallRequest};
+use recourse_door::Caller;
 
 /// The executor and the (unchecked) call a request asks for (its payload
 /// moved into the call, not copied).

@@ -13,9 +13,9 @@ use axum::{Extension, Json, Router};
 use recourse::metrics::Metrics;
 use recourse_tool::{ToolJsonBody, ToolServer};
 
-use crate::callers::Caller;
 use crate::gateway::Gateway;
-use crate::{approvals, auth, console, keyed, openapi, records};
+use crate::{approvals, console, keyed, openapi, records};
+use recourse_door::Caller;
 
 /// The largest request body the gateway reads.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -68,9 +68,10 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
-        .into_router_with(auth::authorize(
+        .into_router_with(recourse_door::authorize(
             gateway.callers.clone(),
             gateway.loopback_hosts_only,
+            Some(crate::console::ROOT),
         ))
         .with_state(gateway)
 }

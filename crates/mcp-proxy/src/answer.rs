@@ -1,56 +1,69 @@
-//! What the client is told: a call's record as a `CallToolResult`.
+//! What the client is told: what a call at the door came to
+//! ([`DoorAnswer`]) as a `CallToolResult`.
 //!
-//! A success is the tool's own answer, untouched but for one `_meta` key,
+//! A success is the tool's own result, untouched but for one `_meta` key,
 //! [`CALL_META_KEY`] (`{call_id, outcome, attempts}`), so a client or model
-//! sees what it would have seen without the proxy. A call that declared a
-//! read-back adds, success or not, `verification` (what it established, or
-//! why no read ran after the write) and `reads` (each read made:
-//! `{phase, result, detail?}`). Anything else is an
-//! `isError` result whose one text block is the record's model message —
-//! what happened, what recourse already did, what to do now, the tool's own
-//! words fenced as such — with the structured failure MCP clients read
-//! (`_meta["io.modelcontextprotocol/toolFailure"]`) and the record's
-//! summary under [`CALL_META_KEY`].
+//! sees what it would have seen without the proxy: the result the upstream's
+//! session gave, handed on as it is, never written to JSON and read back. A
+//! call whose tool declares a read-back adds, success or not,
+//! `verification` and `reads` ([`read_back`](crate::meta::read_back)).
+//! Anything else is an `isError` result ([`failure`](crate::failure)): the
+//! tool's own failure kept whole, recourse's word beside it.
 //!
-//! # The failure's class and retryability
+//! # The same answer twice
 //!
-//! `class` follows the kind of problem that stopped the call: one that
-//! passes with time (transient, a spent budget) or a write in doubt is
-//! `reliability`; wrong input or setup is `capability`; credentials,
-//! access and business rules are `governance`. `retryable` says whether
-//! sending the same call again may succeed, and is true only where the
-//! record shows it: the tool was down or limited and did not refuse
-//! retries, or nothing was sent because the journal was away. A write whose
-//! outcome is unknown is never retryable: the model is told not to repeat it.
+//! A keyed resend is answered from the journal's record, and gets the first
+//! answer again — content, `structuredContent`, `isError`, the tool's own
+//! `_meta` — with `replayed: true` in [`CALL_META_KEY`]. So every answer but
+//! a success the tool gave just now is made from the record alone (which
+//! keeps the tool's whole answer), the first one too: what a resend reads
+//! is what the first request read.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use recourse::correction::Schema;
 use recourse::record::OutcomeKind;
 use recourse::{Action, CallReport, StopKind};
-use recourse_door::{DoorAnswer, Refused};
-use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
+use recourse_door::DoorAnswer;
+use rmcp::model::{CallToolResult, MetaObject, ResultType};
 use serde_json::{Map, Value, json};
 
-/// The `_meta` key of the record's summary on every result of the proxy.
-pub const CALL_META_KEY: &str = "recourse/call";
+use crate::failure::{self, Failure};
+use crate::meta::{CALL_META_KEY, read_back};
 
-/// A call that ran: `raw` is the tool's latest answer, used when the call
-/// succeeded on it; `output` the tool's output schema, if it declares one.
-pub(crate) fn ran(
-    report: &CallReport,
-    raw: Option<Map<String, Value>>,
+/// What a call at the door came to, as the client is told: `raw` is the
+/// tool's latest result (a success the tool gave is shown as it is),
+/// `output` the tool's output schema, `call_id` the call the proxy made.
+pub(crate) fn door_answer(
+    answer: DoorAnswer,
+    call_id: &str,
+    raw: Option<CallToolResult>,
     output: Option<&Schema>,
     now: SystemTime,
-) -> Value {
+) -> CallToolResult {
+    match answer {
+        DoorAnswer::Ran(report) => ran(&report, raw, output),
+        DoorAnswer::Replayed { record, .. } => typed(of_record(&record, true, output)),
+        DoorAnswer::Awaiting { record, replayed } => typed(awaiting(&record, replayed)),
+        DoorAnswer::Refused(refused) => typed(failure::refusal(&refused, call_id, now)),
+    }
+}
+
+/// A call that ran: the tool's own result when the call succeeded on it,
+/// otherwise what its record says.
+fn ran(
+    report: &CallReport,
+    raw: Option<CallToolResult>,
+    output: Option<&Schema>,
+) -> CallToolResult {
     let answered = matches!(report.outcome.kind(), OutcomeKind::Succeeded)
         && report
             .attempts
             .last()
             .is_some_and(|a| a.action == Action::Succeed);
-    // A success answered by the tool is its own answer plus a summary read
-    // off the report: the record is not serialized for the few fields shown.
-    if answered && let Some(raw) = raw {
+    if answered && let Some(mut result) = raw {
+        // The summary read off the report: the record is not serialized for
+        // the few fields shown.
         let mut call = Map::new();
         call.insert("call_id".to_owned(), Value::from(report.call_id.as_str()));
         call.insert(
@@ -61,44 +74,83 @@ pub(crate) fn ran(
         if report.verification.is_some() {
             read_back(&mut call, &report.to_json());
         }
-        return with_meta(raw, [(CALL_META_KEY, Value::Object(call))]);
+        let meta = result.meta.get_or_insert_with(MetaObject::new);
+        meta.0.insert(CALL_META_KEY.to_owned(), Value::Object(call));
+        // Protocol 2026-07-28 requires the field; rmcp takes it out again
+        // for a client of an older version.
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+        return result;
     }
-    let disposition = report.disposition();
-    let record = report.to_json();
-    let shown = Shown {
-        class: disposition.map(|d| d.class),
-        retryable: disposition.is_some_and(|d| d.retryable),
-        replayed: false,
-        output,
-    };
-    of_record(&record, None, &shown, now)
+    typed(of_record(&report.to_json(), false, output))
 }
 
-/// How a record is shown besides what it holds.
-struct Shown<'a> {
-    /// The failure's class, when the proxy holds the report it ran
-    /// ([`Disposition`](recourse::record::Disposition)); a replay's is read
-    /// off the record's `stop_kind`.
-    class: Option<FailureClass>,
-    /// Whether sending the same call again may succeed.
-    retryable: bool,
-    /// Whether the record is a replay's: nothing was sent for this request.
-    replayed: bool,
-    /// The tool's output schema, if it declares one.
-    output: Option<&'a Schema>,
+/// The result a `record` gives (`replayed` when it answers a resend).
+fn of_record(record: &Value, replayed: bool, output: Option<&Schema>) -> Value {
+    let outcome = record["outcome"]
+        .as_str()
+        .and_then(|o| o.parse::<OutcomeKind>().ok())
+        .unwrap_or(OutcomeKind::Unknown);
+    let mut call = Map::new();
+    call.insert("call_id".to_owned(), record["call_id"].clone());
+    call.insert("outcome".to_owned(), Value::from(outcome.as_str()));
+    if outcome == OutcomeKind::Succeeded {
+        let attempts = record["attempts"].as_array().map_or(0, Vec::len);
+        call.insert("attempts".to_owned(), Value::from(attempts));
+        read_back(&mut call, record);
+        if replayed {
+            call.insert("replayed".to_owned(), Value::Bool(true));
+        }
+        let mut result = succeeded(record, output);
+        let meta = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(meta) = meta {
+            meta.insert(CALL_META_KEY.to_owned(), Value::Object(call));
+        }
+        return Value::Object(result);
+    }
+    if replayed {
+        call.insert("replayed".to_owned(), Value::Bool(true));
+    }
+    failure::of_record(record, call)
 }
 
-/// The record of a call that ran before under the same key: nothing was
-/// sent for this request. Sending it again is answered the same way, so a
-/// replayed failure is never retryable.
-pub(crate) fn replayed(record: &Value, now: SystemTime) -> Value {
-    let shown = Shown {
-        class: None,
-        retryable: false,
-        replayed: true,
-        output: None,
-    };
-    of_record(record, None, &shown, now)
+/// The result of a success the record holds: the tool's whole answer it
+/// kept, or its data when that is a whole result; otherwise — a write
+/// whose answer was lost and whose effect was read back, or looked up —
+/// the record's message and what was found.
+fn succeeded(record: &Value, output: Option<&Schema>) -> Map<String, Value> {
+    if let Some(Value::Object(answer)) = record.get("answer") {
+        return answer.clone();
+    }
+    let data = &record["data"];
+    if let Value::Object(result) = data
+        && result.get("content").is_some_and(Value::is_array)
+    {
+        return result.clone();
+    }
+    // What was found is not the write's answer: the model gets the record's
+    // message, and the document as text — and as the structured result
+    // only when it is one the tool's output schema allows.
+    let text = |text: String| json!({"type": "text", "text": text});
+    let message = record["next"]["model_message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut content = vec![text(message)];
+    if !data.is_null() {
+        content.push(text(data.to_string()));
+    }
+    let mut result = Map::new();
+    result.insert("content".to_owned(), Value::Array(content));
+    if output.is_some_and(|schema| schema.is_valid(data)) {
+        result.insert("structuredContent".to_owned(), data.clone());
+    }
+    result.insert("isError".to_owned(), Value::Bool(false));
+    result
 }
 
 /// What the model is told, after the record's own message, of a call that
@@ -115,7 +167,7 @@ const CALL_AGAIN: &str = "Once a person has decided, call this tool again with e
 /// decides, so a client that resends failures by itself must not; the
 /// model is told to call again once someone has, which is then safe (the
 /// key names the same call) and how it gets the result.
-pub(crate) fn awaiting(record: &Value, replayed: bool, now: SystemTime) -> Value {
+fn awaiting(record: &Value, replayed: bool) -> Value {
     let call_id = record["call_id"].as_str().unwrap_or_default();
     let mut call = Map::new();
     call.insert("call_id".to_owned(), Value::from(call_id));
@@ -132,265 +184,49 @@ pub(crate) fn awaiting(record: &Value, replayed: bool, now: SystemTime) -> Value
     let told = record["next"]["model_message"].as_str().unwrap_or_default();
     let message = format!("{told} {CALL_AGAIN}");
     let failure = Failure {
-        class: FailureClass::Governance,
+        class: recourse_protocol::mcp::FailureClass::Governance,
         code: "approval_required",
         retryable: false,
-        wait: None,
+        not_before: None,
         call_id,
         message: message.trim_start(),
     };
-    failed(&failure, call, now)
+    failure::failed(&failure, None, call)
 }
 
-fn of_record(
-    record: &Value,
-    raw: Option<Map<String, Value>>,
-    shown: &Shown<'_>,
-    now: SystemTime,
-) -> Value {
-    let outcome = record["outcome"]
-        .as_str()
-        .and_then(|o| o.parse::<OutcomeKind>().ok())
-        .unwrap_or(OutcomeKind::Unknown);
-    let mut call = Map::new();
-    call.insert("call_id".to_owned(), record["call_id"].clone());
-    call.insert("outcome".to_owned(), Value::from(outcome.as_str()));
-    if shown.replayed {
-        call.insert("replayed".to_owned(), Value::Bool(true));
+/// `result` as the typed result the client is sent, marked `resultType:
+/// "complete"` (protocol 2026-07-28 requires it; rmcp takes it out for an
+/// older client). A result that does not read as one — the proxy made it,
+/// so never in practice — is an error saying so.
+fn typed(mut result: Value) -> CallToolResult {
+    if let Value::Object(fields) = &mut result {
+        fields
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
     }
-    if outcome == OutcomeKind::Succeeded {
-        let attempts = record["attempts"].as_array().map_or(0, Vec::len);
-        call.insert("attempts".to_owned(), Value::from(attempts));
-        read_back(&mut call, record);
-        let result = match raw {
-            Some(raw) => raw,
-            None => rebuilt(record, shown),
-        };
-        return with_meta(result, [(CALL_META_KEY, Value::Object(call))]);
-    }
-    let stop_kind = record["stop_kind"]
-        .as_str()
-        .and_then(|k| k.parse::<StopKind>().ok());
-    let next = &record["next"];
-    call.insert("stop_kind".to_owned(), record["stop_kind"].clone());
-    call.insert("step".to_owned(), next["step"].clone());
-    read_back(&mut call, record);
-    let message = next["model_message"].as_str().unwrap_or_default();
-    let wait = next["retry_after_ms"].as_u64().map(Duration::from_millis);
-    let class = shown.class.unwrap_or_else(|| {
-        // A record says what it stopped for; one this version cannot read
-        // is a failure whose outcome nobody can vouch for.
-        stop_kind.map_or(FailureClass::Reliability, StopKind::failure_class)
-    });
-    let failure = Failure {
-        class,
-        code: record["reason"].as_str().unwrap_or("outcome_unknown"),
-        retryable: shown.retryable,
-        wait,
-        call_id: record["call_id"].as_str().unwrap_or_default(),
-        message,
-    };
-    failed(&failure, call, now)
-}
-
-/// The read-back a call declared, when it declared one: what it
-/// established (`verification`, as the record has it) and each read it made
-/// (`reads`: `{phase, result, detail?}`, the record's `verify` events).
-fn read_back(call: &mut Map<String, Value>, record: &Value) {
-    let Some(verification) = record.get("verification").filter(|v| !v.is_null()) else {
-        return;
-    };
-    call.insert("verification".to_owned(), verification.clone());
-    let events = record["attempts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|attempt| attempt["events"].as_array())
-        .flatten();
-    let reads = events
-        .filter_map(|event| event.as_object().filter(|e| e["kind"] == "verify"))
-        .map(|event| {
-            let fields = event.iter().filter(|(k, _)| *k != "kind");
-            Value::Object(fields.map(|(k, v)| (k.clone(), v.clone())).collect())
-        })
-        .collect();
-    call.insert("reads".to_owned(), Value::Array(reads));
-}
-
-/// A success whose own answer the proxy does not hold: a replay (the record
-/// kept the tool's `structuredContent`, or its whole result when it had
-/// none), or a write whose answer was lost and whose effect was read back.
-fn rebuilt(record: &Value, shown: &Shown<'_>) -> Map<String, Value> {
-    let data = &record["data"];
-    let text = |text: String| json!({"type": "text", "text": text});
-    if shown.replayed {
-        if let Value::Object(result) = data
-            && result.get("content").is_some_and(Value::is_array)
-        {
-            return result.clone();
-        }
-        let mut result = Map::new();
-        result.insert("content".to_owned(), json!([text(data.to_string())]));
-        result.insert("structuredContent".to_owned(), data.clone());
-        result.insert("isError".to_owned(), Value::Bool(false));
-        return result;
-    }
-    // The read's document is not the write's answer: the model gets the
-    // record's message, and the document as text — and as the structured
-    // result only when it is one the tool's output schema allows.
-    let message = record["next"]["model_message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let mut content = vec![text(message)];
-    if !data.is_null() {
-        content.push(text(data.to_string()));
-    }
-    let mut result = Map::new();
-    result.insert("content".to_owned(), Value::Array(content));
-    if shown.output.is_some_and(|schema| schema.is_valid(data)) {
-        result.insert("structuredContent".to_owned(), data.clone());
-    }
-    result.insert("isError".to_owned(), Value::Bool(false));
-    result
-}
-
-/// A failure as the client sees it.
-#[derive(Debug)]
-pub(crate) struct Failure<'a> {
-    /// What kind of problem stopped the call (SEP #3313's class).
-    pub(crate) class: FailureClass,
-    /// The stop reason's code, or a refusal's.
-    pub(crate) code: &'a str,
-    /// Whether the same call may succeed when sent again.
-    pub(crate) retryable: bool,
-    /// How long to wait before sending it again, when known.
-    pub(crate) wait: Option<Duration>,
-    /// The call the failure belongs to.
-    pub(crate) call_id: &'a str,
-    /// What the model reads.
-    pub(crate) message: &'a str,
-}
-
-/// `failure` as an `isError` result, with `call` as [`CALL_META_KEY`].
-pub(crate) fn failed(failure: &Failure<'_>, call: Map<String, Value>, now: SystemTime) -> Value {
-    let mut meta = Map::new();
-    meta.insert("class".to_owned(), Value::from(failure.class.as_str()));
-    meta.insert("code".to_owned(), Value::from(failure.code));
-    meta.insert("retryable".to_owned(), Value::Bool(failure.retryable));
-    if let Some(not_before) = failure.wait.and_then(|wait| epoch_ms(now, wait)) {
-        meta.insert("retryNotBefore".to_owned(), Value::from(not_before));
-    }
-    meta.insert("correlationId".to_owned(), Value::from(failure.call_id));
-    meta.insert("agentGuidance".to_owned(), Value::from(failure.message));
-    let mut result = Map::new();
-    result.insert(
-        "content".to_owned(),
-        json!([{"type": "text", "text": failure.message}]),
-    );
-    result.insert("isError".to_owned(), Value::Bool(true));
-    with_meta(
-        result,
-        [
-            (TOOL_FAILURE_META_KEY, Value::Object(meta)),
-            (CALL_META_KEY, Value::Object(call)),
-        ],
-    )
-}
-
-/// What a call at the door came to, as the client is told: `raw` is the
-/// tool's latest answer (a success answered by the tool is shown as it is),
-/// `output` the tool's output schema, `call_id` the call the proxy made.
-pub(crate) fn door_answer(
-    answer: DoorAnswer,
-    call_id: &str,
-    raw: Option<Map<String, Value>>,
-    output: Option<&Schema>,
-    now: SystemTime,
-) -> Value {
-    match answer {
-        DoorAnswer::Ran(report) => ran(&report, raw, output, now),
-        DoorAnswer::Replayed { record, .. } => replayed(&record, now),
-        DoorAnswer::Awaiting { record, replayed } => awaiting(&record, replayed, now),
-        DoorAnswer::Refused(refused) => refusal(&refused, call_id, now),
-    }
-}
-
-/// A door's refusal (made before anything was sent, or, for an abort,
-/// while it ran): an `isError` result whose `toolFailure` carries the
-/// refusal's class, code and retryability, summarized under
-/// [`CALL_META_KEY`] as that refusal.
-pub(crate) fn refusal(refused: &Refused, call_id: &str, now: SystemTime) -> Value {
-    let call_id = refused.call_id().unwrap_or(call_id);
-    let error = refused.error();
-    let message = sentence(&error.message);
-    let failure = Failure {
-        class: refused.refusal().class(),
-        code: refused.refusal().code(),
-        retryable: error.retryable,
-        wait: refused.retry_after(),
-        call_id,
-        message: &message,
-    };
-    let mut call = Map::new();
-    call.insert("call_id".to_owned(), Value::from(call_id));
-    call.insert("refused".to_owned(), Value::from(failure.code));
-    failed(&failure, call, now)
-}
-
-/// `words` as a sentence: capitalized, ending in a full stop.
-fn sentence(words: &str) -> String {
-    let mut chars = words.trim().chars();
-    let mut out: String = chars
-        .next()
-        .map(|c| c.to_uppercase().collect())
-        .unwrap_or_default();
-    out.push_str(chars.as_str());
-    if !out.ends_with(['.', '!', '?']) {
-        out.push('.');
-    }
-    out
-}
-
-/// `result` with `entries` added to its `_meta` (made an object if it was not one).
-fn with_meta<const N: usize>(mut result: Map<String, Value>, entries: [(&str, Value); N]) -> Value {
-    let meta = result
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    if let Value::Object(meta) = meta {
-        for (key, value) in entries {
-            meta.insert(key.to_owned(), value);
-        }
-    }
-    Value::Object(result)
-}
-
-/// `now + wait` in milliseconds since the Unix epoch, if representable.
-fn epoch_ms(now: SystemTime, wait: Duration) -> Option<u64> {
-    let at = now.checked_add(wait)?.duration_since(UNIX_EPOCH).ok()?;
-    u64::try_from(at.as_millis()).ok()
+    serde_json::from_value(result).unwrap_or_else(|e| {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "the proxy could not build its answer: {e}"
+        ))])
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use recourse::idempotency::Idempotency;
     use recourse::{Outcome, StopReason};
+    use recourse_protocol::mcp::TOOL_FAILURE_META_KEY;
     use recourse_protocol::{ErrorCategory, ToolError};
 
     use super::*;
 
-    const NOW: Duration = Duration::from_secs(1_800_000_000);
-
-    fn now() -> SystemTime {
-        UNIX_EPOCH + NOW
+    fn value(result: &CallToolResult) -> Value {
+        serde_json::to_value(result).unwrap()
     }
 
     fn stopped(outcome: Outcome) -> Value {
         let report = CallReport::new("c-1", outcome, Idempotency::decide(None, None, None));
-        ran(&report, None, None, now())
+        value(&ran(&report, None, None))
     }
 
     fn failure(result: &Value) -> &Value {
@@ -415,7 +251,9 @@ mod tests {
         assert_eq!(result["content"].as_array().unwrap().len(), 1);
         assert_eq!(
             result["_meta"][CALL_META_KEY],
-            json!({"call_id": "c-1", "outcome": "unknown", "stop_kind": "unknown_outcome", "step": "do_not_repeat"})
+            json!({"call_id": "c-1", "outcome": "unknown", "reason": "outcome_unknown",
+                   "stop_kind": "unknown_outcome", "class": "reliability", "retryable": false,
+                   "step": "do_not_repeat"})
         );
     }
 
@@ -437,7 +275,7 @@ mod tests {
             result,
             detail: detail.map(str::to_owned),
         };
-        let mut attempt = recourse::record::AttemptRecord {
+        report.attempts.push(recourse::record::AttemptRecord {
             n: 1,
             payload: json!({}),
             status: None,
@@ -449,24 +287,22 @@ mod tests {
             timeout_ms: 1000,
             source: recourse::record::PayloadSource::Caller,
             facts: Default::default(),
-            events: Vec::new(),
-        };
-        attempt.events = vec![
-            read(
-                VerifyPhase::Before,
-                VerifyResult::NotHeld,
-                Some("/n is 1, expected == 2"),
-            ),
-            read(
-                VerifyPhase::After,
-                VerifyResult::CannotTell,
-                Some("the read failed: timed out"),
-            ),
-        ];
-        report.attempts.push(attempt);
-        let result = ran(&report, None, None, now());
+            events: vec![
+                read(
+                    VerifyPhase::Before,
+                    VerifyResult::NotHeld,
+                    Some("/n is 1, expected == 2"),
+                ),
+                read(
+                    VerifyPhase::After,
+                    VerifyResult::CannotTell,
+                    Some("the read failed: timed out"),
+                ),
+            ],
+        });
+        let result = value(&ran(&report, None, None));
         let call = &result["_meta"][CALL_META_KEY];
-        assert_eq!(call["verification"], "cannot_tell");
+        assert_eq!(call["verification"], "cannot_tell", "{call}");
         assert_eq!(
             call["reads"],
             json!([
@@ -481,14 +317,15 @@ mod tests {
         report.attempts[0].action = Action::Succeed;
         report.attempts[0].events.truncate(1);
         report.verification = Some(Verification::Unneeded);
-        let raw = json!({"content": [], "isError": false});
-        let result = ran(&report, raw.as_object().cloned(), None, now());
+        let raw: CallToolResult =
+            serde_json::from_value(json!({"content": [], "isError": false})).unwrap();
+        let result = value(&ran(&report, Some(raw.clone()), None));
         let call = &result["_meta"][CALL_META_KEY];
         assert_eq!(call["verification"], "unneeded");
         assert_eq!(call["reads"].as_array().map(Vec::len), Some(1));
         // A call that declared none shows neither.
         report.verification = None;
-        let result = ran(&report, raw.as_object().cloned(), None, now());
+        let result = value(&ran(&report, Some(raw), None));
         assert!(result["_meta"][CALL_META_KEY].get("reads").is_none());
     }
 
@@ -577,7 +414,7 @@ mod tests {
             note: None,
         };
         let record = recourse::record::AwaitingRecord::new("c-7", &approval).to_json();
-        let result = awaiting(&record, false, now());
+        let result = awaiting(&record, false);
         assert_eq!(result["isError"], true);
         let meta = failure(&result);
         assert_eq!(meta["class"], "governance");
@@ -595,92 +432,82 @@ mod tests {
             json!({"call_id": "c-7", "outcome": "awaiting_approval", "stop_kind": "policy",
                    "step": "ask_user", "approval_id": "a-1"})
         );
-        let again = awaiting(&record, true, now());
+        let again = awaiting(&record, true);
         assert_eq!(again["_meta"][CALL_META_KEY]["replayed"], true);
     }
 
     #[test]
-    fn a_refusals_wait_is_written_in_epoch_milliseconds() {
-        let refused = Refused::in_progress("c-2", Duration::from_secs(30));
-        let result = refusal(&refused, "c-new", now());
-        let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
-        let expected = u64::try_from((NOW + Duration::from_secs(10)).as_millis()).unwrap();
-        assert_eq!(meta["retryNotBefore"], expected);
-        assert_eq!(meta["class"], "reliability");
-        assert_eq!(meta["retryable"], true);
-        assert_eq!(meta["code"], "CALL_IN_PROGRESS");
-        // The running call is the one named, not the new request's id.
-        assert_eq!(
-            result["_meta"][CALL_META_KEY],
-            json!({"call_id": "c-2", "refused": "CALL_IN_PROGRESS"})
-        );
-        let text = result["content"][0]["text"].as_str().unwrap();
-        assert!(
-            text.starts_with("The call with this idempotency key") && text.ends_with('.'),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn a_refusal_has_the_class_and_retryability_the_gateway_gives_it() {
-        for refused in [
-            Refused::key_reused("c"),
-            Refused::journal_away("down"),
-            Refused::journal_required("idempotency_key", "keyed"),
-            Refused::aborted(None),
-        ] {
-            let result = refusal(&refused, "c-1", now());
-            let meta = &result["_meta"][TOOL_FAILURE_META_KEY];
-            assert_eq!(meta["class"], refused.refusal().class().as_str());
-            assert_eq!(meta["retryable"], refused.error().retryable);
-            assert_eq!(meta["code"], refused.refusal().code());
-        }
-    }
-
-    #[test]
     fn a_success_is_the_upstreams_own_result_with_its_meta_kept() {
-        let record = json!({"call_id": "c-3", "outcome": "succeeded", "data": {"t": 1},
-                            "attempts": [{}, {}], "verification": null});
         let raw = json!({"content": [{"type": "text", "text": "{\"t\":1}"}],
                          "structuredContent": {"t": 1}, "isError": false, "_meta": {"server/x": 7}});
-        let shown = Shown {
-            class: None,
-            retryable: false,
-            replayed: false,
-            output: None,
+        let mut report = CallReport::new(
+            "c-3",
+            Outcome::Succeeded {
+                data: json!({"t": 1}).into(),
+            },
+            Idempotency::decide(None, None, None),
+        );
+        let mut attempt = recourse::record::AttemptRecord {
+            n: 1,
+            payload: json!({}),
+            status: Some(200),
+            transport_error: None,
+            category: None,
+            code: None,
+            retry_permission: recourse_protocol::RetryPermission::Unspecified,
+            action: Action::Succeed,
+            timeout_ms: 1000,
+            source: recourse::record::PayloadSource::Caller,
+            facts: Default::default(),
+            events: Vec::new(),
         };
-        let result = of_record(&record, raw.as_object().cloned(), &shown, now());
+        report.attempts.push(attempt.clone());
+        attempt.n = 2;
+        report.attempts.push(attempt);
+        let result = value(&ran(
+            &report,
+            Some(serde_json::from_value(raw.clone()).unwrap()),
+            None,
+        ));
         let mut expected = raw;
         expected["_meta"][CALL_META_KEY] =
             json!({"call_id": "c-3", "outcome": "succeeded", "attempts": 2});
+        expected["resultType"] = json!("complete");
         assert_eq!(result, expected);
     }
 
+    /// A replay is the first answer again, `replayed: true` aside — for a
+    /// success the tool answered (kept whole in the record), and for a
+    /// failure the tool answered.
     #[test]
-    fn a_replayed_success_is_rebuilt_from_the_record() {
-        let structured = json!({"call_id": "c-4", "outcome": "succeeded", "data": {"id": "e-1"}, "attempts": [{}]});
-        let result = replayed(&structured, now());
-        assert_eq!(result["structuredContent"], json!({"id": "e-1"}));
-        assert_eq!(result["content"][0]["text"], "{\"id\":\"e-1\"}");
-        assert_eq!(result["_meta"][CALL_META_KEY]["replayed"], true);
-        let whole = json!({"call_id": "c-4", "outcome": "succeeded", "attempts": [{}],
-                           "data": {"content": [{"type": "text", "text": "done"}], "isError": false}});
-        let result = replayed(&whole, now());
-        assert_eq!(result["content"], json!([{"type": "text", "text": "done"}]));
-        assert!(result.get("structuredContent").is_none());
-    }
+    fn a_replay_is_the_first_answer_again() {
+        let whole = json!({"content": [{"type": "text", "text": "Successfully wrote to /r.txt"}],
+                           "structuredContent": {"content": "Successfully wrote to /r.txt"},
+                           "isError": false, "_meta": {"server/x": 7}});
+        let record = json!({"call_id": "c-4", "outcome": "succeeded", "attempts": [{}],
+                            "data": {"content": "Successfully wrote to /r.txt"}, "answer": whole});
+        let replay = value(&typed(of_record(&record, true, None)));
+        assert_eq!(replay["content"], whole["content"]);
+        assert_eq!(replay["structuredContent"], whole["structuredContent"]);
+        assert_eq!(replay["_meta"]["server/x"], 7);
+        assert_eq!(replay["_meta"][CALL_META_KEY]["replayed"], true);
 
-    #[test]
-    fn a_replayed_failure_is_not_retryable_and_a_broken_record_still_answers() {
-        let record = json!({"call_id": "c-5", "outcome": "failed", "reason": "retries_exhausted",
-                            "stop_kind": "transient", "next": {"step": "give_up", "model_message": "down"}});
-        let result = replayed(&record, now());
-        assert_eq!(failure(&result)["retryable"], false);
-        assert_eq!(failure(&result)["class"], "reliability");
-        for broken in [json!(null), json!({"outcome": 3}), json!([])] {
-            let result = replayed(&broken, now());
-            assert_eq!(result["isError"], true, "{result}");
-        }
+        let failed = json!({"call_id": "c-5", "outcome": "failed", "reason": "cannot_fix",
+                            "stop_kind": "input", "ended_at": "2027-01-15T08:00:00.000Z",
+                            "next": {"step": "fix_arguments", "model_message": "Fix it."},
+                            "answer": {"content": [{"type": "text", "text": "no match\nzzz"}], "isError": true}});
+        let mut once = value(&typed(of_record(&failed, false, None)));
+        let mut again = value(&typed(of_record(&failed, true, None)));
+        assert_eq!(again["_meta"][CALL_META_KEY]["replayed"], true);
+        again["_meta"][CALL_META_KEY]
+            .as_object_mut()
+            .unwrap()
+            .remove("replayed");
+        once["_meta"][CALL_META_KEY]
+            .as_object_mut()
+            .unwrap()
+            .remove("replayed");
+        assert_eq!(once, again);
     }
 
     #[test]
@@ -691,13 +518,7 @@ mod tests {
         let order = Schema::compile(&json!({"type": "object", "required": ["id"]})).unwrap();
         let other = Schema::compile(&json!({"type": "object", "required": ["receipt"]})).unwrap();
         for (output, structured) in [(None, false), (Some(&order), true), (Some(&other), false)] {
-            let shown = Shown {
-                class: None,
-                retryable: false,
-                replayed: false,
-                output,
-            };
-            let result = of_record(&record, None, &shown, now());
+            let result = value(&typed(of_record(&record, false, output)));
             assert_eq!(result["isError"], false);
             assert_eq!(result["content"][0]["text"], "confirmed");
             assert_eq!(result["content"][1]["text"], record["data"].to_string());
@@ -708,5 +529,11 @@ mod tests {
             );
             assert_eq!(result["_meta"][CALL_META_KEY]["verification"], "verified");
         }
+    }
+
+    #[test]
+    fn a_result_that_cannot_be_built_is_an_error_saying_so() {
+        let broken = typed(json!({"content": "not blocks"}));
+        assert_eq!(broken.is_error, Some(true));
     }
 }

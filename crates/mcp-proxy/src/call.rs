@@ -20,6 +20,7 @@ use recourse::approval::AskApproval;
 use recourse::config::CallField;
 use recourse::{Call, CallBuilder};
 use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +50,7 @@ pub(crate) async fn run(
     key: Option<String>,
     client: Option<&Client>,
     cancel: CancellationToken,
-) -> Result<Value, Fault> {
+) -> Result<CallToolResult, Fault> {
     let catalog = shared.catalog();
     let Some(offered) = catalog.find(name) else {
         return Err(Fault::UnknownTool(name.to_owned()));
@@ -159,7 +160,7 @@ fn described(offered: &Offered, payload: Value, call_id: &str, key: Option<Strin
 }
 
 /// The call cannot be made as asked: nothing was sent.
-fn invalid(call_id: &str, problem: &str) -> Value {
+fn invalid(call_id: &str, problem: &str) -> CallToolResult {
     let refused = Refused::new(
         Refusal::InvalidCall,
         format!(

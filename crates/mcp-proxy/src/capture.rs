@@ -1,30 +1,30 @@
 //! [`Capture`]: the upstream's transport for one call, keeping the tool's
-//! raw answer.
+//! result as it came.
 //!
-//! # Why keep the raw answer
+//! # Why keep the result
 //!
-//! The record keeps what recourse needs to decide and to report (a success's
-//! `structuredContent`, or its content when it has none); a client of the
-//! proxy needs what the tool answered — every content block, the structured
-//! result, the tool's own `_meta` — as if the proxy were not there. So each
-//! call's transport keeps the body of the write tool's latest answer, and
-//! the proxy hands that back when the call succeeded on that answer. A
-//! verification's read goes through the same transport to another tool and
-//! is not kept.
+//! The record keeps what recourse needs to decide and to report; a client
+//! of the proxy needs what the tool answered — every content block, the
+//! structured result, the tool's own `_meta` — as if the proxy were not
+//! there. So each call's transport keeps the write tool's latest result,
+//! typed as the upstream's session gave it, and the proxy hands that back
+//! when the call succeeded on it: no JSON written and read back on the way.
+//! A verification's read goes through the same transport to another tool
+//! and is not kept.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use recourse::Transport;
 use recourse::transport::{BoxFuture, Delivery, Request};
 use recourse_mcp::McpTransport;
-use serde_json::{Map, Value};
+use rmcp::model::CallToolResult;
 
 /// One call's transport to its upstream.
 pub(crate) struct Capture {
     upstream: Arc<McpTransport>,
     /// The tool's name on the upstream: only its answers are kept.
     tool: String,
-    last: Mutex<Option<Vec<u8>>>,
+    last: Mutex<Option<CallToolResult>>,
 }
 
 impl Capture {
@@ -36,30 +36,23 @@ impl Capture {
         }
     }
 
-    /// The tool's latest answer (a `CallToolResult`), if its last exchange
-    /// brought one.
-    pub(crate) fn take(&self) -> Option<Map<String, Value>> {
-        let body = self
-            .last
+    /// The tool's latest result, if its last exchange brought one.
+    pub(crate) fn take(&self) -> Option<CallToolResult> {
+        self.last
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .take()?;
-        match serde_json::from_slice(&body) {
-            Ok(Value::Object(result)) => Some(result),
-            _ => None,
-        }
+            .take()
     }
 }
 
 impl Transport for Capture {
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
         Box::pin(async move {
-            let delivery = self.upstream.send(request).await;
+            let answer = self.upstream.call(request).await;
             if request.target.as_str() == self.tool {
-                let body = delivery.as_ref().ok().map(|answer| answer.body.clone());
-                *self.last.lock().unwrap_or_else(PoisonError::into_inner) = body;
+                *self.last.lock().unwrap_or_else(PoisonError::into_inner) = answer.result;
             }
-            delivery
+            answer.delivery
         })
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::Request;
-use recourse_gateway::{Access, Caller};
+use recourse_door::{Access, Caller};
 use recourse_tool::ServerLimits;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -84,7 +84,7 @@ impl McpProxy {
 ///
 /// ```no_run
 /// use recourse::ExecutorConfig;
-/// use recourse_gateway::Access;
+/// use recourse_door::Access;
 /// use recourse_mcp::McpTarget;
 /// use recourse_mcp_proxy::{McpProxy, Upstream, router};
 /// use tokio_util::sync::CancellationToken;

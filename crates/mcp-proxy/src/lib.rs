@@ -64,7 +64,7 @@
 //! - **Fronts**: stdio ([`McpProxy::serve_stdio`], what client configs
 //!   start; [`McpProxy::serve_io`] over any byte-stream pair) or Streamable
 //!   HTTP ([`router`] and [`serve_http`], for clients that take a URL,
-//!   behind the gateway's rule for who may call, `recourse_gateway::Access`).
+//!   behind the gateway's rule for who may call, `recourse_door::Access`).
 //!   Over HTTP an answer that is ready within seconds comes as one JSON
 //!   body, in a session too; a slower one streams.
 //! - With one upstream, `resources/*` and `prompts/*` are passed through,
@@ -86,23 +86,27 @@ mod capture;
 mod catalog;
 mod client;
 mod error;
+mod failure;
 mod follow;
 mod http;
 mod json_answer;
 mod listeners;
+mod meta;
 mod policy;
 mod proxy;
+mod refusing;
 mod server;
 mod subscribers;
 mod subscriptions;
 mod sweep;
 mod upstream;
 
-pub use answer::CALL_META_KEY;
 pub use client::Client;
 pub use error::{ProxyError, ProxyErrorKind};
 pub use http::{MCP_PATH, router, serve_http};
+pub use meta::CALL_META_KEY;
 pub use policy::ToolPolicies;
 pub use proxy::{McpProxy, McpProxyBuilder};
+pub use refusing::{NOT_STARTED, refuse_stdio};
 pub use server::Served;
 pub use upstream::Upstream;

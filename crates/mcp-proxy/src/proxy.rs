@@ -307,7 +307,8 @@ struct Started {
 async fn start(upstream: &Upstream) -> Result<Started, ProxyError> {
     let in_context =
         |e: recourse_mcp::McpError| ProxyError::from(e.context(&format!("starting {upstream}")));
-    let transport = McpTransport::new(upstream.target().clone());
+    let transport =
+        McpTransport::new(upstream.target().clone()).with_access(upstream.access().clone());
     // Followed before the first listing, so no change can fall in between.
     let changes = transport.list_changes();
     // Starts the session.

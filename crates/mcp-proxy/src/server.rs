@@ -15,8 +15,8 @@ use recourse_mcp::{McpError, RpcError};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
@@ -221,9 +221,7 @@ impl rmcp::ServerHandler for McpProxy {
         )
         .await;
         match answer {
-            Ok(result) => complete::<CallToolResult>(result)
-                .map(Into::into)
-                .map_err(|e| ErrorData::internal_error(format!("the tool result: {e}"), None)),
+            Ok(result) => Ok(result.into()),
             Err(Fault::UnknownTool(name)) => Err(ErrorData::invalid_params(
                 format!(
                     "no tool named {name:?}; tools: {}",

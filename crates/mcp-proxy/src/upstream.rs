@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use recourse_mcp::McpTarget;
+use recourse_mcp::{HttpAccess, McpTarget};
 
 use crate::error::ProxyError;
 
@@ -37,12 +37,14 @@ pub(crate) const SEPARATOR: &str = "__";
 pub struct Upstream {
     name: Option<String>,
     target: McpTarget,
+    /// Headers and a login, for a Streamable HTTP server.
+    access: HttpAccess,
 }
 
 impl Upstream {
     /// `NAME=CMD ARGS` (a command line, split as a shell splits words and
-    /// never run by one) or `NAME=http://…/mcp`; NAME is 1 to 32 ASCII
-    /// letters, digits and hyphens.
+    /// never run by one) or `NAME=http://…/mcp` (or `https://`); NAME is 1
+    /// to 32 ASCII letters, digits and hyphens.
     ///
     /// # Errors
     /// No `=`, a bad name, an empty or unclosed command line, or a URL
@@ -66,12 +68,41 @@ impl Upstream {
         Ok(Self {
             name: Some(name.to_owned()),
             target,
+            access: HttpAccess::default(),
         })
     }
 
     /// The one upstream of a proxy whose tools keep their names.
     pub fn unnamed(target: McpTarget) -> Self {
-        Self { name: None, target }
+        Self {
+            name: None,
+            target,
+            access: HttpAccess::default(),
+        }
+    }
+
+    /// The same upstream, reached with `access` when it is a Streamable
+    /// HTTP server: its headers on every request, its OAuth login's tokens.
+    #[must_use]
+    pub fn with_access(mut self, access: HttpAccess) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// Its headers and login.
+    pub fn access(&self) -> &HttpAccess {
+        &self.access
+    }
+
+    /// The command that logs in to it, as the proxy spells it
+    /// (`recourse mcp login NAME=URL`, the URL redacted); `None` for a
+    /// command.
+    pub fn login_command(&self) -> Option<String> {
+        let McpTarget::Url(_) = &self.target else {
+            return None;
+        };
+        let name = self.name.as_deref().unwrap_or("server");
+        Some(format!("recourse mcp login {name}={}", self.target))
     }
 
     /// The same upstream, its child process also given these variables of
@@ -169,8 +200,16 @@ mod tests {
                 pass_env: vec![],
             }
         );
-        // An https upstream is refused as --mcp-url refuses it, naming the upstream.
-        let err = Upstream::parse("web=https://example.com/mcp").unwrap_err();
+        let web = Upstream::parse("web=https://example.com/mcp").unwrap();
+        assert_eq!(
+            web.target(),
+            &McpTarget::Url("https://example.com/mcp".into())
+        );
+        assert_eq!(
+            web.login_command().as_deref(),
+            Some("recourse mcp login web=https://example.com/mcp")
+        );
+        let err = Upstream::parse("web=https://u:p@example.com/mcp").unwrap_err();
         assert!(err.to_string().contains("web"), "{err}");
     }
 }

@@ -5,7 +5,7 @@
 
 mod support;
 
-use recourse_gateway::Access;
+use recourse_door::Access;
 use serde_json::{Value, json};
 use support::tools::McpTools;
 use support::{HttpFront, WAIT, builder, export, journal_in};

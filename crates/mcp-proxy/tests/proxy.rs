@@ -186,7 +186,8 @@ async fn mcp_proxy_in_front_of_mcp_server_time() {
     );
     assert_eq!(now["_meta"][CALL_META]["outcome"], "succeeded");
 
-    // The server's own isError: input the model must fix, not resent.
+    // The server's own isError: input the model must fix, not resent. Its
+    // words come first, whole; recourse's guidance is one more block.
     let wrong = ok(
         &proxied,
         "get_current_time",
@@ -203,11 +204,26 @@ async fn mcp_proxy_in_front_of_mcp_server_time() {
         wrong["_meta"][CALL_META]["step"], "fix_arguments",
         "{wrong}"
     );
+    let content = wrong["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{wrong}");
+    let said = content[0]["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("Error executing tool get_current_time")
+            && said.contains("America/NewYork"),
+        "{said}"
+    );
     let guidance = wrong["_meta"][FAILURE_META]["agentGuidance"]
         .as_str()
         .unwrap();
-    assert_eq!(wrong["content"][0]["text"], guidance);
-    assert!(guidance.contains("America/NewYork"), "{guidance}");
+    assert_eq!(content[1]["text"], guidance);
+    // The server named no category, and the guidance does not claim one.
+    assert!(
+        guidance.starts_with(
+            "The call failed (the tool reported an error without a category, MCP isError)."
+        ),
+        "{guidance}"
+    );
+    assert!(!guidance.contains("HTTP 200"), "{guidance}");
 }
 
 #[tokio::test]
@@ -233,18 +249,26 @@ async fn mcp_proxies_share_their_breakers_through_redis() {
     let quote = || json!({"symbol": "TSLA"});
     for _ in 0..5 {
         let failed = ok(&first, "stock_quote", quote()).await;
+        // The tool's own failure metadata reaches the client unchanged;
+        // recourse's judgement is its own summary's.
         assert_eq!(
-            failed["_meta"][FAILURE_META]["code"], "retries_exhausted",
+            failed["_meta"][FAILURE_META]["code"], "SERVICE_UNAVAILABLE",
+            "{failed}"
+        );
+        assert_eq!(
+            failed["_meta"][CALL_META]["reason"], "retries_exhausted",
             "{failed}"
         );
     }
-    // Another proxy of the fleet finds the breaker open: nothing is sent.
+    // Another proxy of the fleet finds the breaker open: nothing is sent,
+    // and the failure is recourse's alone.
     let (second, _second_front) = served(fleet_member().await).await;
     let refused = ok(&second, "stock_quote", quote()).await;
     let failure = &refused["_meta"][FAILURE_META];
     assert_eq!(failure["code"], "circuit_open", "{refused}");
     assert_eq!(failure["class"], "reliability");
     assert_eq!(failure["retryable"], true);
+    assert_eq!(refused["_meta"][CALL_META]["reason"], "circuit_open");
 }
 
 #[tokio::test]
@@ -329,4 +353,47 @@ async fn mcp_proxy_offers_the_tool_an_upstream_adds_and_tells_its_client() {
         "{called}"
     );
     assert_eq!(called["_meta"][CALL_META]["outcome"], "succeeded");
+}
+
+/// A keyed resend is the first answer again, byte for byte — content,
+/// `structuredContent`, `isError`, the tool's own `_meta` — but for
+/// `"replayed":true` in recourse's summary: a success, and a failure the
+/// tool answered itself.
+#[tokio::test]
+async fn a_keyed_replay_is_the_first_answer_byte_for_byte() {
+    let tools = McpTools::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = builder()
+        .upstream(tools.upstream(None))
+        .with_journal(journal_in(dir.path()).await)
+        .connect()
+        .await
+        .unwrap();
+    let mut client = support::duplex::StdioClient::start(proxy).await;
+    let cases = [
+        ("exports_create", export(), "replay-write"),
+        (
+            "orders_refund",
+            json!({"order_id": "ORD-2002"}),
+            "replay-refused",
+        ),
+    ];
+    for (tool, arguments, key) in cases {
+        let params = json!({"name": tool, "arguments": arguments,
+                            "_meta": {"recourse/idempotency-key": key}});
+        let (first_id, first) = client.request_line("tools/call", params.clone()).await;
+        let (again_id, again) = client.request_line("tools/call", params).await;
+        let first = first.replacen(&format!(r#""id":{first_id},"#), "", 1);
+        let again = again.replacen(&format!(r#""id":{again_id},"#), "", 1);
+        assert!(again.contains(r#","replayed":true"#), "{again}");
+        assert!(!first.contains(r#""replayed""#), "{first}");
+        assert_eq!(
+            again.replacen(r#","replayed":true"#, "", 1),
+            first,
+            "{tool}"
+        );
+    }
+    // The write ran once, however often it was asked for.
+    let lookup = client.call("exports_lookup", &export(), None).await;
+    assert_eq!(lookup["structuredContent"]["count"], 1, "{lookup}");
 }

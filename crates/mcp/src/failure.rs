@@ -11,17 +11,19 @@
 //! before its answer (the call may have run). Each is told apart by its type,
 //! never by its text, and becomes what an HTTP tool answering the same would:
 //! a 503 is resent, a bare 500 leaves a write unknown, a 404'd session is
-//! replaced and the call sent again, since it did not run.
+//! replaced and the call sent again, since it did not run. A TLS handshake
+//! that failed, or a login the server refused when no fresh token could be
+//! had, stops the call at once: nothing took effect, and only a change of
+//! configuration mends either (the sentence says which).
 
 use recourse::transport::{Delivery, TransportFailure, TransportFailureKind};
 use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use crate::access::OAuthLogin;
+use crate::blocked::{Blocked, HttpError};
 use crate::reply;
 use crate::target::McpTarget;
-
-/// The error type of rmcp's Streamable HTTP transport over its reqwest client.
-type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// A failed call, read.
 pub(crate) struct Failed {
@@ -47,11 +49,30 @@ impl Failed {
     }
 }
 
-/// Reads `error`, which a `tools/call` to `target` ended with.
-pub(crate) fn read(target: &McpTarget, error: ServiceError) -> Failed {
+/// Reads `error`, which a `tools/call` to `target` (logged in with
+/// `login`, when it is) ended with.
+pub(crate) fn read(target: &McpTarget, login: Option<&OAuthLogin>, error: ServiceError) -> Failed {
     match error {
         ServiceError::McpError(error) => Failed::kept(reply::rpc_error(&error)),
         ServiceError::TransportSend(error) => match error.error.downcast_ref::<HttpError>() {
+            Some(http) if let Some(blocked) = Blocked::of(http) => {
+                let failure =
+                    TransportFailure::new(blocked.kind(), blocked.sentence(target, login));
+                Failed {
+                    delivery: Err(failure),
+                    // A failed handshake leaves no connection to keep; a
+                    // refused login leaves the session as it was.
+                    ends_session: matches!(blocked, Blocked::Tls(_)),
+                }
+            }
+            Some(StreamableHttpError::InsufficientScope(_)) => {
+                Failed::kept(reply::http_status(403, None))
+            }
+            // No connection was made (refused, unresolved): nothing was sent.
+            Some(StreamableHttpError::Client(client)) if client.is_connect() => Failed::ended(
+                TransportFailureKind::ConnectFailed,
+                format!("{target}: could not connect ({client}); nothing was sent"),
+            ),
             Some(StreamableHttpError::HttpStatus(status)) => Failed::kept(reply::http_status(
                 status.status,
                 status.retry_after.as_deref(),

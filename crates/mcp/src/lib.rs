@@ -58,13 +58,19 @@
 //! version, process management, the protocol model). Only rmcp's client side
 //! is compiled here.
 
+mod access;
+mod blocked;
 mod changes;
 mod failure;
 mod forward;
+mod http_session;
 mod listed;
+pub mod oauth;
 mod reply;
+mod setup;
 mod subscribed;
 mod target;
+mod tokens;
 mod tool;
 mod transport;
 
@@ -73,13 +79,14 @@ use std::time::{Duration, Instant};
 
 use recourse::{CallBuilder, Transport};
 
+pub use access::{HttpAccess, SecretHeader};
 pub use changes::ListChange;
 pub use forward::RpcError;
 pub use recourse_protocol::mcp::{IDEMPOTENCY_META_KEY, UNKNOWN_TOOL};
 pub use recourse_protocol::mcp::{McpError, McpErrorKind};
 pub use target::{BASE_ENV, McpTarget};
 pub use tool::McpTool;
-pub use transport::McpTransport;
+pub use transport::{McpAnswer, McpTransport};
 
 /// Starts a session with `target` and looks up `tool`: the transport to give
 /// an executor, and the tool's description (`None` when the server has no such

@@ -12,16 +12,23 @@
 
 use recourse::transport::{Delivery, RawResponse, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::UNKNOWN_TOOL;
-use recourse_protocol::{ToolError, ToolResponse};
+use std::time::SystemTime;
+
+use recourse_protocol::{ToolError, ToolResponse, parse_value_at};
 use serde_json::{Value, json};
 
-/// A `tools/call` that completed, with or without `isError`.
+/// A `tools/call` that completed, with or without `isError`: read as it
+/// is, a value in memory, never written to bytes and parsed back.
 pub(crate) fn completed(result: &rmcp::model::CallToolResult) -> Delivery {
-    match serde_json::to_vec(result) {
-        Ok(body) => Ok(json_response(200, body)),
+    match serde_json::to_value(result) {
+        Ok(value) => Ok(RawResponse::read(parse_value_at(
+            200,
+            value,
+            SystemTime::now(),
+        ))),
         Err(e) => Err(TransportFailure::new(
             TransportFailureKind::FailedAfterSend,
-            format!("the MCP result could not be re-encoded: {e}"),
+            format!("the MCP result could not be read: {e}"),
         )),
     }
 }
@@ -50,6 +57,7 @@ pub(crate) fn http_status(status: u16, retry_after: Option<&str>) -> Delivery {
         status,
         headers,
         body: Vec::new(),
+        read: None,
     })
 }
 
@@ -107,6 +115,7 @@ fn json_response(status: u16, body: Vec<u8>) -> RawResponse {
         status,
         headers: vec![("content-type".to_owned(), "application/json".to_owned())],
         body,
+        read: None,
     }
 }
 
@@ -115,13 +124,32 @@ mod tests {
     use super::*;
     use recourse_protocol::{ErrorCategory, RetryPermission, parse_response};
 
+    /// What the executor reads of `delivery`: the answer read already, or
+    /// its body parsed.
     fn parse(delivery: Delivery) -> recourse_protocol::ParsedResponse {
         let r = delivery.unwrap();
-        parse_response(
-            r.status,
-            r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            &r.body,
-        )
+        match r.read {
+            Some(read) => *read,
+            None => parse_response(
+                r.status,
+                r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                &r.body,
+            ),
+        }
+    }
+
+    /// A completed call is read as it is: nothing is written to bytes.
+    #[test]
+    fn a_completed_call_is_read_in_memory_whole() {
+        let result: rmcp::model::CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "done"}], "structuredContent": {"id": 7}
+        }))
+        .unwrap();
+        let raw = completed(&result).unwrap();
+        assert!(raw.body.is_empty());
+        let read = raw.read.unwrap();
+        assert_eq!(read.data.unwrap().to_value(), json!({"id": 7}));
+        assert_eq!(read.answer, Some(serde_json::to_value(&result).unwrap()));
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub enum McpTarget {
         /// [`BASE_ENV`]; the child gets no others.
         pass_env: Vec<String>,
     },
-    /// A streamable HTTP endpoint (`http://…/mcp`), as the URL parser normalised it.
+    /// A streamable HTTP endpoint (`http://…/mcp` or `https://…/mcp`), as
+    /// the URL parser normalised it.
     Url(String),
 }
 
@@ -92,20 +93,18 @@ impl McpTarget {
         })
     }
 
-    /// A streamable HTTP endpoint, parsed by the WHATWG URL rules (see
-    /// [`TargetUrl`](recourse::target::TargetUrl)); the normalised URL is the one called.
+    /// A streamable HTTP endpoint, `http://` or `https://`, parsed by the
+    /// WHATWG URL rules (see [`TargetUrl`](recourse::target::TargetUrl));
+    /// the normalised URL is the one called. Over https the server's
+    /// certificate must chain to the platform's roots or the CA file this
+    /// process trusts ([`recourse::tls::trust_ca_file`]).
     ///
     /// # Errors
-    /// A URL that does not parse, carries user info, or is not `http://`
-    /// (TLS endpoints are not supported yet).
+    /// A URL that does not parse, carries user info, or is neither `http://`
+    /// nor `https://`.
     pub fn url(url: &str) -> Result<Self, McpError> {
         let parsed = recourse::target::TargetUrl::parse(url)
             .map_err(|e| McpError::config("the MCP URL").caused_by(e))?;
-        if parsed.url().scheme() == "https" {
-            return Err(McpError::config(format!(
-                "{url:?}: https MCP endpoints are not supported yet; use http:// (e.g. through a local TLS proxy) or --mcp-command"
-            )));
-        }
         Ok(Self::Url(parsed.as_str().to_owned()))
     }
 
@@ -380,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn urls_must_be_http() {
+    fn urls_must_be_http_or_https() {
         assert_eq!(
             McpTarget::url("HTTP://127.1:80/mcp").unwrap(),
             McpTarget::Url("http://127.0.0.1/mcp".to_owned())
@@ -389,11 +388,10 @@ mod tests {
         assert!(McpTarget::url("http://127.0.0.1:1/mcp").is_ok());
         assert!(McpTarget::url("http://").is_err());
         assert!(McpTarget::url("127.0.0.1/mcp").is_err());
-        assert!(
-            McpTarget::url("https://x/mcp")
-                .unwrap_err()
-                .to_string()
-                .contains("https")
+        assert_eq!(
+            McpTarget::url("HTTPS://Mcp.Example.com:443/mcp").unwrap(),
+            McpTarget::Url("https://mcp.example.com/mcp".to_owned())
         );
+        assert!(McpTarget::url("ftp://x/mcp").is_err());
     }
 }

@@ -43,20 +43,21 @@ use recourse::Transport;
 use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, TransportFailureKind};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use serde_json::{Value, json};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
 use tokio::sync::{Mutex, broadcast};
 
 use recourse_protocol::mcp::McpError;
 
+use crate::access::HttpAccess;
 use crate::changes::{CHANGES_BUFFERED, ListChange, UPDATES_BUFFERED, Watcher};
 use crate::listed::ListedTools;
+use crate::setup::SetupFailure;
 use crate::target::McpTarget;
 use crate::tool::McpTool;
-use crate::{failure, reply, target};
+use crate::{failure, http_session, reply, target};
 
 /// How long setup may take when no request timeout applies.
 const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,6 +82,8 @@ const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 pub struct McpTransport {
     target: McpTarget,
+    /// What a Streamable HTTP server needs besides its URL (headers, a login).
+    access: Box<HttpAccess>,
     session: Mutex<Option<Arc<Session>>>,
     sessions_started: AtomicU64,
     /// The server's tools, as the live session last listed them.
@@ -117,6 +120,7 @@ impl McpTransport {
     pub fn new(target: McpTarget) -> Self {
         Self {
             target,
+            access: Box::default(),
             session: Mutex::new(None),
             sessions_started: AtomicU64::new(0),
             tools: Arc::default(),
@@ -124,6 +128,15 @@ impl McpTransport {
             updates: broadcast::channel(UPDATES_BUFFERED).0,
             subscribed: std::sync::Mutex::default(),
         }
+    }
+
+    /// The same transport, reaching a Streamable HTTP server with `access`:
+    /// its headers on every request, its OAuth login's tokens. No effect on
+    /// a command.
+    #[must_use]
+    pub fn with_access(mut self, access: HttpAccess) -> Self {
+        self.access = Box::new(access);
+        self
     }
 
     /// A transport whose session is started now, so a command that cannot
@@ -203,6 +216,12 @@ impl McpTransport {
     /// for the lock (another caller's handshake) and the handshake together
     /// take at most `timeout`.
     pub(crate) async fn live_session(&self, timeout: Duration) -> Result<Arc<Session>, McpError> {
+        self.live(timeout).await.map_err(McpError::from)
+    }
+
+    /// As [`live_session`](Self::live_session), saying what kind of
+    /// transport failure a setup that failed is for a call.
+    async fn live(&self, timeout: Duration) -> Result<Arc<Session>, SetupFailure> {
         let session = async {
             let mut slot = self.session.lock().await;
             if let Some(session) = slot.as_ref().filter(|s| s.is_alive()) {
@@ -214,14 +233,14 @@ impl McpTransport {
             Ok(session)
         };
         tokio::time::timeout(timeout, session).await.map_err(|_| {
-            McpError::unreachable(format!(
+            SetupFailure::unreachable(McpError::unreachable(format!(
                 "{} did not finish the MCP handshake within {timeout:?}",
                 self.target
-            ))
+            )))
         })?
     }
 
-    async fn start(&self) -> Result<Session, McpError> {
+    async fn start(&self) -> Result<Session, SetupFailure> {
         let number = self.sessions_started.fetch_add(1, Ordering::SeqCst) + 1;
         let watcher = Watcher {
             session: number,
@@ -230,7 +249,10 @@ impl McpTransport {
             updates: self.updates.clone(),
         };
         let handshake = |e: &dyn fmt::Display| {
-            McpError::unreachable(format!("{}: the MCP handshake failed: {e}", self.target))
+            SetupFailure::unreachable(McpError::unreachable(format!(
+                "{}: the MCP handshake failed: {e}",
+                self.target
+            )))
         };
         let service = match &self.target {
             McpTarget::Command {
@@ -250,7 +272,10 @@ impl McpTransport {
                     .stderr(Stdio::inherit())
                     .spawn()
                     .map_err(|e| {
-                        McpError::unreachable(format!("could not start {program:?}")).caused_by(e)
+                        SetupFailure::unreachable(
+                            McpError::unreachable(format!("could not start {program:?}"))
+                                .caused_by(e),
+                        )
                     })?;
                 watcher
                     .clone()
@@ -259,16 +284,7 @@ impl McpTransport {
                     .map_err(|e| handshake(&e))?
             }
             McpTarget::Url(url) => {
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .reinit_on_expired_session(false)
-                    .max_json_response_size(MAX_ANSWER_BYTES)
-                    .max_sse_event_size(MAX_ANSWER_BYTES);
-                let http = StreamableHttpClientTransport::with_client(http_client()?, config);
-                watcher
-                    .clone()
-                    .serve(http)
-                    .await
-                    .map_err(|e| handshake(&e))?
+                http_session::start(watcher.clone(), url, &self.access, &self.target).await?
             }
         };
         // Bounded by the caller's timeout for the whole setup.
@@ -276,7 +292,7 @@ impl McpTransport {
             .tools
             .read_again(number, service.peer(), Duration::MAX)
             .await
-            .map_err(|e| e.context(&self.target.to_string()))?;
+            .map_err(|e| SetupFailure::unreachable(e.context(&self.target.to_string())))?;
         if changed {
             // Started again, the server lists other tools than before.
             let _ = self.changes.send(ListChange::Tools);
@@ -295,14 +311,25 @@ impl McpTransport {
         }
     }
 
-    async fn deliver(&self, request: &Request) -> Delivery {
+    /// Calls `request`'s tool: what the executor reads of the exchange, and
+    /// the server's result as it came, when it answered one — for a door
+    /// that gives it to its own client (the MCP proxy) without reading it
+    /// back from JSON.
+    pub async fn call(&self, request: &Request) -> McpAnswer {
+        let mut result = None;
+        let delivery = self.deliver(request, &mut result).await;
+        McpAnswer { delivery, result }
+    }
+
+    async fn deliver(&self, request: &Request, kept: &mut Option<CallToolResult>) -> Delivery {
         let Value::Object(arguments) = &request.payload else {
             return reply::arguments_not_object(&request.payload);
         };
         let started = Instant::now();
-        let session = self.live_session(request.timeout).await.map_err(|e| {
-            TransportFailure::new(TransportFailureKind::ConnectFailed, e.to_string())
-        })?;
+        let session = self
+            .live(request.timeout)
+            .await
+            .map_err(|failed| failed.for_call())?;
         // The call gets what the handshake left of the attempt's time.
         let left = request.timeout.saturating_sub(started.elapsed());
         if left.is_zero() {
@@ -320,10 +347,14 @@ impl McpTransport {
             let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
             return reply::unknown_tool(name, &names);
         }
-        let params = call_params(request, arguments)?;
+        let params = call_params(request, arguments);
         let answer = tokio::time::timeout(left, session.service.call_tool_once(params)).await;
         match answer {
-            Ok(Ok(CallToolResponse::Complete(result))) => reply::completed(&result),
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                let delivery = reply::completed(&result);
+                *kept = Some(result);
+                delivery
+            }
             Ok(Ok(CallToolResponse::InputRequired(result))) => reply::input_required(&result),
             // A task (which this client never offers to follow) or a newer kind of answer.
             Ok(Ok(_)) => Err(TransportFailure::new(
@@ -335,7 +366,7 @@ impl McpTransport {
                 ),
             )),
             Ok(Err(error)) => {
-                let failed = failure::read(&self.target, error);
+                let failed = failure::read(&self.target, self.access.oauth_in_use(), error);
                 if failed.ends_session {
                     self.discard(&session).await;
                 }
@@ -355,40 +386,36 @@ impl McpTransport {
     }
 }
 
-/// `tools/call` parameters for `request`, carrying its idempotency key in `_meta`.
+/// `tools/call` parameters for `request`, carrying its idempotency key in
+/// `_meta`: built as the typed request, not as JSON read back.
 fn call_params(
     request: &Request,
     arguments: &serde_json::Map<String, Value>,
-) -> Result<CallToolRequestParams, TransportFailure> {
-    let mut params = json!({"name": request.target.as_str(), "arguments": arguments});
+) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(request.target.as_str().to_owned())
+        .with_arguments(arguments.clone());
     if let Some(key) = &request.idempotency_key {
-        params["_meta"] = json!({ IDEMPOTENCY_META_KEY: key });
+        let mut meta = RequestMetaObject::new();
+        meta.0
+            .0
+            .insert(IDEMPOTENCY_META_KEY.to_owned(), Value::from(key.as_str()));
+        params.meta = Some(meta);
     }
-    serde_json::from_value(params).map_err(|e| {
-        TransportFailure::new(
-            TransportFailureKind::ConnectFailed,
-            format!("the tools/call request could not be built: {e}"),
-        )
-    })
+    params
 }
 
 impl Transport for McpTransport {
     fn send<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Delivery> {
-        Box::pin(self.deliver(request))
+        Box::pin(async move { self.call(request).await.delivery })
     }
 }
 
-/// The most bytes of an MCP server's answer read (a JSON body or one SSE
-/// event): what the HTTP transport reads of a tool's answer.
-pub(crate) const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
-
-/// The HTTP client of a Streamable HTTP session: no idle pool (as rmcp's
-/// own), and no redirect followed — not even rmcp's same-origin ones: a
-/// redirect could lead a write off the allowlisted path it was checked for.
-fn http_client() -> Result<reqwest::Client, McpError> {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| McpError::unreachable("could not build the HTTP client").caused_by(e))
+/// What a `tools/call` came to ([`McpTransport::call`]).
+#[derive(Debug)]
+pub struct McpAnswer {
+    /// What the executor reads: the result already read, a JSON-RPC error
+    /// as a body, or a transport failure.
+    pub delivery: Delivery,
+    /// The server's result as it came, when it answered one.
+    pub result: Option<CallToolResult>,
 }

@@ -160,3 +160,56 @@ async fn a_redirect_is_never_followed_not_even_to_the_same_origin() {
         "the redirect was followed"
     );
 }
+
+/// A write refused with an OAuth challenge (401) took no effect: it stops at
+/// once, for a login, and is never resent; the session is kept.
+#[tokio::test]
+async fn a_write_refused_for_a_login_stops_at_once_naming_the_fix() {
+    let (transport, server) = scripted().await;
+    let report = run(&transport, "locked_write").await;
+    assert_eq!(report.outcome.name(), "failed", "{}", report.to_json());
+    assert_eq!(report.outcome.reason(), Some(&StopReason::AuthRequired));
+    assert_eq!(report.attempts.len(), 1, "never resent");
+    let failure = report.attempts[0].transport_error.as_ref().unwrap();
+    assert_eq!(failure.kind, TransportFailureKind::AuthRequired);
+    assert!(
+        failure.message.contains("recourse mcp login"),
+        "{}",
+        failure.message
+    );
+    let next = report.next();
+    assert_eq!(next.step, recourse::record::NextStep::FixConfiguration);
+    assert!(
+        next.model_message.contains("recourse mcp login"),
+        "{}",
+        next.model_message
+    );
+    assert_eq!(server.calls("locked_write"), 1);
+    assert_eq!(
+        transport.sessions_started(),
+        1,
+        "a refused login keeps the session"
+    );
+}
+
+/// A server that stopped listening refuses the connection: nothing was
+/// sent, so even a write is sent again (and never left unknown).
+#[tokio::test]
+async fn a_refused_connection_sent_nothing_even_for_a_write() {
+    let (transport, server) = scripted().await;
+    let write = prepared(&transport, "update_cart").await;
+    server.stop();
+    let report = executor(Arc::clone(&transport), None).execute(write).await;
+    assert_eq!(report.outcome.name(), "failed", "{}", report.to_json());
+    assert_eq!(report.outcome.reason(), Some(&StopReason::RetriesExhausted));
+    assert!(report.attempts.len() > 1, "resent: {}", report.to_json());
+    for attempt in &report.attempts {
+        let failure = attempt.transport_error.as_ref().unwrap();
+        assert_eq!(
+            failure.kind,
+            TransportFailureKind::ConnectFailed,
+            "{failure}"
+        );
+    }
+    assert_eq!(server.calls("update_cart"), 0);
+}

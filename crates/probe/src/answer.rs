@@ -96,12 +96,26 @@ impl Response {
                 MAX_ANSWER_BYTES / 1024
             ));
         }
-        let parsed = parse_response(
-            raw.status,
-            raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            &raw.body,
-        );
-        let json = serde_json::from_slice(&raw.body).ok();
+        // An answer the transport read already (an MCP result it holds
+        // typed): the whole result is its `answer`, or its data.
+        let (parsed, json) = match &raw.read {
+            Some(read) => {
+                let parsed = (**read).clone();
+                let json = parsed
+                    .answer
+                    .clone()
+                    .or_else(|| parsed.data.as_ref().map(|d| d.to_value()));
+                (parsed, json)
+            }
+            None => (
+                parse_response(
+                    raw.status,
+                    raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    &raw.body,
+                ),
+                serde_json::from_slice(&raw.body).ok(),
+            ),
+        };
         let text = if json.is_some() {
             String::new()
         } else {
@@ -205,6 +219,7 @@ mod tests {
             status,
             headers: vec![("content-type".into(), content_type.into())],
             body: body.as_bytes().to_vec(),
+            read: None,
         };
         match Response::read(&raw, Over::Http) {
             Reply::Response(r) => *r,
@@ -265,6 +280,7 @@ mod tests {
             status: 200,
             headers: Vec::new(),
             body: vec![b' '; MAX_ANSWER_BYTES + 1],
+            read: None,
         };
         assert!(matches!(
             Response::read(&raw, Over::Http),

@@ -109,6 +109,7 @@ impl HttpChannel {
             status,
             headers,
             body,
+            read: None,
         })
     }
 

@@ -120,6 +120,7 @@ mod tests {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.as_bytes().to_vec(),
+            read: None,
         };
         Answer {
             probe: ProbeKind::ReplayFirst,

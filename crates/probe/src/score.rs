@@ -237,6 +237,7 @@ mod tests {
                 .map(|(k, v)| ((*k).into(), (*v).into()))
                 .collect(),
             body: body.as_bytes().to_vec(),
+            read: None,
         };
         Answer {
             probe,

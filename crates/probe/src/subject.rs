@@ -392,6 +392,7 @@ mod tests {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.as_bytes().to_vec(),
+            read: None,
         };
         let one = r#"{"name":"a","endpoint":"/a"}"#;
         assert_eq!(

@@ -69,4 +69,5 @@ pub use parse::{
 pub use permission::RetryPermission;
 pub use redact::{REDACTED, is_secret_key, redact, redact_cow, redact_value, truncate_chars};
 pub use response::ToolResponse;
+pub use timestamp::parse_rfc3339;
 pub use wait::{parse_retry_after, parse_retry_after_detail};

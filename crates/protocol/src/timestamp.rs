@@ -12,7 +12,7 @@ const SECS_PER_DAY: i64 = 86_400;
 /// `Z` or a `±HH:MM` offset; up to nine fractional digits, more ignored).
 /// `None` for anything else. A time before 1970 is the epoch: as a wait, it
 /// is already past.
-pub(crate) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     let b = text.trim().as_bytes();
     if b.len() < 20 || !matches!(b[10], b'T' | b't' | b' ') {
         return None;

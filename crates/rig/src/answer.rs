@@ -72,6 +72,8 @@ pub const DO_NOT_REPEAT_LINE: &str = "DO NOT REPEAT THIS CALL: it may already ha
 ///     verification: None,
 ///     elapsed: Duration::from_millis(3),
 ///     settlement: None,
+///     answer: None,
+///     ended_at: None,
 /// };
 /// let error = recourse_rig::tool_answer(&report).unwrap_err();
 /// assert_eq!(error.code(), Some("do_not_repeat"));

@@ -98,6 +98,7 @@ fn overhead(c: &mut Criterion) {
         status: 200,
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.clone(),
+        read: None,
     };
     c.bench_function("parse_only", |b| {
         b.iter(|| {

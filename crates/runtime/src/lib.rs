@@ -85,6 +85,7 @@ pub mod shared;
 mod span;
 pub mod target;
 mod template;
+pub mod tls;
 pub mod transport;
 pub mod verify;
 #[cfg(feature = "workflow")]

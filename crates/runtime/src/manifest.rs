@@ -127,7 +127,7 @@ impl Default for CapabilityManifests {
 impl CapabilityManifests {
     /// Manifests remembered for 60 s, fetched with a 5 s timeout and no redirects.
     pub fn new() -> Self {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(Duration::from_secs(5))
             // A lookup runs once a TTL per origin: a connection kept that long
             // would meet the tool's own idle timeout (60 s in ours) just as

@@ -20,6 +20,7 @@ fn tool(status: u16, token: CancellationToken) -> (InProcessTransport, Arc<Atomi
                 status,
                 headers: vec![("retry-after".into(), "30".into())],
                 body: Vec::new(),
+                read: None,
             })
         }
     });

@@ -116,6 +116,7 @@ async fn a_claim_is_given_back_on_the_executor_s_clock() {
             status: 200,
             headers: Vec::new(),
             body: br#"{"success":true,"data":1}"#.to_vec(),
+            read: None,
         })
     });
     let executor = Executor::builder(tool)

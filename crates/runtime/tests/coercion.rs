@@ -415,6 +415,7 @@ async fn an_admission_of_ones_own_is_asked_even_without_a_schema() {
                     status: 200,
                     headers: vec![("content-type".into(), "application/json".into())],
                     body: br#"{"success": true, "data": {}}"#.to_vec(),
+                    read: None,
                 })
             }
         });

@@ -32,6 +32,7 @@ fn tool(
                 status: response.http_status(),
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: response.to_json_bytes(),
+                read: None,
             })
         }
     });

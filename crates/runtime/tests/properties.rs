@@ -80,6 +80,7 @@ fn respond(a: &Answer) -> Result<RawResponse, TransportFailure> {
                 status: *status,
                 headers,
                 body: body.to_string().into_bytes(),
+                read: None,
             })
         }
     }

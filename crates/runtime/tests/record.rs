@@ -16,6 +16,7 @@ fn answer(status: u16, body: Value) -> RawResponse {
         status,
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.to_string().into_bytes(),
+        read: None,
     }
 }
 

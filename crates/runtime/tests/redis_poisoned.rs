@@ -177,6 +177,7 @@ async fn an_executor_meets_a_poisoned_breaker_as_open_and_sends_nothing() {
                 status: 503,
                 headers: vec![],
                 body: b"down".to_vec(),
+                read: None,
             })
         }
     });

@@ -219,6 +219,7 @@ fn outage() -> (InProcessTransport, Arc<AtomicU64>) {
                 status: 503,
                 headers: vec![],
                 body: b"down".to_vec(),
+                read: None,
             })
         }
     });

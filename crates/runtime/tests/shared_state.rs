@@ -69,6 +69,7 @@ fn down() -> (InProcessTransport, Arc<AtomicU64>) {
                 status: 503,
                 headers: vec![],
                 body: b"down".to_vec(),
+                read: None,
             })
         }
     });

@@ -121,6 +121,7 @@ fn tool(answer: impl Fn(&Value) -> ToolResponse + Send + Sync + 'static) -> InPr
                 status: response.http_status(),
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: response.to_json_bytes(),
+                read: None,
             })
         }
     })

@@ -70,6 +70,7 @@ fn transport(log: &Arc<Log>, answer: Answer) -> InProcessTransport {
                 status: response.http_status(),
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: response.to_json_bytes(),
+                read: None,
             })
         }
     })
@@ -174,6 +175,7 @@ async fn independent_steps_overlap_in_time() {
                 status: response.http_status(),
                 headers: vec![],
                 body: response.to_json_bytes(),
+                read: None,
             })
         }
     });
@@ -207,6 +209,7 @@ async fn concurrency_is_bounded() {
                 status: 200,
                 headers: vec![],
                 body: response.to_json_bytes(),
+                read: None,
             })
         }
     });

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -45,6 +46,18 @@ def recourse_bin() -> str:
     if not path.is_file():
         pytest.fail(f"no recourse binary at {path}: build it (cargo build -p recourse-cli) or set RECOURSE_BIN")
     return str(path)
+
+
+def service_command(variable: str) -> list[str] | None:
+    """A third-party server's command line from `variable`; unset, the test
+    is skipped — a failure under ``RECOURSE_TEST_NO_SKIP=1`` (what CI sets)."""
+    line = os.environ.get(variable)
+    if line:
+        return shlex.split(line)
+    if os.environ.get("RECOURSE_TEST_NO_SKIP") == "1":
+        pytest.fail(f"{variable} is not set")
+    pytest.skip(f"{variable} is not set")
+    return None
 
 
 def proxy(tmp_path: Path, *flags: str, tools: tuple[str, ...] = ()) -> StdioServerParameters:
@@ -93,15 +106,19 @@ def test_a_dropped_write_is_an_unknown_outcome_never_repeated(tmp_path: Path) ->
 
             result = await session.call_tool("exports_create", EXPORT)
             assert result.is_error
+            # The server's own failure reaches the client whole, its own
+            # failure metadata unchanged; recourse's judgement is its summary.
             failure = meta(result)[FAILURE]
-            assert failure["code"] == "outcome_unknown"
-            assert failure["class"] == "reliability"
-            assert failure["retryable"] is False
-            assert failure["correlationId"] == meta(result)[CALL]["call_id"]
-            assert meta(result)[CALL]["step"] == "do_not_repeat"
-            # One text block: the record's message for the model.
-            assert len(result.content) == 1
-            assert result.content[0].text == failure["agentGuidance"]
+            assert failure["code"] == "TOOL_CONNECTION_LOST" and failure["retryable"] is False
+            call = meta(result)[CALL]
+            assert call["reason"] == "outcome_unknown"
+            assert call["class"] == "reliability" and call["retryable"] is False
+            assert call["step"] == "do_not_repeat"
+            # The server's words, then one more text block: recourse's message.
+            assert len(result.content) == 2
+            assert result.content[0].text.startswith("[TOOL_CONNECTION_LOST]")
+            guidance = result.content[1].text
+            assert guidance.startswith("The outcome of the call is unknown (UNKNOWN_OUTCOME, MCP isError,"), guidance
             assert await exports(session) == 1, "one export committed, none resent"
 
     run(session_test)
@@ -294,3 +311,34 @@ def test_over_http_each_caller_has_its_own_calls_and_keys(tmp_path: Path) -> Non
     finally:
         proxy_process.terminate()
         assert proxy_process.wait(timeout=30) == 0
+
+
+def test_the_filesystem_servers_multi_line_error_reaches_the_client_whole(tmp_path: Path) -> None:
+    """An edit that matches nothing: the server's error has two lines, and
+    both reach the client as the server wrote them, recourse's word after."""
+    command = service_command("RECOURSE_TEST_MCP_FILESYSTEM_CMD")
+    if command is None:
+        return
+    root = tmp_path / "files"
+    root.mkdir()
+    (root / "note.txt").write_text("one line\n")
+    params = StdioServerParameters(
+        command=recourse_bin(),
+        args=["mcp", "proxy", "--journal", str(tmp_path / "proxy.db"), "--", *command, str(root)],
+    )
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            edit = {"path": str(root / "note.txt"), "edits": [{"oldText": "zzz-line", "newText": "x"}]}
+            result = await session.call_tool("edit_file", edit)
+            assert result.is_error
+            said = result.content[0].text
+            assert said.startswith("Could not find exact match for edit:"), said
+            assert "\nzzz-line" in said, said
+            guidance = result.content[-1].text
+            assert len(result.content) >= 2 and guidance != said
+            assert "HTTP 200" not in guidance, guidance
+            assert "without a category" in guidance, guidance
+
+    anyio.run(main)

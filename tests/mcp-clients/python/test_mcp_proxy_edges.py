@@ -91,9 +91,12 @@ def test_a_failure_the_server_says_not_to_retry_is_passed_on_once(tmp_path: Path
     async def calls(session: ClientSession) -> None:
         result = await session.call_tool("write", {"text": "hello"})
         assert result.is_error
+        # The server's own failure metadata reaches the client unchanged;
+        # recourse's judgement is its summary's, and agrees.
         failure = meta(result)[FAILURE]
-        assert failure["retryable"] is False
-        assert failure["correlationId"] == meta(result)[CALL]["call_id"]
+        assert failure["retryable"] is False and "correlationId" not in failure, failure
+        call = meta(result)[CALL]
+        assert call["reason"] == "retry_refused" and call["retryable"] is False, call
 
     through_proxy(tmp_path, scripted(tmp_path, "not_retryable"), calls)
     assert len([e for e in log_of(tmp_path) if e["tool"] == "write"]) == 1, log_of(tmp_path)

@@ -90,16 +90,21 @@ test("a dropped write is an unknown outcome, never repeated", async () => {
 
     const result = await client.callTool({ name: "exports_create", arguments: EXPORT });
     assert.equal(result.isError, true);
+    // The server's own failure reaches the client whole, its own failure
+    // metadata unchanged; recourse's judgement is its summary.
     const failure = result._meta[FAILURE];
-    assert.equal(failure.code, "outcome_unknown");
-    assert.equal(failure.class, "reliability");
+    assert.equal(failure.code, "TOOL_CONNECTION_LOST");
     assert.equal(failure.retryable, false);
-    assert.equal(failure.correlationId, result._meta[CALL].call_id);
-    assert.equal(result._meta[CALL].step, "do_not_repeat");
-    // One text block: the record's message for the model.
-    assert.equal(result.content.length, 1);
-    assert.equal(result.content[0].type, "text");
-    assert.equal(result.content[0].text, failure.agentGuidance);
+    const call = result._meta[CALL];
+    assert.equal(call.reason, "outcome_unknown");
+    assert.equal(call.class, "reliability");
+    assert.equal(call.retryable, false);
+    assert.equal(call.step, "do_not_repeat");
+    // The server's words, then one more text block: recourse's message.
+    assert.equal(result.content.length, 2);
+    assert.ok(result.content[0].text.startsWith("[TOOL_CONNECTION_LOST]"), result.content[0].text);
+    assert.equal(result.content[1].type, "text");
+    assert.ok(result.content[1].text.startsWith("The outcome of the call is unknown"), result.content[1].text);
     assert.equal(await exports(client), 1, "one export committed, none resent");
   } finally {
     await client.close();

@@ -48,6 +48,11 @@ pub(crate) struct HttpArgs {
 }
 
 impl HttpArgs {
+    /// Whether `--http` was given (else the proxy serves stdio).
+    pub(crate) fn enabled(&self) -> bool {
+        self.http
+    }
+
     /// With `--http`, how the front would be exposed, refused beyond
     /// loopback without a token (unless `--insecure-no-auth`, then warned);
     /// `None` for the stdio front.

@@ -174,6 +174,14 @@ pub enum StopReason {
     ApprovalRejected,
     /// Nobody approved the call before its approval expired: nothing was sent.
     ApprovalExpired,
+    /// The TLS handshake with the server failed (an untrusted issuer, an
+    /// expired certificate, another name, a broken handshake): nothing was
+    /// sent; fix the configuration (the CA to trust) or the server.
+    TlsFailed,
+    /// The server refused the credentials and no fresh ones could be had
+    /// (a login that expired or was revoked): refused before any effect;
+    /// someone must log in again.
+    AuthRequired,
 }
 
 impl StopReason {
@@ -250,6 +258,12 @@ impl fmt::Display for StopReason {
             Self::ApprovalRejected => "a person rejected the call before it was sent; nothing was sent",
             Self::ApprovalExpired => {
                 "nobody approved the call before its approval expired; nothing was sent"
+            }
+            Self::TlsFailed => {
+                "the TLS handshake with the server failed; nothing was sent; fix the configuration"
+            }
+            Self::AuthRequired => {
+                "the server refused the login and it could not be renewed; nothing took effect"
             }
         })
     }

@@ -253,6 +253,8 @@ impl Policy {
         match failure.kind {
             TransportFailureKind::ResponseTooLarge => Action::stop(StopReason::ResponseTooLarge),
             TransportFailureKind::RequestNotBuilt => Action::stop(StopReason::InvalidCall),
+            TransportFailureKind::TlsFailed => Action::stop(StopReason::TlsFailed),
+            TransportFailureKind::AuthRequired => Action::stop(StopReason::AuthRequired),
             // Nothing left the machine, or (for idempotent calls, rule 3 having
             // caught the others) a resend is harmless.
             _ => self.retry_same(None, situation),

@@ -104,7 +104,7 @@ impl StopReason {
             }
             Self::NeedsInput => StopKind::Input,
             Self::ProtocolMismatch => StopKind::Configuration,
-            Self::AuthenticationFailed => StopKind::Auth,
+            Self::AuthenticationFailed | Self::AuthRequired => StopKind::Auth,
             Self::PermissionDenied => StopKind::Permission,
             Self::PolicyRejected | Self::ApprovalRejected | Self::ApprovalExpired => {
                 StopKind::Policy
@@ -128,7 +128,8 @@ impl StopReason {
             | Self::UnexpectedStatus
             | Self::ResponseTooLarge
             | Self::InvalidCall
-            | Self::JournalUnavailable => StopKind::Configuration,
+            | Self::JournalUnavailable
+            | Self::TlsFailed => StopKind::Configuration,
         }
     }
 }
@@ -170,7 +171,7 @@ mod tests {
         let codes: HashSet<_> = all.iter().map(StopReason::code).collect();
         assert_eq!(codes.len(), all.len());
         // A new reason joins `docs/record.md`'s table of reasons, and this count.
-        assert_eq!(all.len(), 30);
+        assert_eq!(all.len(), 32);
     }
 
     #[test]

@@ -112,7 +112,9 @@ fn resend_may_help(reason: &StopReason) -> bool {
         | R::ProtocolMismatch
         | R::UnstructuredFailure
         | R::ApprovalRejected
-        | R::ApprovalExpired => false,
+        | R::ApprovalExpired
+        | R::TlsFailed
+        | R::AuthRequired => false,
     }
 }
 
@@ -128,7 +130,7 @@ mod tests {
     /// tool asked nothing of the user).
     #[test]
     fn every_stop_has_one_step_class_and_retryability() {
-        let table: [(&str, NextStep, FailureClass, bool); 30] = [
+        let table: [(&str, NextStep, FailureClass, bool); 32] = [
             ("delegated_single_dispatch", S::GiveUp, R, false),
             ("retry_refused", S::GiveUp, R, false),
             ("authentication_failed", S::FixConfiguration, G, false),
@@ -159,6 +161,8 @@ mod tests {
             ("unstructured_failure", S::GiveUp, R, false),
             ("approval_rejected", S::ExplainRefusal, G, false),
             ("approval_expired", S::ExplainRefusal, G, false),
+            ("tls_failed", S::FixConfiguration, C, false),
+            ("auth_required", S::FixConfiguration, G, false),
         ];
         let reasons = every_reason();
         assert_eq!(

@@ -123,7 +123,7 @@ impl CallReport {
         }
         if let Some(at) = self.ended_at {
             w.raw(r#","ended_at":"#);
-            w.str(&crate::journal::rfc3339(at));
+            w.str(&crate::timestamp::rfc3339(at));
         }
         w.raw(r#","attempts":["#);
         for (i, attempt) in self.attempts.iter().enumerate() {

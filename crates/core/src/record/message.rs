@@ -26,6 +26,8 @@ const MAX_TOOL_SUGGESTION_CHARS: usize = 120;
 const MAX_CHANGES_CHARS: usize = 160;
 /// The longest lookup path quoted bare.
 const MAX_LOOKUP_CHARS: usize = 80;
+/// The most characters of a setup fix recourse names (its own words).
+const MAX_FIX_CHARS: usize = 240;
 /// A quote shorter than this is left out rather than cut to nothing.
 const MIN_QUOTE_CHARS: usize = 16;
 
@@ -125,6 +127,9 @@ pub(super) fn stopped(
             ),
         });
     }
+    if let Some(fix) = setup_fix(report) {
+        ours.push(fix);
+    }
     ours.push(now(report, reason, error, next));
     let mut message = cap(ours.join(" "));
     if let (Some(error), Some(_)) = (error, answered) {
@@ -134,6 +139,18 @@ pub(super) fn stopped(
         }
     }
     message
+}
+
+/// What to fix in the setup, when the last attempt failed in a way whose
+/// message says it (a TLS failure naming the CA to trust, a refused login
+/// naming the command that renews it): recourse's own words, already
+/// redacted, never the tool's.
+fn setup_fix(report: &CallReport) -> Option<String> {
+    let failure = report.attempts.last()?.transport_error.as_ref()?;
+    failure
+        .kind
+        .names_a_fix()
+        .then(|| truncate_chars(&failure.message, MAX_FIX_CHARS))
 }
 
 /// "The call failed (NOT_FOUND, HTTP 404, VERSION_NOT_FOUND)."

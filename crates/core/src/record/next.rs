@@ -122,7 +122,9 @@ impl NextStep {
             | R::UnexpectedStatus
             | R::ResponseTooLarge
             | R::InvalidCall
-            | R::JournalUnavailable => Self::FixConfiguration,
+            | R::JournalUnavailable
+            | R::TlsFailed
+            | R::AuthRequired => Self::FixConfiguration,
             R::PolicyRejected | R::ApprovalRejected | R::ApprovalExpired => Self::ExplainRefusal,
             R::NoCorrector | R::CorrectionBudgetExhausted | R::NotOptedIn | R::CannotFix => {
                 Self::fix_or_ask(asks)

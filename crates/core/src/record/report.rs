@@ -234,7 +234,7 @@ impl Serialize for CallReport {
             elapsed_ms: millis(self.elapsed),
             settlement: self.settlement.as_ref(),
             answer: self.answer.as_ref(),
-            ended_at: self.ended_at.map(crate::journal::rfc3339),
+            ended_at: self.ended_at.map(crate::timestamp::rfc3339),
             attempts: &self.attempts,
         }
         .serialize(serializer)

@@ -34,9 +34,9 @@ use super::form::Guarded;
 use super::html::{call_href, see_other, segment};
 use super::viewer::Viewer;
 use crate::approvals::{Deciding, NotDecided, decide_by};
-use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::records::expired_as_listed;
+use recourse_door::Caller;
 use recourse_door::Refusal;
 
 /// The most calls awaiting approval the section lists.
@@ -264,7 +264,7 @@ mod tests {
     use axum::extract::FromRequest;
     use axum::http::Request;
 
-    use crate::callers::Callers;
+    use recourse_door::Callers;
 
     fn pending() -> Pending {
         Pending {

@@ -74,12 +74,6 @@ pub(crate) const ROOT: &str = "/console";
 /// The largest form the console reads: a note of 2,000 characters, escaped.
 const FORM_LIMIT: usize = 16 * 1024;
 
-/// Whether `path` is the console's: its pages check their own sessions,
-/// not bearer tokens.
-pub(crate) fn is_console_path(path: &str) -> bool {
-    path == ROOT || path.strip_prefix(ROOT).is_some_and(|p| p.starts_with('/'))
-}
-
 /// The console's routes, each with its path.
 pub(crate) fn routes() -> Vec<(&'static str, MethodRouter<Arc<Gateway>>)> {
     let limited = DefaultBodyLimit::max(FORM_LIMIT);
@@ -108,19 +102,4 @@ pub(crate) fn routes() -> Vec<(&'static str, MethodRouter<Arc<Gateway>>)> {
             get(html::not_found).post(html::not_found),
         ),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn console_paths_are_the_console_and_under_it() {
-        for path in ["/console", "/console/", "/console/calls/c-1"] {
-            assert!(is_console_path(path), "{path}");
-        }
-        for path in ["/consoles", "/console.css", "/v1/calls", "/", "/v1/console"] {
-            assert!(!is_console_path(path), "{path}");
-        }
-    }
 }

@@ -19,9 +19,9 @@ use super::cookie::{self, CookieRule};
 use super::csrf::{self, Forged};
 use super::form::{self, Guarded};
 use super::html::{self, Signed};
-use crate::callers::Caller;
 use crate::gateway::Gateway;
 use crate::sessions::{LIFETIME, Refused};
+use recourse_door::Caller;
 
 /// The caller a console request is made for, by its session.
 #[derive(Debug)]

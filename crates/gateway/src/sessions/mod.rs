@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 pub(crate) use secret::{NoRandomness, random_token, same};
 
-use crate::callers::Caller;
+use recourse_door::Caller;
 
 /// A session unused this long has ended.
 pub(crate) const IDLE: Duration = Duration::from_secs(30 * 60);
@@ -163,7 +163,7 @@ fn key(id: &str) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::callers::Callers;
+    use recourse_door::Callers;
 
     fn caller(name: &str) -> Arc<Caller> {
         let token = format!("{name}-token-0123456789");

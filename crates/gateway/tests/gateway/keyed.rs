@@ -417,3 +417,48 @@ async fn a_lookups_credential_is_not_kept_and_a_settler_gets_it_from_configurati
     assert_eq!(answer.body["state"], "succeeded", "{}", answer.text);
     assert_eq!(t.exports_committed(), 1);
 }
+
+/// A keyed resend is the first answer again, byte for byte, but for
+/// `"replayed":true` — a success, a failure the tool answered, and a write
+/// whose outcome is unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_replay_is_the_first_answer_byte_for_byte() {
+    let t = tools_without_lookups(&["exports:crash_after_commit:1.0"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = TestGateway::journaled(&journal_path(dir.path())).await;
+    let base = t.base_url();
+    let bodies = [
+        keyed(
+            json!({"url": format!("{base}/api/stock/quote"), "payload": {"symbol": "TSLA"}, "idempotent": false}),
+            "bytes-success",
+        ),
+        keyed(
+            json!({"url": format!("{base}/api/orders/refund"), "payload": {"order_id": "ORD-2002"}}),
+            "bytes-refused",
+        ),
+        keyed(export(&t), "bytes-unknown"),
+    ];
+    for body in &bodies {
+        let first = gw.post_answer(body, &[]).await;
+        let again = gw.post_answer(body, &[]).await;
+        assert_eq!(first.status, again.status, "{}", first.text);
+        assert!(
+            first.text.ends_with(r#","replayed":false}"#),
+            "{}",
+            first.text
+        );
+        assert!(
+            again.text.ends_with(r#","replayed":true}"#),
+            "{}",
+            again.text
+        );
+        assert_eq!(
+            again
+                .text
+                .replace(r#","replayed":true}"#, r#","replayed":false}"#),
+            first.text,
+            "{body}"
+        );
+    }
+    assert_eq!(t.exports_committed(), 1, "the unknown write ran once");
+}

@@ -58,6 +58,16 @@ impl StdioClient {
 
     /// Sends a request and reads lines until its answer: its `result`.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let (_, line) = self.request_line(method, params).await;
+        let message: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        assert!(message.get("error").is_none(), "{message}");
+        message["result"].clone()
+    }
+
+    /// Sends a request and reads lines until its answer: the request's id,
+    /// and the answer's line as the proxy wrote it.
+    pub async fn request_line(&mut self, method: &str, params: Value) -> (u64, String) {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -72,8 +82,7 @@ impl StdioClient {
             let message: Value =
                 serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
             if message["id"] == id {
-                assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
+                return (id, line);
             }
         }
     }

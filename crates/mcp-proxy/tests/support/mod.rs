@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use recourse::journal::open_journal;
 use recourse::{ExecutorConfig, Journal};
-use recourse_gateway::Access;
+use recourse_door::Access;
 use recourse_mcp::{McpTarget, McpTransport, RpcError};
 use recourse_mcp_proxy::{McpProxy, McpProxyBuilder, router};
 use serde_json::{Value, json};

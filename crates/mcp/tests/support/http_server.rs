@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 /// The tools, with their `idempotentHint`.
-const TOOLS: [(&str, bool); 7] = [
+const TOOLS: [(&str, bool); 8] = [
     ("modify_user_address", false),
     ("get_order", true),
     ("update_cart", false),
@@ -26,6 +26,7 @@ const TOOLS: [(&str, bool); 7] = [
     ("refund_payment", false),
     ("slow_write", false),
     ("get_status", true),
+    ("locked_write", false),
 ];
 
 /// How a script answers one call.
@@ -37,6 +38,8 @@ enum Answer {
     /// Forget the session, tell the test, and hold a response stream open
     /// until the test releases it; then end it without an answer.
     ExpireMidCall,
+    /// HTTP 401 with an OAuth challenge: the token (there is none) refused.
+    Challenge,
 }
 
 fn script(tool: &str, n: usize) -> Answer {
@@ -51,6 +54,7 @@ fn script(tool: &str, n: usize) -> Answer {
         ("place_order", 1) => Answer::Status(StatusCode::SERVICE_UNAVAILABLE, Some("3")),
         ("refund_payment", 1) => Answer::Status(StatusCode::BAD_GATEWAY, None),
         ("slow_write", 1) => Answer::ExpireMidCall,
+        ("locked_write", _) => Answer::Challenge,
         _ => Answer::Json(StatusCode::OK, "result", ok),
     }
 }
@@ -118,6 +122,11 @@ impl McpHttpServer {
     /// How many sessions clients started.
     pub fn sessions(&self) -> u64 {
         self.inner.lock().unwrap().next_session
+    }
+
+    /// Stops listening: a connection to it is refused from now on.
+    pub fn stop(&self) {
+        self._task.abort();
     }
 }
 
@@ -214,6 +223,16 @@ fn answer(shared: &Shared, answer: Answer, id: Value, session: &str) -> Response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static(wait));
             }
+            response
+        }
+        Answer::Challenge => {
+            let mut response = StatusCode::UNAUTHORIZED.into_response();
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(
+                    r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource""#,
+                ),
+            );
             response
         }
         Answer::ExpireMidCall => {

@@ -75,7 +75,7 @@ impl OpenAiCompatible {
     /// Invalid settings ([`LlmConfig::validate`]), or an HTTP client that cannot be built.
     pub fn new(config: LlmConfig) -> Result<Self, ConfigError> {
         config.validate()?;
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(5)))
             .timeout(config.timeout)
             .redirect(reqwest::redirect::Policy::none())

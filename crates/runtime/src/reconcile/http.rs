@@ -62,7 +62,7 @@ fn lookup_client() -> Result<reqwest::Client, ConfigError> {
     if let Some(client) = CLIENT.get() {
         return Ok(client.clone());
     }
-    let client = reqwest::Client::builder()
+    let client = crate::tls::client_builder()
         .timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -59,12 +59,13 @@ impl HttpTransportBuilder {
         self
     }
 
-    /// Builds the transport.
+    /// Builds the transport. Over https it trusts the platform's roots and
+    /// the CA file chosen with [`trust_ca_file`](crate::tls::trust_ca_file).
     ///
     /// # Errors
     /// When the TLS backend cannot be initialised.
     pub fn build(self) -> Result<HttpTransport, recourse_core::config::ConfigError> {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .connect_timeout(self.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("recourse/", env!("CARGO_PKG_VERSION")))
@@ -144,6 +145,7 @@ impl HttpTransport {
             status,
             headers,
             body,
+            read: None,
         })
     }
 }
@@ -215,6 +217,11 @@ pub(super) fn too_large(cap: usize, status: u16) -> TransportFailure {
 }
 
 fn failure(error: &reqwest::Error) -> TransportFailure {
+    // Read by type: a handshake that failed sent nothing, and never passes with time.
+    if let Some(problem) = crate::tls::TlsProblem::of(error) {
+        let place = error.url().map_or_else(|| "the tool".to_owned(), place);
+        return problem.failure(&place);
+    }
     let kind = if error.is_builder() {
         TransportFailureKind::RequestNotBuilt
     } else if error.is_connect() {

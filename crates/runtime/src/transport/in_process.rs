@@ -65,6 +65,7 @@ impl InProcessTransport {
                     status: response.http_status(),
                     headers: vec![("content-type".to_owned(), "application/json".to_owned())],
                     body: response.to_json_bytes(),
+                    read: None,
                 })
             }
         })

@@ -111,6 +111,7 @@ impl Plain {
             status,
             headers,
             body,
+            read: None,
         })
     }
 }

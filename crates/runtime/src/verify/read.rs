@@ -95,15 +95,19 @@ fn redacted_input(read: &ResolvedRead) -> Option<String> {
 /// failed as the verification's `absent_when` says the effect's absence
 /// looks, which is an answer: the expectations do not hold.
 pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery, against: Against<'_>) -> Reading {
-    let raw = match delivery {
+    let mut raw = match delivery {
         Ok(raw) => raw,
         Err(failure) => return Reading::cannot_tell(format!("the read failed: {failure}")),
     };
-    let parsed = parse_response(
-        raw.status,
-        raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        &raw.body,
-    );
+    // An answer the transport read already (an MCP result it holds typed).
+    let parsed = match raw.read.take() {
+        Some(read) => *read,
+        None => parse_response(
+            raw.status,
+            raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            &raw.body,
+        ),
+    };
     if !parsed.success {
         let code = parsed.code.as_deref().unwrap_or("no code");
         if read
@@ -123,7 +127,12 @@ pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery, against: Against
         return Reading::cannot_tell(format!("the read answered HTTP {} ({code})", parsed.status));
     }
     let document = match parsed.format {
-        BodyFormat::McpResult => mcp_document(&raw.body),
+        // The whole result: kept beside the data, or the data itself.
+        BodyFormat::McpResult => match (&parsed.answer, &parsed.data) {
+            (Some(whole), _) => mcp_document(whole),
+            (None, Some(data)) => mcp_document(&data.value()),
+            (None, None) => None,
+        },
         _ => parsed
             .data
             .filter(|d| !d.is_null())
@@ -179,9 +188,8 @@ fn judge(
 
 /// What an MCP read tool answered: its `structuredContent`, or else the
 /// JSON of its only text content (many servers answer JSON as text).
-fn mcp_document(body: &[u8]) -> Option<Value> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    let result = value.get("result").unwrap_or(&value);
+fn mcp_document(value: &Value) -> Option<Value> {
+    let result = value.get("result").unwrap_or(value);
     if let Some(structured) = result.get("structuredContent").filter(|s| !s.is_null()) {
         return Some(structured.clone());
     }
@@ -218,6 +226,7 @@ mod tests {
             status: 200,
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.to_string().into_bytes(),
+            read: None,
         })
     }
 
@@ -285,6 +294,7 @@ mod tests {
                 status: 404,
                 headers: Vec::new(),
                 body: Vec::new(),
+                read: None,
             }),
         );
         assert_eq!(refused.result, VerifyResult::CannotTell);

@@ -166,7 +166,7 @@ impl Catalogue {
     pub async fn fetch(url: &str) -> Result<Self, PlanError> {
         let base = base_of(url)?;
         let manifest_url = format!("{base}{CAPABILITIES_PATH}");
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| PlanError::catalogue(&base, format!("no HTTP client: {e}")))?;

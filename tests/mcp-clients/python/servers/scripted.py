@@ -1,7 +1,7 @@
 """A scripted MCP server for the edges a proxy must get right, over stdio or
 Streamable HTTP, with no SDK between the script and the wire.
 
-    python scripted.py --script NAME --log FILE [--http PORT] [--protocol VERSION]
+    python scripted.py --script NAME --log FILE [--http PORT [--tls CERT KEY]] [--protocol VERSION]
 
 Two tools: ``write`` (no annotations: not idempotent, as MCP defaults) and
 ``read`` (``readOnlyHint``). Every ``tools/call`` that reaches the server is
@@ -340,7 +340,7 @@ def serve_stdio(script: Script) -> None:
             threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
 
 
-def serve_http(script: Script, port: int) -> None:
+def serve_http(script: Script, port: int, tls: list[str] | None = None) -> None:
     # Open server-to-client streams, one queue each; what the script sends
     # goes to all of them (one proxy is connected at a time).
     streams: list[queue.Queue] = []
@@ -446,7 +446,15 @@ def serve_http(script: Script, port: int) -> None:
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    scheme = "http"
+    if tls:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls[0], tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    print(f"listening on {scheme}://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
     server.serve_forever()
 
 
@@ -456,6 +464,7 @@ def main() -> None:
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at /mcp (0 picks a port)")
     parser.add_argument("--protocol", metavar="VERSION", help="the version to answer initialize with")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="with --http: serve https")
     args = parser.parse_args()
     script = Script(args.script, args.log, args.protocol)
     if args.http is None:
@@ -463,7 +472,7 @@ def main() -> None:
             parser.error(f"--script {args.script} needs --http")
         serve_stdio(script)
     else:
-        serve_http(script, args.http)
+        serve_http(script, args.http, args.tls)
 
 
 if __name__ == "__main__":

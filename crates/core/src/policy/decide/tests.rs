@@ -573,3 +573,35 @@ fn a_request_that_could_not_be_built_is_never_sent_and_stops() {
     assert!(!TransportFailureKind::ConnectFailed.was_sent());
     assert!(TransportFailureKind::TimedOutAfterSend.was_sent());
 }
+
+#[test]
+fn a_tls_failure_or_a_refused_login_stops_at_once_and_is_never_resent() {
+    for (kind, reason) in [
+        (TransportFailureKind::TlsFailed, StopReason::TlsFailed),
+        (TransportFailureKind::AuthRequired, StopReason::AuthRequired),
+    ] {
+        let t = transport(kind);
+        for situation in [non_idempotent(), first()] {
+            assert_eq!(
+                Policy::default().decide(Observation::Transport(&t), &situation),
+                Action::stop(reason.clone()),
+                "{}",
+                kind.as_str()
+            );
+        }
+        assert!(
+            !kind.is_transient() && !kind.may_have_committed(),
+            "{}",
+            kind.as_str()
+        );
+        assert!(kind.names_a_fix(), "{}", kind.as_str());
+    }
+    assert!(
+        !TransportFailureKind::TlsFailed.was_sent(),
+        "the handshake comes first"
+    );
+    assert!(
+        TransportFailureKind::AuthRequired.was_sent(),
+        "refused, and answered"
+    );
+}

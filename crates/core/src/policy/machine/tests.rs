@@ -413,9 +413,10 @@ impl Answer {
                     | TransportFailureKind::FailedAfterSend => true,
                     TransportFailureKind::ResponseTooLarge => status
                         .is_none_or(|s| (200..300).contains(&s) || matches!(s, 500 | 502 | 504)),
-                    TransportFailureKind::ConnectFailed | TransportFailureKind::RequestNotBuilt => {
-                        false
-                    }
+                    TransportFailureKind::ConnectFailed
+                    | TransportFailureKind::RequestNotBuilt
+                    | TransportFailureKind::TlsFailed
+                    | TransportFailureKind::AuthRequired => false,
                 }
             }
         }
@@ -486,6 +487,8 @@ const ANSWERS: &[Answer] = &[
     Answer::Transport(TransportFailureKind::ResponseTooLarge, Some(503)),
     Answer::Transport(TransportFailureKind::ResponseTooLarge, None),
     Answer::Transport(TransportFailureKind::RequestNotBuilt, None),
+    Answer::Transport(TransportFailureKind::TlsFailed, None),
+    Answer::Transport(TransportFailureKind::AuthRequired, None),
 ];
 
 /// A script of choices: each time the machine asks something, the next

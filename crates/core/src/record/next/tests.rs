@@ -40,7 +40,7 @@ fn kinds_of(reason: &StopReason) -> BTreeSet<&'static str> {
 
 /// (reason, its kind, its step) for every reason whose kind and step do not
 /// depend on the failure; `None` where they do.
-const TABLE: [(&str, Option<&str>, Option<&str>); 30] = [
+const TABLE: [(&str, Option<&str>, Option<&str>); 32] = [
     ("delegated_single_dispatch", None, None),
     ("retry_refused", None, None),
     (
@@ -115,6 +115,12 @@ const TABLE: [(&str, Option<&str>, Option<&str>); 30] = [
     ("unstructured_failure", None, None),
     ("approval_rejected", Some("policy"), Some("explain_refusal")),
     ("approval_expired", Some("policy"), Some("explain_refusal")),
+    (
+        "tls_failed",
+        Some("configuration"),
+        Some("fix_configuration"),
+    ),
+    ("auth_required", Some("auth"), Some("fix_configuration")),
 ];
 
 #[test]
@@ -645,6 +651,51 @@ fn no_attempt_and_transport_failures_quote_no_tool() {
         "{m}"
     );
     assert!(!m.contains("<<<"), "{m}");
+}
+
+#[test]
+fn a_refused_login_or_a_tls_failure_names_its_fix_and_no_other_failure_does() {
+    let fix = "upstream web needs a login: run `recourse mcp login web=https://mcp.example/mcp`";
+    let told = |kind, reason: StopReason, class| {
+        let mut refused = attempt(None, None, Action::stop(reason.clone()));
+        refused.transport_error = Some(crate::transport::TransportFailure::new(kind, fix));
+        let r = report(
+            Outcome::Failed {
+                error: Some(ToolError::service_error("X", "x")),
+                reason,
+            },
+            vec![refused],
+        );
+        let next = r.next();
+        assert_fit(&next);
+        assert_eq!(
+            crate::record::Disposition::of_stop(r.outcome.reason().unwrap(), None, false).class,
+            class
+        );
+        (next.step, next.model_message)
+    };
+    use recourse_protocol::mcp::FailureClass;
+    let (step, m) = told(
+        crate::transport::TransportFailureKind::AuthRequired,
+        StopReason::AuthRequired,
+        FailureClass::Governance,
+    );
+    assert_eq!(step, NextStep::FixConfiguration);
+    assert!(m.contains(fix), "{m}");
+    let (step, m) = told(
+        crate::transport::TransportFailureKind::TlsFailed,
+        StopReason::TlsFailed,
+        FailureClass::Capability,
+    );
+    assert_eq!(step, NextStep::FixConfiguration);
+    assert!(m.contains(fix), "{m}");
+    // A failure after sending says what happened, never what its text claims to fix.
+    let (_, m) = told(
+        crate::transport::TransportFailureKind::FailedAfterSend,
+        StopReason::RetriesExhausted,
+        FailureClass::Reliability,
+    );
+    assert!(!m.contains(fix), "{m}");
 }
 
 #[test]

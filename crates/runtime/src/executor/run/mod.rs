@@ -59,8 +59,9 @@ pub(crate) struct Run<'e> {
     source: PayloadSource,
     last_error: Option<ToolError>,
     last_data: Option<ToolData>,
-    /// The tool's whole last answer, when its data (or error) is a part of it.
-    last_answer: Option<Value>,
+    /// The tool's whole last answer, when its data (or error) is a part of
+    /// it, and whether it was a success.
+    last_answer: Option<(bool, Value)>,
     operation_id: Option<String>,
     attempts: Vec<AttemptRecord>,
     /// Events that belong to the next attempt (its payload's coercion, the journal).
@@ -170,7 +171,7 @@ impl<'e> Run<'e> {
                 .now()
                 .saturating_duration_since(self.started),
             settlement: None,
-            answer: self.last_answer.take(),
+            answer: self.last_answer.take().map(|(_, answer)| answer),
             ended_at: Some(self.exec.clock.wall()),
         };
         let report = self.journal_outcome(report).instrument(span.clone()).await;
@@ -364,12 +365,15 @@ impl<'e> Run<'e> {
         {
             self.http_calls += 1;
         }
-        let parsed = delivery.as_ref().map(|raw| {
-            parse_response(
+        // An answer the transport read already (an MCP result it holds
+        // typed) is taken as read; any other is parsed from its bytes.
+        let parsed = delivery.map(|mut raw| match raw.read.take() {
+            Some(read) => *read,
+            None => parse_response(
                 raw.status,
                 raw.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 &raw.body,
-            )
+            ),
         });
         let observation = match &parsed {
             Ok(p) => Observation::Response(p),
@@ -398,7 +402,7 @@ impl<'e> Run<'e> {
             if response.success {
                 self.last_data = Some(response.data.unwrap_or_default());
             }
-            self.last_answer = response.answer;
+            self.last_answer = response.answer.map(|answer| (response.success, answer));
         }
         if let Some(record) = self.attempts.last() {
             span::attempt_decided(&span, record);
@@ -579,9 +583,14 @@ impl<'e> Run<'e> {
     fn finished(&mut self, finish: Finish) -> Outcome {
         self.reconciling = None;
         match finish {
-            Finish::Succeeded(Success::Answered | Success::ReadBack) => Outcome::Succeeded {
-                data: self.last_data.take().unwrap_or_default(),
-            },
+            Finish::Succeeded(Success::Answered | Success::ReadBack) => {
+                // The tool's answer is the success's only when it said so: a
+                // write whose answer was lost and was read back has none.
+                self.last_answer = self.last_answer.take().filter(|(ok, _)| *ok);
+                Outcome::Succeeded {
+                    data: self.last_data.take().unwrap_or_default(),
+                }
+            }
             Finish::Succeeded(Success::Committed(result)) => {
                 // A lookup's result, not the tool's answer to the write.
                 self.last_answer = None;
@@ -591,7 +600,10 @@ impl<'e> Run<'e> {
             }
             Finish::Stopped(reason) => {
                 // A failure's answer reaches people and models: redacted.
-                self.last_answer = self.last_answer.take().map(|a| redact_value(&a));
+                self.last_answer = self
+                    .last_answer
+                    .take()
+                    .map(|(ok, answer)| (ok, redact_value(&answer)));
                 let error = self.last_error.clone();
                 if reason.leaves_outcome_unknown() {
                     Outcome::Unknown { error, reason }

@@ -1,6 +1,7 @@
-//! The gateway's bearer tokens — or, without one, the loopback `Host` rule
+//! A server's bearer tokens — or, without one, the loopback `Host` rule
 //! ([`recourse_tool::host`]) — checked before any route runs: the request
-//! goes on carrying its [`Caller`].
+//! goes on carrying its [`Caller`]. The gateway and `recourse mcp proxy
+//! --http` both take it.
 //!
 //! A check for tower-http's `ValidateRequestHeaderLayer` rather than
 //! `axum::middleware::from_fn`: the check is synchronous, so a request either
@@ -16,33 +17,35 @@ use axum::response::{IntoResponse, Response};
 use recourse_tool::ToolFailure;
 use recourse_tool::host::names_a_loopback_host;
 
-use crate::callers::{Caller, Callers};
-use crate::console::is_console_path;
-use recourse_door::Refusal;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
+
+use crate::caller::{Caller, Callers};
+use crate::refusal::Refusal;
 
 /// Paths a load balancer asks without a token: status words only.
 const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 
 /// The layer that refuses, with a 401 envelope, a request without a
-/// caller's `Authorization: Bearer <token>` — every path but
-/// `/healthz`, `/readyz` and the console's (`/console` and under it, whose
-/// pages log a browser in themselves) — and hands the caller on as a
-/// request extension. With no
-/// callers configured, everyone is [`Caller::default_caller`] — but for a
-/// request naming a host other than a loopback one when
-/// `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every path).
+/// caller's `Authorization: Bearer <token>` — every path but `/healthz`,
+/// `/readyz` and those under `sessions` (a prefix whose pages log a browser
+/// in themselves: the gateway's console) — and hands the caller on as a
+/// request extension. With no callers configured, everyone is
+/// [`Caller::default_caller`] — but for a request naming a host other than
+/// a loopback one when `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every
+/// path).
 ///
 /// The gateway's router has it; another server that takes the gateway's
 /// token rule (`recourse mcp proxy --http`) layers it on its own routes.
 pub fn authorize(
     callers: Option<Arc<Callers>>,
     loopback_hosts_only: bool,
+    sessions: Option<&'static str>,
 ) -> ValidateRequestHeaderLayer<Authorize> {
     ValidateRequestHeaderLayer::custom(Authorize {
         callers,
         anyone: Arc::new(Caller::default_caller()),
         loopback_hosts_only,
+        sessions,
     })
 }
 
@@ -50,9 +53,16 @@ pub fn authorize(
 #[derive(Debug, Clone)]
 pub struct Authorize {
     callers: Option<Arc<Callers>>,
-    /// Who a request is on a gateway without tokens.
+    /// Who a request is on a server without tokens.
     anyone: Arc<Caller>,
     loopback_hosts_only: bool,
+    /// Where pages check their own sessions, not bearer tokens.
+    sessions: Option<&'static str>,
+}
+
+/// Whether `path` is `root` or under it.
+fn is_under(path: &str, root: &str) -> bool {
+    path == root || path.strip_prefix(root).is_some_and(|p| p.starts_with('/'))
 }
 
 impl ValidateRequest<Body> for Authorize {
@@ -61,7 +71,7 @@ impl ValidateRequest<Body> for Authorize {
     fn validate(&mut self, request: &mut Request) -> Result<(), Response> {
         if self.loopback_hosts_only && !names_a_loopback_host(request) {
             let error = Refusal::HostNotAllowed.error(
-                "this gateway runs without a token, so it answers only requests for a loopback \
+                "this server runs without a token, so it answers only requests for a loopback \
                  host (localhost, 127.0.0.1, [::1]); set RECOURSE_GATEWAY_TOKEN to serve other names",
             );
             return Err(ToolFailure::from(error).into_response());
@@ -73,7 +83,7 @@ impl ValidateRequest<Body> for Authorize {
         let path = request.uri().path();
         // The console's pages check their own session cookie; a bearer token
         // opens nothing there, and a session cookie nothing here.
-        if OPEN_PATHS.contains(&path) || is_console_path(path) {
+        if OPEN_PATHS.contains(&path) || self.sessions.is_some_and(|root| is_under(path, root)) {
             return Ok(());
         }
         let caller = request
@@ -87,7 +97,22 @@ impl ValidateRequest<Body> for Authorize {
             return Ok(());
         }
         let error =
-            Refusal::Unauthorized.error("this gateway requires 'Authorization: Bearer <token>'");
+            Refusal::Unauthorized.error("this server requires 'Authorization: Bearer <token>'");
         Err(ToolFailure::from(error).into_response())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_prefix_is_itself_and_what_is_under_it() {
+        for path in ["/console", "/console/", "/console/calls/c-1"] {
+            assert!(is_under(path, "/console"), "{path}");
+        }
+        for path in ["/consoles", "/console.css", "/v1/calls", "/", "/v1/console"] {
+            assert!(!is_under(path, "/console"), "{path}");
+        }
     }
 }

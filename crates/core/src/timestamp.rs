@@ -1,4 +1,5 @@
-//! RFC 3339 timestamps for the journal, without a date-time dependency.
+//! RFC 3339 timestamps for the journal and the record, without a date-time
+//! dependency.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -7,16 +7,18 @@
 use std::sync::Arc;
 
 use recourse::call::KeyScope;
+#[cfg(feature = "http")]
 use tower_http::validate_request::ValidateRequestHeaderLayer;
 
-use crate::auth::{Authorize, authorize};
-use crate::callers::{Callers, CallersError};
+#[cfg(feature = "http")]
+use crate::authorize::{Authorize, authorize};
+use crate::caller::{Callers, CallersError};
 
 /// Who may call a server, checked by the [`layer`](Self::layer) in front of
 /// its routes.
 ///
 /// ```
-/// use recourse_gateway::{Access, Callers};
+/// use recourse_door::{Access, Callers};
 ///
 /// // One token: caller `default`, its keys shared.
 /// let one = Access::new(None, Some("a-long-operator-token")).unwrap();
@@ -79,11 +81,13 @@ impl Access {
 
     /// The layer that checks it ([`authorize`]), handing each request on
     /// with its caller.
+    #[cfg(feature = "http")]
     pub fn layer(&self) -> ValidateRequestHeaderLayer<Authorize> {
-        authorize(self.callers.clone(), self.loopback_hosts_only())
+        authorize(self.callers.clone(), self.loopback_hosts_only(), None)
     }
 
-    pub(crate) fn into_parts(self) -> (Option<Arc<Callers>>, bool) {
+    /// The callers, and whether only loopback host names are served.
+    pub fn into_parts(self) -> (Option<Arc<Callers>>, bool) {
         let loopback_hosts_only = self.loopback_hosts_only();
         (self.callers, loopback_hosts_only)
     }

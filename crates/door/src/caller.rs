@@ -7,7 +7,7 @@
 //! them, each token given as itself or as its SHA-256:
 //!
 //! ```
-//! use recourse_gateway::Callers;
+//! use recourse_door::Callers;
 //!
 //! let callers = Callers::parse(r#"{"callers": [
 //!     {"name": "ops", "token": "a-long-operator-token", "admin": true},
