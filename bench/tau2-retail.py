@@ -14,7 +14,8 @@ committed, and loses the answer of one write on purpose:
 
 - `kill_after_commit`: commits, then exits before answering;
 - `internal_after_commit`: commits, then answers JSON-RPC `-32603`;
-- `hang_after_commit`: commits, then never answers (the proxy's `--timeout 1`);
+- `hang_after_commit`: commits, then never answers (the proxy's `--timeout 3`: a server started again
+  after a timed-out attempt must answer the read within it, and tau2-bench takes a second to import);
 - `drop_before_commit`: exits before doing anything.
 
 Faults go to tasks in turn, each to the first write the tool carries out
@@ -125,9 +126,12 @@ class Server:
         self.fault = args.fault
         self.log = args.log
         self.lock = threading.Lock()
-        db = self.db_cls.load(str(self.state))
-        self.listing = [self.schema(name, tool) for name, tool in self.tools_cls(db).get_tools().items()]
-        self.kinds = {name: self.tools_cls(db).tool_type(name).value for name in self.tools_cls(db).tools}
+        # Read once (a started server finds what the last one committed);
+        # written after each write.
+        self.db = self.db_cls.load(str(self.state))
+        tools = self.tools_cls(self.db)
+        self.listing = [self.schema(name, tool) for name, tool in tools.get_tools().items()]
+        self.kinds = {name: tools.tool_type(name).value for name in tools.tools}
 
     @staticmethod
     def schema(name: str, tool: Any) -> dict[str, Any]:
@@ -150,9 +154,8 @@ class Server:
         write = self.kinds[name] == "write"
         with self.lock:
             fault = self.fault_due() if write else None
-            db = self.db_cls.load(str(self.state))
             try:
-                value = getattr(self.tools_cls(db), name)(**arguments)
+                value = getattr(self.tools_cls(self.db), name)(**arguments)
             except Exception as e:  # the tool's own refusal: an isError result
                 self.record(name, False)
                 return {"result": {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}}
@@ -163,7 +166,7 @@ class Server:
                 os._exit(1)
             if write:
                 tmp = self.state.with_suffix(".tmp")
-                tmp.write_text(dumped(db))
+                tmp.write_text(dumped(self.db))
                 os.replace(tmp, self.state)
             self.record(name, True)
         if fault == "kill_after_commit":
@@ -244,7 +247,7 @@ async def through_proxy(args, work: Path, fault: str, actions) -> list[dict[str,
     (work / "tools.json").write_text(json.dumps(policy()))
     server = [sys.executable, str(Path(__file__).resolve()), "serve", "--tau2", str(args.tau2),
               "--state", str(work / "db.json"), "--log", str(work / "calls.log"), "--fault", fault]
-    proxy = ["mcp", "proxy", "--journal", str(work / "proxy.db"), "--backoff-ms", "10", "--timeout", "1",
+    proxy = ["mcp", "proxy", "--journal", str(work / "proxy.db"), "--backoff-ms", "10", "--timeout", "3",
              "--tools", str(work / "tools.json"), "--", *server]
     seen = []
     params = StdioServerParameters(command=args.recourse, args=proxy)
