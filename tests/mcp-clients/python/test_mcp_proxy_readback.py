@@ -175,7 +175,7 @@ def proxied(tmp_path: Path, policy: dict[str, Any], upstream: list[str] | str, c
     file, in front of ``upstream`` (a command, or an HTTP server's URL)."""
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps({"tools": policy}))
-    flags = ["--journal", str(tmp_path / "proxy.db"), "--backoff-ms", "10", "--timeout", "1", "--tools", str(tools)]
+    flags = ["--journal", str(tmp_path / "proxy.db"), "--backoff-ms", "10", "--timeout", "2", "--tools", str(tools)]
     if isinstance(upstream, str):
         args = ["mcp", "proxy", *flags, "--upstream", f"ws={upstream}"]
     else:
