@@ -122,8 +122,10 @@ def tool_answer(record: CallRecord) -> Any:
     if step == "fix_arguments":
         raise ModelRetry(message)
     if step == "use_result":
-        # One attempt that simply succeeded: nothing for the model to know beyond the data.
-        plain = [a.action for a in record.attempts] == ["succeed"] and record.verification is None
+        # One attempt that simply succeeded, and no read-back that found anything:
+        # nothing for the model to know beyond the data.
+        nothing_read = record.verification in (None, "unneeded", "not_applicable")
+        plain = [a.action for a in record.attempts] == ["succeed"] and nothing_read
         return record.data if plain else {"result": record.data, "note": message}
     text = f"recourse: next step {step}.\n{message}"
     return f"{DO_NOT_REPEAT}\n{text}" if step == "do_not_repeat" else text

@@ -46,7 +46,9 @@
 //!
 //! `verification` is what a declared read-back verification established
 //! (`verified`, `already_applied`, `not_committed`, `not_applied`,
-//! `cannot_tell`), or `null` when none ran after the write. `settlement` says
+//! `cannot_tell`), or why none ran after the write (`not_applicable`: the
+//! call did not fill a template it requires; `unneeded`: the write answered
+//! and nothing had to be settled), or `null` when the call declared none. `settlement` says
 //! how a call whose outcome was open was settled after it stopped
 //! (`{"by": "verification"|"lookup"|"person"|"journal", "at", "who"?,
 //! "note"?}`, see [`Settlement`]), or is `null`; a settled record's `next`
@@ -71,6 +73,7 @@ mod next;
 mod notes;
 mod outcome;
 mod question;
+mod read_back;
 mod report;
 mod settlement;
 mod state;
