@@ -402,3 +402,65 @@ async fn the_sweeper_reads_back_through_a_reference_under_a_credential_name() {
         Some(serde_json::to_value(&spec).unwrap())
     );
 }
+
+/// A read-back whose arguments reach a value the journal keeps redacted (a
+/// credential in the payload) cannot be filled from the journal: the sweeper
+/// leaves the call unknown rather than read with `[REDACTED]` in place of
+/// the value — which the tool would answer "no such order", and the call
+/// would be settled as not written when it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_never_reads_back_with_a_redacted_value() {
+    let app = axum::Router::new()
+        .route(
+            "/orders/cancel",
+            post(|Json(_): Json<Value>| std::future::pending::<Json<Value>>()),
+        )
+        .route(
+            "/orders/get",
+            post(|Json(read): Json<Value>| async move {
+                let mine = read["order"] == "W7" && read["token"] == "t-live-1234567890";
+                let status = if mine { "cancelled" } else { "unknown order" };
+                Json(json!({"success": true, "data": {"status": status}}))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let journal = Arc::new(SqliteJournal::in_memory().unwrap());
+    let spec = VerifySpec::url(format!("{base}/orders/get"))
+        .args(json!({"order": "{{payload.order_id}}", "token": "{{payload.token}}"}))
+        .expect(r#"/status == "cancelled""#)
+        .after_only();
+    let call = Call::builder(
+        format!("{base}/orders/cancel"),
+        json!({"order_id": "W7", "token": "t-live-1234567890"}),
+    )
+    .non_idempotent()
+    .verify(spec)
+    .build()
+    .unwrap();
+    let id = die_mid_call(&journal, call).await;
+    assert_eq!(entry(&journal, &id).await.payload["token"], "[REDACTED]");
+
+    let lines = std::sync::Mutex::new(Vec::new());
+    recourse::journal::settle_expired(journal.as_ref(), &SettleOptions::new(LEASE), &|line| {
+        lines.lock().unwrap().push(line)
+    })
+    .await;
+    let after = entry(&journal, &id).await;
+    assert_ne!(
+        after.state,
+        CallState::Failed,
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    assert!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("keeps redacted")),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+}
