@@ -83,6 +83,9 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     }
 }
 
+/// How a proxy URL becomes a proxy for one scheme.
+type ProxyFor = fn(&str) -> reqwest::Result<reqwest::Proxy>;
+
 /// Hosts no proxy is ever asked for: this machine.
 const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
 
@@ -98,7 +101,7 @@ fn with_proxies(mut builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
         Some(listed) => format!("{listed},{LOOPBACK}"),
         None => LOOPBACK.to_owned(),
     };
-    let schemes: [(&str, [&str; 2], fn(&str) -> reqwest::Result<reqwest::Proxy>); 3] = [
+    let schemes: [(&str, [&str; 2], ProxyFor); 3] = [
         ("https", ["HTTPS_PROXY", "https_proxy"], |u| {
             reqwest::Proxy::https(u)
         }),
