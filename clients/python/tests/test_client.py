@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import http.server
+import threading
 import time
 
 import pytest
 
-from recourse_client import CallRecord, Gateway, GatewayError, Resends, call_body
+from recourse_client import AsyncGateway, CallRecord, Gateway, GatewayError, Resends, call_body
 
 from conftest import NO_LOOKUPS, exports_written
 
@@ -95,6 +98,8 @@ def test_get_call_and_reconcile_read_the_journal(stack):
         assert settled.state == "unknown", "no lookup was recorded, so it cannot tell; nothing resent"
         page = gateway.list_calls(state="unknown")
         assert [c.call_id for c in page.calls] == [record.call_id]
+        assert [c.call_id for c in page] == [record.call_id], "a page iterates over its calls"
+        assert len(page) == 1 and page.next_before is None
         with pytest.raises(GatewayError) as missing:
             gateway.get_call("no-such-call")
     assert missing.value.status == 404 and missing.value.code == "CALL_NOT_FOUND"
@@ -159,3 +164,65 @@ def test_a_gateway_killed_mid_write_answers_the_resend_with_a_record(servers, tm
     assert journaled.record.settlement is not None and journaled.record.settlement.by == "lookup", journaled
     assert settled.settlement == journaled.record.settlement
     assert settled.outcome == ("succeeded" if written == 1 else "failed"), (settled, written)
+
+
+class _Proxy(http.server.BaseHTTPRequestHandler):
+    """A proxy that answers every request itself, and counts what reached it."""
+
+    seen: list[str] = []
+
+    def _answer(self) -> None:
+        _Proxy.seen.append(f"{self.command} {self.path} {self.headers.get('Authorization')}")
+        self.send_response(502)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_CONNECT = _answer
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def proxy_in_env(monkeypatch):
+    """``proxy_in_env()`` makes every proxy variable of this process name a
+    proxy that answers for everyone (servers started before keep their
+    environment); it returns what reached that proxy."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Proxy.seen = []
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def arm() -> list[str]:
+        for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.setenv(name, url)
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        return _Proxy.seen
+
+    yield arm
+    server.shutdown()
+
+
+def test_a_loopback_gateway_is_never_asked_through_a_proxy(stack, proxy_in_env):
+    tools, url = stack()
+    seen = proxy_in_env()
+    with Gateway(url, "s3cret-token") as gateway:
+        record = gateway.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"})
+        assert record.succeeded, record
+        assert [c.call_id for c in gateway.list_calls()] == [record.call_id], "keyed, so journaled"
+
+    async def asynchronously() -> str:
+        async with AsyncGateway(url.replace("127.0.0.1", "localhost"), "s3cret-token") as gateway:
+            await gateway.list_calls()
+            return (await gateway.call(f"{tools}/api/stock/quote", {"symbol": "TSLA"})).outcome
+
+    assert asyncio.run(asynchronously()) == "succeeded"
+    assert seen == [], "the token went to the proxy"
+
+
+def test_a_spawned_gateway_is_ready_whatever_proxy_the_environment_names(proxy_in_env):
+    seen = proxy_in_env()
+    with Gateway.spawn() as gateway:
+        assert len(gateway.list_calls()) == 0
+    assert seen == []

@@ -1,5 +1,5 @@
-"""The examples (the Python blocks of docs/python.md are these files) run as written
-against real servers, and exit 0 only when things went as they describe."""
+"""The examples (the Python blocks of docs/python.md and docs/mcp-proxy.md are these files)
+run as written against real servers, and exit 0 only when things went as they describe."""
 
 from __future__ import annotations
 
@@ -40,3 +40,27 @@ def test_the_docs_show_the_example_as_it_is(example):
     blocks = page.split("```python\n")[1:]
     shown = [b.split("```", 1)[0] for b in blocks]
     assert (EXAMPLES / example).read_text() in shown, f"docs/python.md's block differs from examples/{example}"
+
+
+def test_the_mcp_proxy_example_runs(tmp_path):
+    """pydantic-ai's MCPToolset through ``recourse mcp proxy``, in this venv
+    (``recourse-cli[pydantic-ai]``): the weather the proxy resent reaches the
+    model, the failure never. HOME is the test's, so is the proxy's journal."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "pydantic_ai_mcp_proxy.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "weather_current: success, London, England, GB" in done.stdout, done.stdout
+    assert "model: It is mild in London." in done.stdout, done.stdout
+    assert done.stderr.count("tools/call weather_current") == 2, "the proxy resent it: " + done.stderr
+
+
+def test_docs_mcp_proxy_shows_the_mcp_proxy_example_as_it_is():
+    page = (EXAMPLES.parents[2] / "docs" / "mcp-proxy.md").read_text()
+    shown = [b.split("```", 1)[0] for b in page.split("```python\n")[1:]]
+    assert (EXAMPLES / "pydantic_ai_mcp_proxy.py").read_text() in shown

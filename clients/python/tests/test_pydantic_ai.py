@@ -3,6 +3,7 @@ scripted model (``FunctionModel``: no network)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from pydantic_ai import Agent
@@ -17,7 +18,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from recourse_client import AsyncGateway, CallRecord
-from recourse_client.pydantic_ai import DO_NOT_REPEAT, RecourseToolset, fetch_tools
+from recourse_client.pydantic_ai import DO_NOT_REPEAT, RecourseToolset, fetch_tools, tool_answer
 
 from conftest import NO_LOOKUPS, exports_written
 
@@ -136,6 +137,24 @@ def test_an_unknown_write_with_a_lookup_is_settled_on_the_spot(stack):
     assert seen[0]["result"] == record.data and record.data["operation_id"].startswith("op-")
     assert "committed" in seen[0]["note"]
     assert exports_written(tools) == 1
+
+
+def test_a_success_whose_read_back_found_nothing_is_the_result():
+    """A write that declared a read-back and needed none (``unneeded``), or
+    whose read-back did not apply, is a plain success; one a read settled is
+    told with its note."""
+
+    def record(verification):
+        return SimpleNamespace(
+            next=SimpleNamespace(step="use_result", model_message="Reading it back confirmed it."),
+            attempts=[SimpleNamespace(action="succeed")],
+            verification=verification,
+            data={"order_id": "W1"},
+        )
+
+    for nothing_read in (None, "unneeded", "not_applicable"):
+        assert tool_answer(record(nothing_read)) == {"order_id": "W1"}, nothing_read
+    assert tool_answer(record("verified")) == {"result": {"order_id": "W1"}, "note": "Reading it back confirmed it."}
 
 
 def test_a_plain_success_is_the_result(stack):

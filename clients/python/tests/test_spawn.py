@@ -5,6 +5,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import time
 
 import httpx
 import pytest
@@ -56,3 +60,31 @@ def test_a_bad_flag_is_a_spawn_error_with_what_recourse_said():
     with pytest.raises(SpawnError, match="unexpected argument"):
         with spawn_gateway(args=["--no-such-flag"]):
             pass
+
+
+def test_a_spawned_gateway_ends_with_the_python_that_started_it(tmp_path):
+    """A program killed outright (SIGKILL) runs nothing on its way out; its
+    gateway stops anyway, as the program's end closes the gateway's input."""
+    program = tmp_path / "agent.py"
+    program.write_text(
+        "import time\n"
+        "from recourse_client import spawn_gateway\n"
+        "with spawn_gateway() as gateway:\n"
+        "    print(gateway.url, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    agent = subprocess.Popen([sys.executable, str(program)], stdout=subprocess.PIPE, text=True, env=os.environ)
+    url = agent.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:"), url
+    assert httpx.get(f"{url}/readyz", trust_env=False).status_code == 200
+    agent.kill()
+    agent.wait()
+    agent.stdout.close()
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            httpx.get(f"{url}/healthz", timeout=0.5, trust_env=False)
+        except httpx.ConnectError:
+            break
+        assert time.monotonic() < deadline, "the gateway outlived the program that started it"
+        time.sleep(0.05)

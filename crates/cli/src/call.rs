@@ -9,6 +9,7 @@ use clap::Args;
 use recourse::correction::Schema;
 use recourse::idempotency::Evidence;
 use recourse::record::OutcomeKind;
+use recourse::verify::AbsentWhen;
 use recourse::{
     Action, Call, CallBuilder, CallReport, CallSpec, Executor, ExecutorConfig, HttpTransport,
     Method, Outcome, Target, Transport, VerifySpec,
@@ -113,10 +114,16 @@ pub(crate) struct VerifyArgs {
     /// The read's arguments, JSON or @FILE, with {{payload.field}} templates over the write's payload.
     #[arg(long, value_name = "JSON", requires = "verify_read")]
     verify_args: Option<String>,
-    /// What the read's result shows once the write took effect: 'POINTER OP VALUE', OP one of
-    /// ==, !=, exists, !exists (e.g. '/status == "cancelled"'). Repeatable; all must hold.
+    /// What the read's result shows once the write took effect: 'POINTER OP VALUE' (POINTER a
+    /// JSON Pointer, or $ for the whole result), OP one of ==, !=, exists, !exists, contains,
+    /// !contains, starts_with, ends_with, <, <=, >, >=, in, any, grew_by (e.g.
+    /// '/status in ["resolved", "closed"]', '/orders grew_by 1'). Repeatable; all must hold.
     #[arg(long, value_name = "EXPECTATION", requires = "verify_read")]
     verify_expect: Vec<String>,
+    /// A read failing with this error code means the effect is absent (not that the read
+    /// failed); 'error' for any error the tool answers about what was read. Repeatable.
+    #[arg(long, value_name = "CODE", requires = "verify_read")]
+    verify_absent_when: Vec<String>,
     /// Skip the read before the write.
     #[arg(long, requires = "verify_read")]
     verify_after_only: bool,
@@ -149,6 +156,11 @@ impl VerifyArgs {
         }
         spec.after_only = self.verify_after_only;
         spec.always = self.verify_always;
+        spec.absent_when = match self.verify_absent_when.as_slice() {
+            [] => None,
+            [word] if word == "error" => Some(AbsentWhen::AnyError),
+            codes => Some(AbsentWhen::Codes(codes.to_vec())),
+        };
         Ok(Some(spec))
     }
 
@@ -224,7 +236,14 @@ impl CallArgs {
     /// from `--schema FILE` here, to name the file in an error.
     fn call(&self, config: &ExecutorConfig) -> Result<CallBuilder> {
         let target = Target::parse(&self.target()?)?;
-        let mut call = self.spec()?.into_builder(target, config, None)?;
+        let spec = self.spec()?;
+        // Typed for this call: a template its payload cannot fill is a
+        // mistake on this command line (exit 2), not a verification that
+        // does not apply, as a door's or a policy file's is.
+        if let Some(verify) = &spec.verify {
+            verify.check_against(&spec.payload)?;
+        }
+        let mut call = spec.into_builder(target, config, None)?;
         if let Some(path) = &self.schema {
             call = call.compiled_schema(read_schema(path)?);
         }

@@ -38,6 +38,7 @@ mod selfdoc;
 mod serve;
 mod server_limits;
 mod settings;
+mod stdin_watch;
 mod style;
 mod telemetry;
 mod tools;
@@ -281,5 +282,60 @@ mod tests {
         let mut missing = Vec::new();
         walk(&super::Cli::command(), "recourse", &mut missing);
         assert!(missing.is_empty(), "no example in --help: {missing:?}");
+    }
+
+    /// Every command and its `--help`, short and long, by its path.
+    fn every_help() -> Vec<(String, String)> {
+        fn walk(command: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+            out.push((path.to_owned(), command.render_help().to_string()));
+            out.push((path.to_owned(), command.render_long_help().to_string()));
+            for sub in command.get_subcommands_mut() {
+                let path = format!("{path} {}", sub.get_name());
+                walk(sub, &path, out);
+            }
+        }
+        let mut out = Vec::new();
+        let mut root = super::Cli::command();
+        root.build();
+        walk(&mut root, "recourse", &mut out);
+        out
+    }
+
+    /// No help shows an environment variable's value, or an empty one
+    /// (`[env: NAME=]`): the help says which variable, never what it holds.
+    #[test]
+    fn no_help_shows_an_environment_value() {
+        let shown: Vec<String> = every_help()
+            .into_iter()
+            .filter_map(|(path, help)| {
+                let at = help.find("[env: ")?;
+                let name_end = help[at..].find([']', '=']).map(|i| at + i)?;
+                (help.as_bytes()[name_end] == b'=').then(|| format!("{path}: {}", &help[at..]))
+            })
+            .collect();
+        assert!(shown.is_empty(), "{shown:#?}");
+        let tokens = every_help()
+            .into_iter()
+            .any(|(_, help)| help.contains("[env: RECOURSE_GATEWAY_TOKENS]"));
+        assert!(tokens, "the variable is still named");
+    }
+
+    /// `mcp proxy --tools` names every key a tool's policy may have.
+    #[test]
+    fn the_proxys_tools_help_names_every_policy_key() {
+        let root = super::Cli::command();
+        let proxy = root
+            .find_subcommand("mcp")
+            .and_then(|mcp| mcp.find_subcommand("proxy"))
+            .expect("recourse mcp proxy");
+        let tools = proxy
+            .get_arguments()
+            .find(|a| a.get_id() == "tools")
+            .and_then(|a| a.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        for key in recourse_mcp_proxy::ToolPolicies::KEYS {
+            assert!(tools.contains(&format!("\"{key}\"")), "{key} in {tools}");
+        }
     }
 }

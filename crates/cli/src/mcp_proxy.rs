@@ -76,9 +76,10 @@ pub(crate) struct ProxyArgs {
     /// variables recourse reads.
     #[arg(long = "mcp-env-clear")]
     mcp_env_clear: bool,
-    /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect",
-    /// "max_retries"}}}, NAME as offered: whether a tool may be resent, and how to read a write
-    /// back when its answer is lost.
+    /// The policy file, {"tools": {"NAME": {"idempotent", "verify", "protect", "max_retries",
+    /// "approval"}}}, NAME as offered: whether a tool may be resent, how to read a write back when
+    /// its answer is lost, what no correction may change, how often it may be resent, and whether
+    /// a person approves each call first.
     #[arg(long, value_name = "FILE", value_parser = crate::settings::path)]
     tools: Option<PathBuf>,
     #[command(flatten)]
@@ -212,11 +213,16 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
         None => None,
     };
     let location = settings.journal(args.journal.as_deref());
-    let journal = recourse_gateway::open_server_journal(location, "mcp-proxy.db").await?;
-    let journal_words = match (&journal, location) {
-        (None, _) => "no journal".to_owned(),
+    let location = recourse_gateway::server_journal_location(location, "mcp-proxy.db")?;
+    let journal = match &location {
+        Some(location) => {
+            recourse_gateway::open_server_journal(Some(location), "mcp-proxy.db").await?
+        }
+        None => None,
+    };
+    let journal_words = match (&journal, &location) {
         (Some(_), Some(location)) => format!("journal {}", recourse_protocol::redact(location)),
-        (Some(_), None) => "the default journal".to_owned(),
+        _ => "no journal".to_owned(),
     };
     if let Some(journal) = journal {
         builder = builder.with_journal(journal);

@@ -39,10 +39,8 @@ pub async fn open_server_journal(
     location: Option<&str>,
     file: &str,
 ) -> Result<Option<Arc<dyn Journal>>, JournalLocationError> {
-    let location = match location {
-        Some(NO_JOURNAL) => return Ok(None),
-        Some(location) => location.to_owned(),
-        None => default_location(file)?,
+    let Some(location) = server_journal_location(location, file)? else {
+        return Ok(None);
     };
     let journal = open_journal(&location).await.map_err(|e| {
         JournalLocationError::caused(
@@ -56,7 +54,30 @@ pub async fn open_server_journal(
     Ok(Some(journal))
 }
 
-fn default_location(file: &str) -> Result<String, JournalLocationError> {
+/// Where a server's journal is — what [`open_server_journal`] opens, for a
+/// server to say where it journals: `location`, none for [`NO_JOURNAL`], by
+/// default `file` in the [`state_dir`] (created private to its owner).
+///
+/// # Errors
+/// With no location: no state directory, or it cannot be created.
+pub fn server_journal_location(
+    location: Option<&str>,
+    file: &str,
+) -> Result<Option<String>, JournalLocationError> {
+    match location {
+        Some(NO_JOURNAL) => Ok(None),
+        Some(location) => Ok(Some(location.to_owned())),
+        None => default_location(file).map(Some),
+    }
+}
+
+/// The user's state directory for recourse, where servers journal by
+/// default: `$XDG_STATE_HOME/recourse`, else `~/.local/state/recourse`
+/// (not created here).
+///
+/// # Errors
+/// Neither `XDG_STATE_HOME` nor `HOME` is set.
+pub fn state_dir() -> Result<PathBuf, JournalLocationError> {
     let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
         (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
         (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
@@ -68,7 +89,11 @@ fn default_location(file: &str) -> Result<String, JournalLocationError> {
             });
         }
     };
-    let dir = state.join("recourse");
+    Ok(state.join("recourse"))
+}
+
+fn default_location(file: &str) -> Result<String, JournalLocationError> {
+    let dir = state_dir()?;
     create_private_dir(&dir).map_err(|e| {
         JournalLocationError::caused(
             format!("creating the journal's directory {}", dir.display()),

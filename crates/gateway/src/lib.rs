@@ -72,7 +72,9 @@ pub use entry::CallEntry;
 pub use exposure::{Exposure, ExposureRefused, UnauthenticatedWarning, check_exposure};
 pub use fleet::connect_shared_state;
 pub use gateway::Gateway;
-pub use journal_location::{JournalLocationError, NO_JOURNAL, open_server_journal};
+pub use journal_location::{
+    JournalLocationError, NO_JOURNAL, open_server_journal, server_journal_location, state_dir,
+};
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
 pub use recourse_door::{Access, Authorize, Caller, Callers, CallersError, authorize};

@@ -6,7 +6,8 @@
 //! `Journal` trait of `recourse-core`
 //! and one test suite: [`SqliteJournal`] (embedded, one file, the default;
 //! feature `sqlite`) and [`PostgresJournal`] (one record shared by several
-//! replicas; feature `postgres`). [`open`] picks one from a location.
+//! replicas; feature `postgres`). [`open`] picks one from a location;
+//! [`open_existing`] opens one for reading, creating nothing.
 //!
 //! ```
 //! use recourse_core::journal::{CallState, Journal, NewCall};
@@ -33,6 +34,8 @@
 
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "sqlite")]
+mod private_file;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod schema;
 #[cfg(feature = "sqlite")]
@@ -64,7 +67,7 @@ pub async fn open(location: &str) -> JournalResult<Arc<dyn Journal>> {
             "it is empty",
         ));
     }
-    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+    if is_postgres(location) {
         #[cfg(feature = "postgres")]
         return Ok(Arc::new(PostgresJournal::connect(location).await?));
         #[cfg(not(feature = "postgres"))]
@@ -74,20 +77,39 @@ pub async fn open(location: &str) -> JournalResult<Arc<dyn Journal>> {
             "this build has no PostgreSQL journal (the `postgres` cargo feature is off)",
         ));
     }
-    open_sqlite(location)
+    open_sqlite(location, false)
+}
+
+/// Opens a journal that exists, as [`open`] does, except that a SQLite file
+/// is never created: a reader (`recourse journal list`) leaves nothing
+/// behind where there was no journal. A PostgreSQL journal is opened as
+/// [`open`] opens it.
+///
+/// # Errors
+/// As [`open`]; and [`JournalErrorKind::Open`] when there is no SQLite file
+/// at `location`.
+pub async fn open_existing(location: &str) -> JournalResult<Arc<dyn Journal>> {
+    if is_postgres(location) || location.trim().is_empty() {
+        return open(location).await;
+    }
+    open_sqlite(location, true)
+}
+
+fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
 #[cfg(feature = "sqlite")]
-fn open_sqlite(location: &str) -> JournalResult<Arc<dyn Journal>> {
-    if location == ":memory:" {
-        Ok(Arc::new(SqliteJournal::in_memory()?))
-    } else {
-        Ok(Arc::new(SqliteJournal::open(location)?))
+fn open_sqlite(location: &str, existing: bool) -> JournalResult<Arc<dyn Journal>> {
+    match location {
+        ":memory:" => Ok(Arc::new(SqliteJournal::in_memory()?)),
+        _ if existing => Ok(Arc::new(SqliteJournal::open_existing(location)?)),
+        _ => Ok(Arc::new(SqliteJournal::open(location)?)),
     }
 }
 
 #[cfg(not(feature = "sqlite"))]
-fn open_sqlite(_location: &str) -> JournalResult<Arc<dyn Journal>> {
+fn open_sqlite(_location: &str, _existing: bool) -> JournalResult<Arc<dyn Journal>> {
     Err(JournalError::new(
         JournalErrorKind::Location,
         "opening the journal",

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use crate::private_file::create_private;
 use crate::writer::{Access, Writer};
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
@@ -39,7 +40,21 @@ impl SqliteJournal {
         create_private(path.as_ref()).map_err(|e| {
             JournalError::caused(JournalErrorKind::Open, "creating SQLite journal", e)
         })?;
-        let conn = Connection::open(path.as_ref()).map_err(|e| {
+        Self::opened(Connection::open(path.as_ref()))
+    }
+
+    /// Opens the database at `path`, which must exist (nothing is created
+    /// where there was no journal), and migrates it: for a reader.
+    ///
+    /// # Errors
+    /// When there is no file at `path`, or it cannot be opened or migrated.
+    pub fn open_existing(path: impl AsRef<Path>) -> JournalResult<Self> {
+        let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+        Self::opened(Connection::open_with_flags(path.as_ref(), flags))
+    }
+
+    fn opened(conn: rusqlite::Result<Connection>) -> JournalResult<Self> {
+        let conn = conn.map_err(|e| {
             JournalError::caused(JournalErrorKind::Open, "opening SQLite journal", e)
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
@@ -476,33 +491,6 @@ impl Journal for SqliteJournal {
             Ok(counts)
         }))
     }
-}
-
-/// Creates the journal's file, readable and writable by its owner only
-/// (0600), unless it exists: it holds payloads and keys. SQLite creates its
-/// `-wal` and `-shm` files with the database file's mode, so they are the
-/// owner's only too. A `file:` URI is left to SQLite.
-#[cfg(unix)]
-fn create_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if path.to_str().is_some_and(|p| p.starts_with("file:")) {
-        return Ok(());
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-#[cfg(not(unix))]
-fn create_private(_path: &Path) -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -475,6 +475,28 @@ async fn a_new_sqlite_journal_and_its_wal_are_the_owners_only() {
     }
 }
 
+#[tokio::test]
+async fn opening_a_journal_to_read_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let location = path.to_str().unwrap();
+    let missing = recourse_journal::open_existing(location)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        missing.to_string().contains("opening SQLite journal"),
+        "{missing}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "a reader left {left:?}");
+
+    let written = SqliteJournal::open(&path).unwrap();
+    written.begin_call(&new_call("c-read")).await.unwrap();
+    let read = recourse_journal::open_existing(location).await.unwrap();
+    assert!(read.get("c-read").await.unwrap().is_some());
+}
+
 /// A private schema on the configured server, so runs never see each
 /// other's rows; `None` when no server is configured.
 async fn private_postgres() -> Option<PostgresSchema> {

@@ -4,7 +4,9 @@
 //! A success is the tool's own result, untouched but for one `_meta` key,
 //! [`CALL_META_KEY`] (`{call_id, outcome, attempts}`), so a client or model
 //! sees what it would have seen without the proxy: the result the upstream's
-//! session gave, handed on as it is, never written to JSON and read back.
+//! session gave, handed on as it is, never written to JSON and read back. A
+//! call whose tool declares a read-back adds, success or not,
+//! `verification` and `reads` ([`read_back`](crate::meta::read_back)).
 //! Anything else is an `isError` result ([`failure`](crate::failure)): the
 //! tool's own failure kept whole, recourse's word beside it.
 //!
@@ -27,7 +29,7 @@ use rmcp::model::{CallToolResult, MetaObject, ResultType};
 use serde_json::{Map, Value, json};
 
 use crate::failure::{self, Failure};
-use crate::meta::CALL_META_KEY;
+use crate::meta::{CALL_META_KEY, read_back};
 
 /// What a call at the door came to, as the client is told: `raw` is the
 /// tool's latest result (a success the tool gave is shown as it is),
@@ -69,10 +71,8 @@ fn ran(
             Value::from(OutcomeKind::Succeeded.as_str()),
         );
         call.insert("attempts".to_owned(), Value::from(report.attempts.len()));
-        if let Some(verification) = &report.verification
-            && let Ok(verification) = serde_json::to_value(verification)
-        {
-            call.insert("verification".to_owned(), verification);
+        if report.verification.is_some() {
+            read_back(&mut call, &report.to_json());
         }
         let meta = result.meta.get_or_insert_with(MetaObject::new);
         meta.0.insert(CALL_META_KEY.to_owned(), Value::Object(call));
@@ -96,9 +96,7 @@ fn of_record(record: &Value, replayed: bool, output: Option<&Schema>) -> Value {
     if outcome == OutcomeKind::Succeeded {
         let attempts = record["attempts"].as_array().map_or(0, Vec::len);
         call.insert("attempts".to_owned(), Value::from(attempts));
-        if let Some(verification) = record.get("verification").filter(|v| !v.is_null()) {
-            call.insert("verification".to_owned(), verification.clone());
-        }
+        read_back(&mut call, record);
         if replayed {
             call.insert("replayed".to_owned(), Value::Bool(true));
         }
@@ -257,6 +255,78 @@ mod tests {
                    "stop_kind": "unknown_outcome", "class": "reliability", "retryable": false,
                    "step": "do_not_repeat"})
         );
+    }
+
+    #[test]
+    fn a_read_back_is_shown_whether_or_not_it_settled_the_call() {
+        use recourse::policy::{Verification, VerifyResult};
+        use recourse::record::{Event, VerifyPhase};
+        let mut report = CallReport::new(
+            "c-9",
+            Outcome::Unknown {
+                error: Some(ToolError::unknown_outcome("LOST", "the connection dropped")),
+                reason: StopReason::OutcomeUnknown,
+            },
+            Idempotency::decide(Some(false), None, None),
+        );
+        report.verification = Some(Verification::CannotTell);
+        let read = |phase, result, detail: Option<&str>| Event::Verify {
+            phase,
+            result,
+            detail: detail.map(str::to_owned),
+        };
+        report.attempts.push(recourse::record::AttemptRecord {
+            n: 1,
+            payload: json!({}),
+            status: None,
+            transport_error: None,
+            category: None,
+            code: None,
+            retry_permission: recourse_protocol::RetryPermission::Unspecified,
+            action: Action::stop(StopReason::OutcomeUnknown),
+            timeout_ms: 1000,
+            source: recourse::record::PayloadSource::Caller,
+            facts: Default::default(),
+            events: vec![
+                read(
+                    VerifyPhase::Before,
+                    VerifyResult::NotHeld,
+                    Some("/n is 1, expected == 2"),
+                ),
+                read(
+                    VerifyPhase::After,
+                    VerifyResult::CannotTell,
+                    Some("the read failed: timed out"),
+                ),
+            ],
+        });
+        let result = value(&ran(&report, None, None));
+        let call = &result["_meta"][CALL_META_KEY];
+        assert_eq!(call["verification"], "cannot_tell", "{call}");
+        assert_eq!(
+            call["reads"],
+            json!([
+                {"phase": "before", "result": "not_held", "detail": "/n is 1, expected == 2"},
+                {"phase": "after", "result": "cannot_tell", "detail": "the read failed: timed out"}
+            ])
+        );
+        // A success answered by the tool shows it too.
+        report.outcome = Outcome::Succeeded {
+            data: json!({"n": 1}).into(),
+        };
+        report.attempts[0].action = Action::Succeed;
+        report.attempts[0].events.truncate(1);
+        report.verification = Some(Verification::Unneeded);
+        let raw: CallToolResult =
+            serde_json::from_value(json!({"content": [], "isError": false})).unwrap();
+        let result = value(&ran(&report, Some(raw.clone()), None));
+        let call = &result["_meta"][CALL_META_KEY];
+        assert_eq!(call["verification"], "unneeded");
+        assert_eq!(call["reads"].as_array().map(Vec::len), Some(1));
+        // A call that declared none shows neither.
+        report.verification = None;
+        let result = value(&ran(&report, Some(raw), None));
+        assert!(result["_meta"][CALL_META_KEY].get("reads").is_none());
     }
 
     #[test]

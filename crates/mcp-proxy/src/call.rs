@@ -141,8 +141,10 @@ fn described(offered: &Offered, payload: Value, call_id: &str, key: Option<Strin
         if let Some(idempotent) = policy.idempotent {
             call = call.idempotent(idempotent);
         }
+        // Declared for every call of the tool: a call that cannot fill
+        // it runs without it (`verification: not_applicable`).
         if let Some(verify) = &policy.verify {
-            call = call.verify(verify.clone());
+            call = call.verify_if_applicable(verify.clone());
         }
         for pointer in &policy.protect {
             call = call.protect(pointer.clone());

@@ -35,7 +35,7 @@ use recourse_protocol::mcp::{FailureClass, TOOL_FAILURE_META_KEY};
 use recourse_protocol::parse_rfc3339;
 use serde_json::{Map, Value, json};
 
-use crate::meta::CALL_META_KEY;
+use crate::meta::{CALL_META_KEY, read_back};
 
 /// A failure as recourse describes it, for its failure metadata.
 #[derive(Debug)]
@@ -92,6 +92,7 @@ pub(crate) fn of_record(record: &Value, mut call: Map<String, Value>) -> Value {
     call.insert("class".to_owned(), Value::from(class.as_str()));
     call.insert("retryable".to_owned(), Value::Bool(retryable));
     call.insert("step".to_owned(), next["step"].clone());
+    read_back(&mut call, record);
     if let Some(at) = not_before.and_then(epoch_ms) {
         call.insert("retry_not_before".to_owned(), Value::from(at));
     }

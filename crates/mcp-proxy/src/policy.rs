@@ -77,6 +77,10 @@ pub struct ToolPolicies {
 }
 
 impl ToolPolicies {
+    /// The keys a tool's entry may have, as the file spells them.
+    pub const KEYS: [&'static str; 5] =
+        ["idempotent", "verify", "protect", "max_retries", "approval"];
+
     /// Reads the policy file at `path`.
     ///
     /// # Errors
@@ -261,6 +265,14 @@ mod tests {
         }
         let typo = problem(r#"{"tools": {"w": {"idempotnt": true}}}"#);
         assert!(typo.starts_with("tools.w"), "{typo}");
+    }
+
+    #[test]
+    fn the_keys_are_every_key_of_a_tools_entry() {
+        let typo = problem(r#"{"tools": {"w": {"idempotnt": true}}}"#);
+        let expected = typo.split("expected one of").nth(1).unwrap_or_default();
+        let named: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        assert_eq!(named, ToolPolicies::KEYS, "{typo}");
     }
 
     #[test]

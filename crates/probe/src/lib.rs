@@ -60,6 +60,7 @@
 //! | reading answers | `answer.rs` |
 //! | checks and verdicts | `check.rs`, `score.rs`, `replay.rs`, `leak.rs` |
 //! | the scorecard: JSON, text, HTML | `report.rs`, `html.rs`, `style.rs` |
+//! | a read-back to declare for each write | `suggest.rs` |
 //! | the target and the options | `target.rs` |
 
 mod answer;
@@ -77,6 +78,7 @@ mod schema;
 mod score;
 mod style;
 mod subject;
+mod suggest;
 mod target;
 
 pub use error::ProbeError;
@@ -102,11 +104,20 @@ pub async fn probe(
     options: ProbeOptions,
 ) -> Result<ProbeScorecard, ProbeError> {
     let (shown, channel, subjects, unknown_route) = connect(target.0, &options).await?;
+    // Every tool listed may be the read that settles a write probed.
+    let mut suggested = suggest::for_writes(&subjects);
     let subjects = select(subjects, &options)?;
     let mut runner = Runner::new(channel, options.allow_writes);
     let mut tools = Vec::with_capacity(subjects.len());
     for subject in &subjects {
-        tools.push(runner.probe(subject).await);
+        let mut card = runner.probe(subject).await;
+        if let Some(at) = suggested
+            .iter()
+            .position(|(write, _)| *write == subject.name)
+        {
+            card.suggested_verify = Some(suggested.swap_remove(at).1);
+        }
+        tools.push(card);
     }
     let unknown_route = match unknown_route {
         Some(url) => Some(runner.probe_unknown_route(url).await),

@@ -7,6 +7,7 @@ use super::battery::Over;
 use super::check::{CheckId, CheckKind, CheckResult, Verdict};
 use super::style::Style;
 use super::subject::Subject;
+use super::suggest::Suggestion;
 
 /// One tool's verdicts and the answers they rest on.
 #[derive(Debug, Clone)]
@@ -18,6 +19,9 @@ pub(crate) struct ToolCard {
     pub(crate) not_probed: Option<String>,
     pub(crate) checks: Vec<CheckResult>,
     pub(crate) answers: Vec<Answer>,
+    /// For a write: the read-back to declare, when the server offers a
+    /// read that matches it.
+    pub(crate) suggested_verify: Option<Suggestion>,
 }
 
 impl ToolCard {
@@ -34,6 +38,7 @@ impl ToolCard {
             not_probed,
             checks,
             answers,
+            suggested_verify: None,
         }
     }
 
@@ -65,6 +70,7 @@ impl ToolCard {
                 "detail": c.detail,
             })).collect::<Vec<_>>(),
             "probes": self.answers.iter().map(Answer::to_json).collect::<Vec<_>>(),
+            "suggested_verify": self.suggested_verify.as_ref().map(|s| &s.verify),
         })
     }
 }
@@ -169,6 +175,7 @@ impl ProbeScorecard {
             style.bad(&summary)
         });
         out.push_str("  (- skipped; --json has every detail)\n");
+        out.push_str(&self.suggested_text());
         out
     }
 }
@@ -192,6 +199,30 @@ impl ProbeScorecard {
             out
         } else {
             format!("failed:\n{out}")
+        }
+    }
+
+    /// `read back with:` and the `verify` to declare, per write that has one.
+    fn suggested_text(&self) -> String {
+        let mut out = String::new();
+        for card in &self.tools {
+            if let Some(s) = &card.suggested_verify {
+                out.push_str(&format!(
+                    "  {}: {}
+    {}
+",
+                    printable(&card.name),
+                    printable(&s.read),
+                    printable(&s.verify.to_string())
+                ));
+            }
+        }
+        if out.is_empty() {
+            out
+        } else {
+            format!(
+                "\nread back with (a policy file's or manifest's verify; fill in each <POINTER …> first):\n{out}"
+            )
         }
     }
 
@@ -314,6 +345,7 @@ mod tests {
             not_probed: None,
             checks,
             answers: Vec::new(),
+            suggested_verify: None,
         }
     }
 

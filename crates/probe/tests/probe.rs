@@ -139,6 +139,27 @@ async fn without_allow_writes_nothing_that_writes_is_sent() {
     assert!(text.contains("required checks failed: 0"), "{text}");
     assert_eq!(tools.exports_committed(), 0);
 
+    // The export's read-back, suggested from the manifest's read of the same
+    // thing, its arguments by name; the lookup of an order for its refund.
+    let card = scorecard.to_json();
+    let suggested = &tool(&card, "exports_create")["suggested_verify"];
+    assert_eq!(
+        suggested["url"],
+        format!("{}/api/exports/lookup", tools.base_url()),
+        "{card:#}"
+    );
+    assert_eq!(
+        suggested["args"],
+        json!({"source_id": "{{payload.source_id}}", "format": "{{payload.format}}", "version": "{{payload.version?}}"})
+    );
+    assert_eq!(suggested["expect"][1], "<POINTER TO THE LIST> grew_by 1");
+    assert_eq!(
+        tool(&card, "orders_refund")["suggested_verify"]["args"],
+        json!({"order_id": "{{payload.order_id}}"})
+    );
+    assert!(tool(&card, "exports_lookup")["suggested_verify"].is_null());
+    assert!(text.contains("read back with"), "{text}");
+
     // One endpoint and its schema, without a manifest: a write unless read-only.
     let schema =
         json!({"type":"object","required":["symbol"],"properties":{"symbol":{"type":"string"}}});

@@ -67,7 +67,10 @@ pub use parse::{
     parse_value_at,
 };
 pub use permission::RetryPermission;
-pub use redact::{REDACTED, is_secret_key, redact, redact_cow, redact_value, truncate_chars};
+pub use redact::{
+    REDACTED, is_secret_key, redact, redact_cow, redact_template, redact_template_value,
+    redact_value, truncate_chars,
+};
 pub use response::ToolResponse;
 pub use timestamp::parse_rfc3339;
 pub use wait::{parse_retry_after, parse_retry_after_detail};

@@ -5,7 +5,8 @@
 //!   convention that can carry one; `retryable` only in its one place);
 //! - a `ToolResponse` survives serialising and parsing unchanged;
 //! - the redactor is idempotent and never leaves a planted secret behind, in
-//!   text or anywhere in a JSON value.
+//!   text or anywhere in a JSON value;
+//! - a template's placeholders are never redacted, and its literal text is.
 
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +15,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use recourse_protocol::{
     BodyFormat, ErrorCategory, ParsedResponse, REDACTED, RetryPermission, ToolError, ToolResponse,
-    parse_response, parse_response_at, redact, redact_value,
+    parse_response, parse_response_at, redact, redact_template, redact_template_value,
+    redact_value,
 };
 use serde_json::{Map, Value};
 
@@ -836,6 +838,91 @@ proptest! {
     fn redact_value_is_idempotent(value in json_for_redaction()) {
         let once = redact_value(&value);
         prop_assert_eq!(redact_value(&once), once);
+    }
+}
+
+/// A template's placeholder, as a settler fills it in.
+fn placeholder() -> impl Strategy<Value = String> {
+    prop_oneof![
+        select(vec!["{key}", "{operation_id}"]).prop_map(str::to_owned),
+        "[a-z_]{1,8}(\\.[a-z_]{1,8}){0,2}".prop_map(|path| format!("{{{{payload.{path}}}}}")),
+    ]
+}
+
+/// A lookup or read template whose placeholders sit under any parameter
+/// name (credential words too), beside harmless parameters.
+fn lookup_template() -> impl Strategy<Value = String> {
+    let name = select(vec![
+        "key",
+        "api_key",
+        "token",
+        "access_token",
+        "secret",
+        "sig",
+        "password",
+        "id",
+        "q",
+        "appid",
+    ]);
+    let harmless = select(vec!["", "format=json", "units=metric", "page=2"]);
+    (
+        "[a-z]{1,8}(/[a-z0-9]{1,6}){0,2}",
+        vec((name, placeholder()), 1..4),
+        harmless,
+    )
+        .prop_map(|(path, params, extra)| {
+            let mut query: Vec<String> = params.iter().map(|(n, p)| format!("{n}={p}")).collect();
+            if !extra.is_empty() {
+                query.push(extra.to_owned());
+            }
+            format!("http://tool.internal/{path}?{}", query.join("&"))
+        })
+}
+
+proptest! {
+    /// Every placeholder of a template survives, whatever it is called.
+    #[test]
+    fn a_templates_placeholders_are_never_redacted(template in lookup_template()) {
+        prop_assert_eq!(redact_template(&template), template);
+    }
+
+    /// A secret beside placeholders is hidden as it is anywhere else.
+    #[test]
+    fn a_template_never_leaves_a_planted_secret(
+        before in vec(prop_oneof![placeholder(), prose()], 0..3),
+        secret in any_planted(),
+        after in vec(prop_oneof![placeholder(), prose()], 0..3),
+    ) {
+        let template = format!("{} {} {}", before.concat(), secret.text, after.concat());
+        let once = redact_template(&template);
+        prop_assert!(!once.contains(&secret.secret), "{:?} survived in {:?}", secret.secret, once);
+        prop_assert_eq!(redact_template(&once), once);
+    }
+
+    #[test]
+    fn template_redaction_is_idempotent(
+        pieces in vec(prop_oneof![placeholder(), secretish_text()], 0..6),
+    ) {
+        let once = redact_template(&pieces.concat());
+        prop_assert_eq!(redact_template(&once), once.clone());
+        prop_assert!(!once.contains(['\u{E000}', '\u{E001}']), "a marker left in {:?}", once);
+    }
+
+    /// A JSON template keeps a placeholder under a secret's name, and hides
+    /// what `redact_value` hides everywhere else.
+    #[test]
+    fn a_json_template_keeps_placeholders_and_hides_planted_secrets(
+        (value, secret) in json_with_planted(),
+        name in secret_key(),
+        reference in placeholder(),
+    ) {
+        let mut args = Map::new();
+        args.insert(name, Value::String(reference.clone()));
+        args.insert("planted".into(), value);
+        let once = redact_template_value(&Value::Object(args));
+        prop_assert!(!leaks(&once, &secret), "{:?} survived in {}", secret, once);
+        let kept = once.as_object().unwrap().values().any(|v| v.as_str() == Some(reference.as_str()));
+        prop_assert!(kept, "{} lost in {}", reference, once);
     }
 }
 

@@ -6,6 +6,12 @@
 //! root names where a path starts: a workflow step's result
 //! (`{{quote.data.price}}`), or the payload of the call a verification
 //! reads back (`{{payload.order_id}}`) — each user says which roots exist.
+//!
+//! A reference ending in `?` (`{{payload.file_name?}}`) is optional: when
+//! it does not resolve, the string holding it is left out — the key of its
+//! object, or the element of its array — instead of failing. Each user says
+//! whether it takes optional references (a verification's read does; a
+//! plan's step does not).
 
 use serde_json::Value;
 
@@ -24,6 +30,8 @@ pub(crate) struct Reference {
     /// What the path starts at: a step id, or `payload`.
     pub(crate) root: String,
     pub(crate) path: Vec<Segment>,
+    /// Written with a trailing `?`: a value that may be missing.
+    pub(crate) optional: bool,
 }
 
 /// A string split into literal text and references.
@@ -34,6 +42,10 @@ enum Piece<'a> {
 
 fn parse_path(raw: &str, inner: &str) -> Result<Reference, String> {
     let inner = inner.trim();
+    let (inner, optional) = match inner.strip_suffix('?') {
+        Some(inner) => (inner.trim_end(), true),
+        None => (inner, false),
+    };
     let bad = |why: &str| format!("reference {raw} is malformed: {why}");
     let end = inner.find(['.', '[']).unwrap_or(inner.len());
     let (root, mut rest) = inner.split_at(end);
@@ -66,6 +78,7 @@ fn parse_path(raw: &str, inner: &str) -> Result<Reference, String> {
         raw: raw.to_owned(),
         root: root.to_owned(),
         path,
+        optional,
     })
 }
 
@@ -122,23 +135,27 @@ fn walk_strings(
 /// `value` with every reference replaced through `lookup`, and the JSON
 /// Pointers of the values references produced.
 ///
+/// A string whose optional reference does not resolve is left out of its
+/// object or array (and a `value` that is such a string becomes `null`).
+///
 /// # Errors
-/// The first reference that does not resolve, as `lookup` says.
+/// The first required reference that does not resolve, as `lookup` says.
 pub(crate) fn resolve<'v>(
     value: &Value,
     lookup: &impl Fn(&Reference) -> Result<&'v Value, String>,
 ) -> Result<(Value, Vec<String>), String> {
     let mut bound = Vec::new();
     let value = resolve_value(value, lookup, &mut String::new(), &mut bound)?;
-    Ok((value, bound))
+    Ok((value.unwrap_or(Value::Null), bound))
 }
 
+/// `None`: the value is a string whose optional reference did not resolve.
 fn resolve_value<'v>(
     value: &Value,
     lookup: &impl Fn(&Reference) -> Result<&'v Value, String>,
     pointer: &mut String,
     bound: &mut Vec<String>,
-) -> Result<Value, String> {
+) -> Result<Option<Value>, String> {
     let len = pointer.len();
     let mut child = |token: String, v: &Value, pointer: &mut String| {
         pointer.truncate(len);
@@ -146,56 +163,81 @@ fn resolve_value<'v>(
         pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
         resolve_value(v, lookup, pointer, bound)
     };
-    Ok(match value {
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| child(i.to_string(), v, pointer))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| Ok((k.clone(), child(k.clone(), v, pointer)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        Value::String(s) => {
-            let resolved = resolve_string(s, lookup)?;
-            if let Some(v) = resolved {
+    Ok(Some(match value {
+        Value::Array(items) => {
+            let mut kept = Vec::with_capacity(items.len());
+            for v in items {
+                // Its index once the elements before it that were left out are gone.
+                kept.extend(child(kept.len().to_string(), v, pointer)?);
+            }
+            Value::Array(kept)
+        }
+        Value::Object(map) => {
+            let mut kept = serde_json::Map::new();
+            for (k, v) in map {
+                if let Some(v) = child(k.clone(), v, pointer)? {
+                    kept.insert(k.clone(), v);
+                }
+            }
+            Value::Object(kept)
+        }
+        Value::String(s) => match resolve_string(s, lookup)? {
+            Filled::Unchanged => value.clone(),
+            Filled::Omitted => return Ok(None),
+            Filled::With(v) => {
                 pointer.truncate(len);
                 bound.push(pointer.clone());
                 v
-            } else {
-                value.clone()
             }
-        }
+        },
         other => other.clone(),
-    })
+    }))
 }
 
-/// `None` when `s` holds no reference.
+/// What became of one string.
+enum Filled {
+    /// It holds no reference.
+    Unchanged,
+    /// An optional reference in it does not resolve.
+    Omitted,
+    /// Its references resolved.
+    With(Value),
+}
+
 fn resolve_string<'v>(
     s: &str,
     lookup: &impl Fn(&Reference) -> Result<&'v Value, String>,
-) -> Result<Option<Value>, String> {
+) -> Result<Filled, String> {
     let parts = pieces(s)?;
     if !parts.iter().any(|p| matches!(p, Piece::Ref(_))) {
-        return Ok(None);
+        return Ok(Filled::Unchanged);
     }
-    if let [Piece::Ref(r)] = parts.as_slice() {
-        return lookup(r).cloned().map(Some);
+    let mut found = Vec::with_capacity(parts.len());
+    for part in &parts {
+        if let Piece::Ref(r) = part {
+            match lookup(r) {
+                Ok(v) => found.push(v),
+                Err(_) if r.optional => return Ok(Filled::Omitted),
+                Err(e) => return Err(e),
+            }
+        }
     }
+    if let ([Piece::Ref(_)], [v]) = (parts.as_slice(), found.as_slice()) {
+        return Ok(Filled::With((*v).clone()));
+    }
+    let mut values = found.into_iter();
     let mut text = String::new();
     for part in &parts {
         match part {
             Piece::Text(t) => text.push_str(t),
-            Piece::Ref(r) => match lookup(r)? {
-                Value::String(v) => text.push_str(v),
-                v => text.push_str(&v.to_string()),
+            Piece::Ref(_) => match values.next() {
+                Some(Value::String(v)) => text.push_str(v),
+                Some(v) => text.push_str(&v.to_string()),
+                None => {}
             },
         }
     }
-    Ok(Some(Value::String(text)))
+    Ok(Filled::With(Value::String(text)))
 }
 
 /// Follows `r`'s path from `start`, the value its root names; the error
@@ -274,6 +316,25 @@ mod tests {
         assert!(err.contains("payload has no field \"zip\""), "{err}");
         let err = resolve(&json!({"z": "{{payload.id[2]}}"}), &from_payload(&payload)).unwrap_err();
         assert!(err.contains("no element [2] (it is a string)"), "{err}");
+    }
+
+    #[test]
+    fn an_optional_reference_that_does_not_resolve_leaves_its_string_out() {
+        let payload = json!({"id": "W1"});
+        let (v, bound) = resolve(
+            &json!({"id": "{{payload.id?}}", "name": "{{ payload.name ? }}",
+                    "memo": "for {{payload.name?}}", "list": ["{{payload.name?}}", "{{payload.id}}"]}),
+            &from_payload(&payload),
+        )
+        .unwrap();
+        assert_eq!(v, json!({"id": "W1", "list": ["W1"]}));
+        assert_eq!(bound, ["/id", "/list/0"]);
+        let (v, _) = resolve(&json!("{{payload.name?}}"), &from_payload(&payload)).unwrap();
+        assert_eq!(v, Value::Null);
+        let found = references_in(&json!("{{payload.name?}}")).unwrap();
+        assert!(found[0].optional && found[0].path == [Segment::Key("name".into())]);
+        assert!(!references_in(&json!("{{payload.id}}")).unwrap()[0].optional);
+        assert!(resolve(&json!({"a": "{{payload.name}}"}), &from_payload(&payload)).is_err());
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Settling journaled calls by reading back after their process died: the
 //! journal keeps the verification (never headers), and `settle_with` reads
-//! it back with the credentials the caller gives it now.
+//! it back with the credentials the caller gives it now. The templates the
+//! journal keeps — a lookup's `?key={key}`, a read's `{"token":
+//! "{{payload.order_id}}"}` — keep their placeholders, and the sweeper
+//! settles through them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -268,5 +271,196 @@ async fn a_write_pending_past_the_settlers_lease_stays_unknown() {
         clock.sleeps(),
         vec![Duration::from_secs(2); 2],
         "a third wait of 2 s would end past the 5 s lease"
+    );
+}
+
+// ---------------------------------------------- templates kept at rest
+
+/// How long the calls below are leased: renewed while their process runs,
+/// run out soon after it dies.
+const SHORT_LEASE: Duration = Duration::from_millis(300);
+
+/// Runs `call` through an executor journaling in `journal` until its first
+/// attempt is recorded, then stops it as a process that died would (its
+/// lease no longer renewed), and waits until the lease has run out.
+async fn die_mid_call(journal: &Arc<SqliteJournal>, call: Call) -> String {
+    let config = recourse::ExecutorConfig {
+        lease: SHORT_LEASE,
+        ..recourse::ExecutorConfig::default()
+    };
+    let executor = Executor::builder(HttpTransport::builder().build().unwrap())
+        .with_config(config)
+        .unwrap()
+        .with_journal(Arc::clone(journal) as Arc<dyn Journal>)
+        .build();
+    let running = tokio::spawn(async move { executor.execute(call).await });
+    let query = recourse::journal::ListQuery::default();
+    let started = std::time::Instant::now();
+    let id = loop {
+        let listed = journal.list(&query).await.unwrap();
+        if let Some(e) = listed.iter().find(|e| e.attempts > 0) {
+            break e.call_id.clone();
+        }
+        assert!(!running.is_finished(), "the call ended: it was to hang");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never journaled"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    running.abort();
+    while entry(journal, &id)
+        .await
+        .is_leased(std::time::SystemTime::now())
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    id
+}
+
+/// A write that never answers; reads of what it wrote find `token`.
+async fn hanging_orders() -> String {
+    let app = axum::Router::new()
+        .route(
+            "/orders/cancel",
+            post(|Json(_): Json<Value>| std::future::pending::<Json<Value>>()),
+        )
+        .route(
+            "/orders/get",
+            post(|Json(read): Json<Value>| async move {
+                let status = if read["token"] == "W7" {
+                    "cancelled"
+                } else {
+                    "unknown order"
+                };
+                Json(json!({"success": true, "data": {"status": status}}))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_looks_up_through_a_placeholder_under_a_credential_name() {
+    let slow = ToolsConfig::default()
+        .with_fault("exports:slow".parse().unwrap())
+        .with_slow_latency(Duration::from_millis(200));
+    let tools = spawn(slow).await.unwrap();
+    let lookup = recourse_test_support::KeyLookup::start(&tools).await;
+    lookup.switch_on();
+    let journal = Arc::new(SqliteJournal::in_memory().unwrap());
+    let call = Call::builder(
+        format!("{}/api/exports", tools.base_url()),
+        json!({"source_id": "sales-2024", "format": "pdf"}),
+    )
+    .non_idempotent()
+    .reconcile_url(&lookup.template)
+    .unwrap()
+    .build()
+    .unwrap();
+    let id = die_mid_call(&journal, call).await;
+    // The tool finishes the write its caller no longer waits for.
+    let started = std::time::Instant::now();
+    while tools.exports_committed() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "never written");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let settled =
+        recourse::journal::settle_expired(journal.as_ref(), &SettleOptions::new(LEASE), &|_| {})
+            .await;
+    let after = entry(&journal, &id).await;
+    assert_eq!((settled, after.state), (1, CallState::Succeeded));
+    assert_eq!(after.record_json()["settlement"]["by"], "lookup");
+    assert_eq!(after.reconcile.as_deref(), Some(lookup.template.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_reads_back_through_a_reference_under_a_credential_name() {
+    let base = hanging_orders().await;
+    let journal = Arc::new(SqliteJournal::in_memory().unwrap());
+    let spec = VerifySpec::url(format!("{base}/orders/get"))
+        .args(json!({"token": "{{payload.order_id}}"}))
+        .expect(r#"/status == "cancelled""#)
+        .after_only();
+    let call = Call::builder(format!("{base}/orders/cancel"), json!({"order_id": "W7"}))
+        .non_idempotent()
+        .verify(spec.clone())
+        .build()
+        .unwrap();
+    let id = die_mid_call(&journal, call).await;
+
+    let settled =
+        recourse::journal::settle_expired(journal.as_ref(), &SettleOptions::new(LEASE), &|_| {})
+            .await;
+    let after = entry(&journal, &id).await;
+    assert_eq!((settled, after.state), (1, CallState::Succeeded));
+    assert_eq!(
+        after.verification,
+        Some(serde_json::to_value(&spec).unwrap())
+    );
+}
+
+/// A read-back whose arguments reach a value the journal keeps redacted (a
+/// credential in the payload) cannot be filled from the journal: the sweeper
+/// leaves the call unknown rather than read with `[REDACTED]` in place of
+/// the value — which the tool would answer "no such order", and the call
+/// would be settled as not written when it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_never_reads_back_with_a_redacted_value() {
+    let app = axum::Router::new()
+        .route(
+            "/orders/cancel",
+            post(|Json(_): Json<Value>| std::future::pending::<Json<Value>>()),
+        )
+        .route(
+            "/orders/get",
+            post(|Json(read): Json<Value>| async move {
+                let mine = read["order"] == "W7" && read["token"] == "t-live-1234567890";
+                let status = if mine { "cancelled" } else { "unknown order" };
+                Json(json!({"success": true, "data": {"status": status}}))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let journal = Arc::new(SqliteJournal::in_memory().unwrap());
+    let spec = VerifySpec::url(format!("{base}/orders/get"))
+        .args(json!({"order": "{{payload.order_id}}", "token": "{{payload.token}}"}))
+        .expect(r#"/status == "cancelled""#)
+        .after_only();
+    let call = Call::builder(
+        format!("{base}/orders/cancel"),
+        json!({"order_id": "W7", "token": "t-live-1234567890"}),
+    )
+    .non_idempotent()
+    .verify(spec)
+    .build()
+    .unwrap();
+    let id = die_mid_call(&journal, call).await;
+    assert_eq!(entry(&journal, &id).await.payload["token"], "[REDACTED]");
+
+    let lines = std::sync::Mutex::new(Vec::new());
+    recourse::journal::settle_expired(journal.as_ref(), &SettleOptions::new(LEASE), &|line| {
+        lines.lock().unwrap().push(line)
+    })
+    .await;
+    let after = entry(&journal, &id).await;
+    assert_ne!(
+        after.state,
+        CallState::Failed,
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    assert!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("keeps redacted")),
+        "{:?}",
+        lines.lock().unwrap()
     );
 }

@@ -133,6 +133,78 @@ async fn a_dropped_write_is_found_not_applied_and_resent_once_with_the_same_key(
     assert!(report.idempotency_key.is_some());
 }
 
+/// Read back a create that is not unique: one more export of this source
+/// and format than before, not merely one.
+fn one_more_export(tools: &RunningTools) -> VerifySpec {
+    VerifySpec::url(format!("{}/api/exports/lookup", tools.base_url()))
+        .args(json!({"source_id": "{{payload.source_id}}", "format": "{{payload.format}}"}))
+        .expect(r#"/exports any {"/source_id": "{{payload.source_id}}", "/format": "{{payload.format}}"}"#)
+        .expect("/exports grew_by 1")
+}
+
+#[tokio::test]
+async fn a_create_made_before_is_not_taken_for_the_lost_one() {
+    for (fault, resent) in [
+        ("exports:crash_after_commit", false),
+        ("exports:drop", true),
+    ] {
+        let tools = tools(&[]).await;
+        let first = export(&tools, "sales-2024", "pdf").build().unwrap();
+        assert_eq!(
+            executor(&tools).execute(first).await.outcome.name(),
+            "succeeded"
+        );
+        tools.set_faults(vec![fault.parse().unwrap()]);
+        let call = export(&tools, "sales-2024", "pdf").verify(one_more_export(&tools));
+        let report = executor(&tools).execute(call.build().unwrap()).await;
+        assert_eq!(
+            report.outcome.name(),
+            "succeeded",
+            "{fault}: {}",
+            report.to_json()
+        );
+        assert_eq!(
+            report.verification,
+            Some(Verification::Verified),
+            "{fault}: never already_applied for a change"
+        );
+        assert_eq!(
+            tools.exports_committed(),
+            2,
+            "{fault}: exactly one more export"
+        );
+        assert_eq!(report.attempts.len(), 1 + usize::from(resent), "{fault}");
+        let expected: &[(VerifyPhase, VerifyResult)] = if resent {
+            &[
+                (VerifyPhase::Before, VerifyResult::NotHeld),
+                (VerifyPhase::After, VerifyResult::NotHeld),
+                (VerifyPhase::After, VerifyResult::Holds),
+            ]
+        } else {
+            &[
+                (VerifyPhase::Before, VerifyResult::NotHeld),
+                (VerifyPhase::After, VerifyResult::Holds),
+            ]
+        };
+        assert_eq!(verify_events(&report), expected, "{fault}");
+    }
+}
+
+#[tokio::test]
+async fn a_verification_that_does_not_apply_leaves_the_write_as_undeclared() {
+    let tools = tools(&["exports:crash_after_commit"]).await;
+    let spec = exported(&tools).expect("/latest/version == {{payload.version}}");
+    let call = export(&tools, "inventory", "csv").verify_if_applicable(spec.clone());
+    let report = executor(&tools).execute(call.build().unwrap()).await;
+    assert_eq!(report.outcome.name(), "unknown", "{}", report.to_json());
+    assert_eq!(report.verification, Some(Verification::NotApplicable));
+    assert_eq!(report.to_json()["verification"], "not_applicable");
+    assert!(verify_events(&report).is_empty(), "no read was made");
+    assert_eq!(tools.exports_committed(), 1, "the write was sent, once");
+    let strict = export(&tools, "inventory", "csv").verify(spec).build();
+    assert_eq!(strict.unwrap_err().setting(), "verify");
+}
+
 #[tokio::test]
 async fn an_effect_present_before_the_write_is_already_applied() {
     let tools = tools(&[]).await;
@@ -263,12 +335,13 @@ async fn a_success_that_did_nothing_is_failed_not_applied_with_verify_always() {
         "before and after, with the caller's token"
     );
 
-    // Without `always`, the tool's word stands (and the record says nothing was checked).
+    // Without `always`, the tool's word stands (and the record says nothing had to be settled).
     let report = plain_executor()
         .execute(cancel(&base).verify(cancelled(&base)).build().unwrap())
         .await;
     assert_eq!(report.outcome.name(), "succeeded");
-    assert_eq!(report.verification, None);
+    assert_eq!(report.verification, Some(Verification::Unneeded));
+    assert_eq!(report.to_json()["verification"], "unneeded");
 }
 
 #[tokio::test]

@@ -15,6 +15,8 @@
 //!   mid-run; [`redis_ping`] checks that a Redis answers.
 //! - [`OwnedPostgres`]: a PostgreSQL cluster of the test's own, to restart
 //!   mid-run ([`Shutdown::Fast`] or, as a crash, [`Shutdown::Immediate`]).
+//! - [`KeyLookup`]: an export lookup whose template's placeholder is a
+//!   `?key=` query value, switched on when a test says so.
 //! - [`harness`]: the runner of a `harness = false` test binary that is
 //!   also a scripted MCP server on its stdout (libtest would write there).
 //! - [`FaultyJournal`]: a journal whose first writes of a kind fail, as a
@@ -37,6 +39,7 @@ mod exports;
 mod fake_llm;
 mod faulty_journal;
 pub mod harness;
+mod lookup;
 mod openapi;
 mod postgres;
 #[cfg(unix)]
@@ -47,6 +50,7 @@ mod skip;
 pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
 pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
 pub use faulty_journal::FaultyJournal;
+pub use lookup::KeyLookup;
 pub use openapi::{check_openapi, openapi_mismatches};
 pub use postgres::PostgresSchema;
 #[cfg(unix)]

@@ -37,6 +37,7 @@ from typing import Any, AsyncIterator, Iterator, Mapping, Optional, Sequence
 
 import httpx
 
+from .loopback import trust_env
 from .models import CallPage, CallRecord, JournaledCall, ToolError, from_json
 from .spawn import spawn_gateway
 
@@ -198,7 +199,8 @@ class Gateway:
         http: Optional[httpx.Client] = None,
     ) -> None:
         self._plan = _Plan(url, token, resends, auto_key)
-        self._http = http or httpx.Client(timeout=timeout)
+        # A gateway on loopback is never asked through a proxy (see ``loopback``).
+        self._http = http or httpx.Client(timeout=timeout, trust_env=trust_env(url))
 
     @classmethod
     @contextmanager
@@ -254,9 +256,13 @@ class Gateway:
         return self._send("POST", f"/v1/calls/{_segment(call_id)}/reconcile", None, JournaledCall)
 
     def list_calls(self, state: Optional[str] = None, limit: Optional[int] = None, before: Optional[str] = None) -> CallPage:
-        """A page of journaled calls, newest first."""
-        params = {k: v for k, v in (("state", state), ("limit", limit), ("before", before)) if v is not None}
-        return self._send("GET", "/v1/calls", None, CallPage, params)
+        """A page of journaled calls, newest first (``GET /v1/calls``): a
+        :class:`~recourse_client.models.CallPage`, which iterates over its
+        calls; ``page.next_before``, given as ``before``, asks for the next
+        page (``None`` on the last). ``state`` keeps the calls in one state
+        (``unknown``, …), ``limit`` caps the page (the gateway's default:
+        100)."""
+        return self._send("GET", "/v1/calls", None, CallPage, _page_params(state, limit, before))
 
     def openapi(self) -> dict[str, Any]:
         """The gateway's OpenAPI document."""
@@ -297,7 +303,7 @@ class AsyncGateway:
         http: Optional[httpx.AsyncClient] = None,
     ) -> None:
         self._plan = _Plan(url, token, resends, auto_key)
-        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._http = http or httpx.AsyncClient(timeout=timeout, trust_env=trust_env(url))
 
     @classmethod
     @asynccontextmanager
@@ -342,14 +348,22 @@ class AsyncGateway:
         """See :meth:`Gateway.reconcile`."""
         return await self._send("POST", f"/v1/calls/{_segment(call_id)}/reconcile", None, JournaledCall)
 
-    async def _send(self, method: str, path: str, body: Optional[dict[str, Any]], model: type[Any]) -> Any:
+    async def list_calls(
+        self, state: Optional[str] = None, limit: Optional[int] = None, before: Optional[str] = None
+    ) -> CallPage:
+        """See :meth:`Gateway.list_calls`."""
+        return await self._send("GET", "/v1/calls", None, CallPage, _page_params(state, limit, before))
+
+    async def _send(
+        self, method: str, path: str, body: Optional[dict[str, Any]], model: type[Any], params: Any = None
+    ) -> Any:
         keyed = body is None or "idempotency_key" in body
         n = 0
         while True:
             n += 1
             try:
                 outcome: httpx.Response | Exception = await self._http.request(
-                    method, self._plan.base_url + path, json=body, headers=self._plan.headers
+                    method, self._plan.base_url + path, json=body, params=params, headers=self._plan.headers
                 )
             except httpx.HTTPError as e:
                 outcome = e
@@ -359,6 +373,11 @@ class AsyncGateway:
                     raise _Plan.lost(outcome) from outcome
                 return _Plan.answer(outcome, model)
             await asyncio.sleep(wait)
+
+
+def _page_params(state: Optional[str], limit: Optional[int], before: Optional[str]) -> dict[str, Any]:
+    """The query of ``GET /v1/calls``: the parameters given."""
+    return {k: v for k, v in (("state", state), ("limit", limit), ("before", before)) if v is not None}
 
 
 def _segment(call_id: str) -> str:

@@ -18,7 +18,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional, TypeVar, Union
+from typing import Any, Iterator, Optional, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -167,10 +167,29 @@ class CallEntry:
 
 @dataclass(frozen=True)
 class CallPage:
-    """A page of ``GET /v1/calls``, newest first."""
+    """A page of ``GET /v1/calls``, newest first: what
+    :meth:`Gateway.list_calls <recourse_client.Gateway.list_calls>` returns.
+
+    It iterates over its calls and has their number::
+
+        page = gateway.list_calls(state="unknown")
+        for call in page:
+            print(call.call_id, call.url, call.state)
+        if page.next_before:  # more, older calls
+            older = gateway.list_calls(state="unknown", before=page.next_before)
+
+    ``calls`` are :class:`CallEntry` items; ``next_before`` is the id to pass
+    as ``before`` for the next page, ``None`` on the last.
+    """
 
     calls: list[CallEntry]
     next_before: Optional[str]
+
+    def __iter__(self) -> Iterator[CallEntry]:
+        return iter(self.calls)
+
+    def __len__(self) -> int:
+        return len(self.calls)
 
 
 def json_name(f: dataclasses.Field[Any]) -> str:

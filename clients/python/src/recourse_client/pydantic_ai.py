@@ -41,6 +41,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from .client import READ_METHODS, AsyncGateway
+from .loopback import trust_env
 from .models import CallRecord
 
 #: How many do-not-repeat calls a toolset remembers.
@@ -108,7 +109,8 @@ def _capabilities(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def fetch_tools(base_url: str, *, lookups: bool = True, timeout: float = 10.0) -> list[GatewayTool]:
     """:func:`tools_from_manifest` of the manifest ``base_url`` serves."""
-    response = httpx.get(base_url.rstrip("/") + "/api/capabilities", timeout=timeout)
+    url = base_url.rstrip("/") + "/api/capabilities"
+    response = httpx.get(url, timeout=timeout, trust_env=trust_env(url))
     response.raise_for_status()
     return tools_from_manifest(base_url, response.json(), lookups=lookups)
 
@@ -120,8 +122,10 @@ def tool_answer(record: CallRecord) -> Any:
     if step == "fix_arguments":
         raise ModelRetry(message)
     if step == "use_result":
-        # One attempt that simply succeeded: nothing for the model to know beyond the data.
-        plain = [a.action for a in record.attempts] == ["succeed"] and record.verification is None
+        # One attempt that simply succeeded, and no read-back that found anything:
+        # nothing for the model to know beyond the data.
+        nothing_read = record.verification in (None, "unneeded", "not_applicable")
+        plain = [a.action for a in record.attempts] == ["succeed"] and nothing_read
         return record.data if plain else {"result": record.data, "note": message}
     text = f"recourse: next step {step}.\n{message}"
     return f"{DO_NOT_REPEAT}\n{text}" if step == "do_not_repeat" else text

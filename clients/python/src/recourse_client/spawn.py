@@ -2,7 +2,9 @@
 
 :func:`spawn_gateway` starts ``recourse serve`` on a free loopback port with
 a fresh token and a journal in a temporary (or given) directory, waits until
-``/readyz`` answers, and stops it on exit; :meth:`Gateway.spawn
+``/readyz`` answers, and stops it on exit — or, should this Python be killed
+before it can, the gateway stops itself: it holds the gateway's standard
+input, which closes with it (``--stop-when-stdin-closes``); :meth:`Gateway.spawn
 <recourse_client.Gateway.spawn>` and :meth:`AsyncGateway.spawn
 <recourse_client.AsyncGateway.spawn>` hand back a client of it.
 :func:`spawn_tools` starts the reference tools, with faults::
@@ -72,13 +74,21 @@ class Process:
     :meth:`errors`), so nobody needs to drain it."""
 
     def __init__(
-        self, args: Sequence[str], env: Optional[Mapping[str, str]] = None, startup: float = STARTUP_SECS
+        self,
+        args: Sequence[str],
+        env: Optional[Mapping[str, str]] = None,
+        startup: float = STARTUP_SECS,
+        *,
+        hold_stdin: bool = False,
     ) -> None:
         self.args = list(args)
         self._stderr: IO[str] = tempfile.TemporaryFile(mode="w+")
+        # With ``hold_stdin``, this process holds the child's standard input
+        # open: when it ends — even killed — the input closes, and a child
+        # started with --stop-when-stdin-closes stops.
         self.process = subprocess.Popen(
             [recourse_bin(), *self.args],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
@@ -115,8 +125,9 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if self.process.stdout:
-            self.process.stdout.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream:
+                stream.close()
         self._stderr.close()
 
 
@@ -150,9 +161,11 @@ def spawn_gateway(
     with ExitStack() as stack:
         directory = Path(journal_dir) if journal_dir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         journal = directory / "gateway.db"
+        # The gateway ends with this Python, however it ends (see ``Process``).
         process = Process(
-            ["serve", "--port", "0", "--journal", str(journal), *args],
+            ["serve", "--port", "0", "--journal", str(journal), "--stop-when-stdin-closes", *args],
             env={"RECOURSE_GATEWAY_TOKEN": token},
+            hold_stdin=True,
         )
         stack.callback(process.stop)
         _wait_ready(process)
@@ -163,7 +176,8 @@ def _wait_ready(process: Process) -> None:
     deadline = time.monotonic() + STARTUP_SECS
     while True:
         try:
-            if httpx.get(f"{process.url}/readyz", timeout=1.0).status_code == 200:
+            # On loopback: asked directly, never through the environment's proxy.
+            if httpx.get(f"{process.url}/readyz", timeout=1.0, trust_env=False).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

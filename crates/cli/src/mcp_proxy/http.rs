@@ -34,6 +34,7 @@ pub(crate) struct HttpArgs {
         long,
         value_name = "FILE",
         env = "RECOURSE_GATEWAY_TOKENS",
+        hide_env_values = true,
         requires = "http"
     )]
     tokens: Option<std::path::PathBuf>,

@@ -22,7 +22,7 @@ use clap::Args;
 use recourse::shared::SharedState;
 use recourse_gateway::{
     Callers, Exposure, Gateway, GatewayConfig, ServeOptions, check_exposure, connect_shared_state,
-    open_server_journal,
+    open_server_journal, server_journal_location,
 };
 
 use crate::server_limits::LimitArgs;
@@ -40,7 +40,12 @@ pub(crate) struct ServeArgs {
     bind: IpAddr,
     /// Named callers, each with its own token, calls and keys: a JSON file
     /// `{"callers": [{"name", "token" | "token_sha256", "admin"?, "approver"?}]}`.
-    #[arg(long, value_name = "FILE", env = "RECOURSE_GATEWAY_TOKENS")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "RECOURSE_GATEWAY_TOKENS",
+        hide_env_values = true
+    )]
     tokens: Option<std::path::PathBuf>,
     /// Allow binding beyond loopback without RECOURSE_GATEWAY_TOKEN: anyone who can
     /// reach the port can make the gateway call its targets.
@@ -69,6 +74,8 @@ pub(crate) struct ServeArgs {
     journal: journal::JournalArgs,
     #[command(flatten)]
     fleet: fleet::FleetArgs,
+    #[command(flatten)]
+    stdin_watch: crate::stdin_watch::StdinWatchArg,
     /// Check the flags and settings, say what would be served, and exit without serving
     /// (nothing is bound and no Redis is asked).
     #[arg(long)]
@@ -118,7 +125,7 @@ pub(crate) async fn serve(args: &ServeArgs, settings: &Settings) -> Result<i32> 
         gateway,
         listener,
         options,
-        recourse_gateway::shutdown_signal(),
+        crate::stdin_watch::stop_requested(args.stdin_watch),
     )
     .await;
     let grace = args.limits.shutdown_grace();
@@ -180,8 +187,10 @@ async fn gateway(
     config.clone().build()?;
     let location = settings.journal(args.journal.location());
     if !args.check
-        && let Some(journal) = open_server_journal(location, "gateway.db").await?
+        && let Some(location) = server_journal_location(location, "gateway.db")?
+        && let Some(journal) = open_server_journal(Some(&location), "gateway.db").await?
     {
+        eprintln!("journal: {}", recourse_protocol::redact(&location));
         config = config.with_journal(journal);
     }
     Ok(config.build()?)

@@ -312,3 +312,38 @@ async fn a_missing_version_tells_the_model_to_ask_the_user() {
     assert_eq!(r["next"]["question"], question);
     assert_eq!(t.exports_committed(), 0);
 }
+
+/// A proxy named in the environment is never asked for this machine: a
+/// write to a loopback tool — its manifest read, its call, its idempotency
+/// key — goes straight to it, even when the proxy is dead (here, a port
+/// nothing listens on) or would read every header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_tool_is_never_reached_through_the_environments_proxy() {
+    let t = tools(&[]).await;
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let out = Command::new(env!("CARGO_BIN_EXE_recourse"))
+        .args(["call", &format!("{}/api/exports", t.base_url())])
+        .args([
+            "--payload",
+            r#"{"source_id":"sales-2024","format":"pdf"}"#,
+            "--json",
+        ])
+        .env_remove("RECOURSE_JOURNAL")
+        .env("HTTP_PROXY", &proxy)
+        .env("http_proxy", &proxy)
+        .env("HTTPS_PROXY", &proxy)
+        .env("ALL_PROXY", &proxy)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    let r = report(&out);
+    assert_eq!(r["outcome"], "succeeded", "{r}");
+    assert_eq!(
+        r["idempotency"]["from"], "manifest",
+        "the manifest was read: {r}"
+    );
+    assert_eq!(t.exports_committed(), 1);
+}

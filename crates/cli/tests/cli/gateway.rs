@@ -555,14 +555,25 @@ async fn a_verify_object_settles_a_lost_reply_and_its_url_passes_the_allowlist()
     assert_refused(status, &body, "verify.url");
     assert_eq!(body["error"]["details"]["field"], "verify.url");
 
-    let mut missing = verify.clone();
-    missing["expect"] = json!(["/latest/version == {{payload.version}}"]);
-    let (status, body) = post(&gw, call(missing), None).await;
-    assert_eq!(status, 400, "{body}");
-    assert_eq!(body["error"]["details"]["field"], "verify");
-    let mut unknown_field = verify;
+    let mut unknown_field = verify.clone();
     unknown_field["headers"] = json!({"Authorization": "x"});
     let (status, _) = post(&gw, call(unknown_field), None).await;
     assert_eq!(status, 400);
     assert_eq!(t.exports_committed(), 1, "refused calls write nothing");
+
+    // A template the payload cannot fill: the write is sent as one without
+    // a verification would be (settled by the lookup the tool's manifest
+    // declares), and its record says the verification did not apply.
+    let mut missing = verify;
+    missing["expect"] = json!(["/latest/version == {{payload.version}}"]);
+    let (status, report) = post(&gw, call(missing), None).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["verification"], "not_applicable", "{report:#}");
+    let events = report["attempts"][0]["events"].as_array().unwrap();
+    assert!(
+        events.iter().all(|e| e["kind"] != "verify"),
+        "no read: {report:#}"
+    );
+    assert!(events.iter().any(|e| e["kind"] == "lookup"), "{report:#}");
+    assert_eq!(t.exports_committed(), 2, "sent once");
 }

@@ -193,7 +193,10 @@ fn mcp_proxy_on_stdio_answers_a_flag_or_setting_it_refuses_with_why() {
         assert!(stderr.contains(said.lines().next().unwrap()), "{stderr}");
         said
     };
-    let said = answered(&["--jounral", "none", "--", BIN, "tools", "serve", "--mcp"], &[]);
+    let said = answered(
+        &["--jounral", "none", "--", BIN, "tools", "serve", "--mcp"],
+        &[],
+    );
     assert!(said.contains("--jounral"), "{said}");
     let said = answered(
         &["--journal", "none", "--", BIN, "tools", "serve", "--mcp"],

@@ -52,7 +52,8 @@ pub enum WriteAnswer {
 }
 
 /// What a verification established about the write (the record's
-/// `verification`), from the reads before and after it.
+/// `verification`), from the reads before and after it — or why none ran
+/// after it: it did not apply to the call, or nothing had to be settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +70,12 @@ pub enum Verification {
     NotApplied,
     /// The read failed or was ambiguous: nothing was established.
     CannotTell,
+    /// The call did not fill a template the declared verification
+    /// requires: it ran as a call without one.
+    NotApplicable,
+    /// The write answered, and nothing had to be settled: no read ran
+    /// after it.
+    Unneeded,
 }
 
 impl Verification {
@@ -79,7 +86,9 @@ impl Verification {
 
     /// What the reads `before` (if one ran) and `after` the write establish,
     /// given what the write answered. Pure, like the policy's decision on
-    /// the same inputs ([`Policy::after_verification`]).
+    /// the same inputs ([`Policy::after_verification`]). Never
+    /// [`NotApplicable`](Self::NotApplicable) or [`Unneeded`](Self::Unneeded),
+    /// which say no read ran after the write.
     pub fn of(before: Option<VerifyResult>, after: VerifyResult, answer: WriteAnswer) -> Self {
         let held_before = before == Some(VerifyResult::Holds);
         match (after, answer) {
@@ -130,10 +139,16 @@ impl Policy {
         match (Verification::of(before, after, answer), answer) {
             (Verification::Verified | Verification::AlreadyApplied, _) => AfterRead::Succeed(from),
             (Verification::NotApplied, _) => AfterRead::Stop(StopReason::NotApplied),
-            (Verification::CannotTell, WriteAnswer::Succeeded) => AfterRead::Succeed(from),
-            (Verification::CannotTell, WriteAnswer::Unknown { .. }) => {
-                AfterRead::Stop(StopReason::OutcomeUnknown)
-            }
+            // `of` gives neither of the two that say no read ran: were it
+            // to, nothing was established, as when the read cannot tell.
+            (
+                Verification::CannotTell | Verification::NotApplicable | Verification::Unneeded,
+                WriteAnswer::Succeeded,
+            ) => AfterRead::Succeed(from),
+            (
+                Verification::CannotTell | Verification::NotApplicable | Verification::Unneeded,
+                WriteAnswer::Unknown { .. },
+            ) => AfterRead::Stop(StopReason::OutcomeUnknown),
             (Verification::NotCommitted, WriteAnswer::Unknown { permission }) => {
                 match self.resend_not_committed(permission, situation) {
                     Some(reason) => AfterRead::Stop(reason),

@@ -14,7 +14,7 @@ use recourse_protocol::{BodyFormat, ToolError, redact, truncate_chars};
 use super::diff::describe_changes;
 use super::next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep, TOOL_TEXT_MAX_BYTES};
 use super::words::{is_token, tool_text, tool_words};
-use crate::policy::{Action, StopKind, StopReason, Verification};
+use crate::policy::{Action, StopKind, StopReason};
 use crate::record::{
     AttemptRecord, CallReport, CorrectionLayer, Event, LookupResult, Outcome, PayloadSource,
     SettledBy, Verdict,
@@ -63,14 +63,8 @@ pub(super) fn succeeded(report: &CallReport) -> String {
             settled_by(settled.by)
         ));
     }
-    match report.verification {
-        Some(Verification::Verified) => {
-            say("Reading it back confirmed the write took effect: do not repeat it.");
-        }
-        Some(Verification::AlreadyApplied) => say(
-            "Reading it back shows the effect was already there before the call: do not repeat it.",
-        ),
-        _ => {}
+    if let Some(found) = super::read_back::said(report) {
+        say(&found);
     }
     say("Now: use the result.");
     cap(out)
@@ -119,6 +113,9 @@ pub(super) fn stopped(
             )
         },
     ];
+    if let Some(found) = super::read_back::said(report) {
+        ours.push(found);
+    }
     if let Some(settled) = &report.settlement {
         ours.push(match settled.by {
             SettledBy::Journal => {
@@ -319,8 +316,8 @@ fn give_up(reason: &StopReason, retry_after_ms: Option<u64>) -> String {
              happened."
                 .to_owned()
         }
-        StopReason::NotCommitted => "Now: tell the user it did not happen (a lookup found \
-             nothing committed); try again later only if they want."
+        StopReason::NotCommitted => "Now: tell the user it did not happen (nothing was \
+             committed); try again later only if they want."
             .to_owned(),
         _ => match retry_after_ms {
             Some(ms) => format!(

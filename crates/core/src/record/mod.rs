@@ -46,7 +46,9 @@
 //!
 //! `verification` is what a declared read-back verification established
 //! (`verified`, `already_applied`, `not_committed`, `not_applied`,
-//! `cannot_tell`), or `null` when none ran after the write. `settlement` says
+//! `cannot_tell`), or why none ran after the write (`not_applicable`: the
+//! call did not fill a template it requires; `unneeded`: the write answered
+//! and nothing had to be settled), or `null` when the call declared none. `settlement` says
 //! how a call whose outcome was open was settled after it stopped
 //! (`{"by": "verification"|"lookup"|"person"|"journal", "at", "who"?,
 //! "note"?}`, see [`Settlement`]), or is `null`; a settled record's `next`
@@ -55,6 +57,9 @@
 //! record is an [`AwaitingRecord`] (`outcome: "awaiting_approval"`). The
 //! top-level name `replayed` is reserved for a later addition and means
 //! nothing today.
+//!
+//! A record read back — from a journal, possibly written by another version
+//! — is shown through [`view`], which reads it leniently.
 
 mod attempt;
 mod awaiting;
@@ -68,9 +73,11 @@ mod next;
 mod notes;
 mod outcome;
 mod question;
+mod read_back;
 mod report;
 mod settlement;
 mod state;
+pub mod view;
 mod words;
 
 pub use crate::policy::WaitCause;

@@ -74,7 +74,7 @@ pub struct CallReport {
     /// The tool's operation id, if it reported one (for reconciliation by a person).
     pub operation_id: Option<String>,
     /// What the call's declared verification established after the write,
-    /// if one ran after it.
+    /// or why none ran after it; `None` when the call declared none.
     pub verification: Option<Verification>,
     /// Wall time (clock time) the call took.
     pub elapsed: Duration,
@@ -191,8 +191,10 @@ struct Wire<'a> {
     idempotency_key: Option<&'a str>,
     /// The tool's id for the write, if it reported one (to check it by).
     operation_id: Option<&'a str>,
-    /// What the call's declared verification established after the write,
-    /// if one ran after it.
+    /// What the call's declared verification established after the write
+    /// (`verified`, `already_applied`, `not_committed`, `not_applied`,
+    /// `cannot_tell`), or why none ran after it (`not_applicable`,
+    /// `unneeded`); `null` when the call declared none.
     verification: Option<Verification>,
     /// Wall time the call took, in milliseconds.
     elapsed_ms: u64,

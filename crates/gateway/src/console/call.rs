@@ -16,13 +16,14 @@ use axum::response::Response;
 use maud::{Markup, html};
 use recourse::approval::refreshed;
 use recourse::journal::{CallState, JournalEntry, JournalError, settleable};
+use recourse::record::view::RecordView;
 use serde::Deserialize;
 
 use super::approvals;
 use super::form::Guarded;
 use super::html::{call_href, see_other};
 use super::journal::state_words;
-use super::timeline::Record;
+use super::timeline;
 use super::viewer::Viewer;
 use crate::gateway::Gateway;
 use crate::records::{SettledState, settle_by};
@@ -87,7 +88,7 @@ pub(crate) async fn page(
 
 fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
     let record = entry.record_json();
-    let view = Record::read(&record);
+    let view = RecordView::read(&record);
     html! {
         dl.call {
             dt { "Id" } dd { code #call-id { (entry.call_id) } }
@@ -107,8 +108,8 @@ fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
         }
         @match &view {
             Some(view) => {
-                section #ending { h2 { (ending_heading(entry.state)) } (view.ending()) }
-                section #timeline { h2 { "Timeline" } (view.timeline()) }
+                section #ending { h2 { (ending_heading(entry.state)) } (timeline::ending(view)) }
+                section #timeline { h2 { "Timeline" } (timeline::timeline(view)) }
             }
             None => {
                 section #raw { h2 { "Record" } pre { (serde_json::to_string_pretty(&record).unwrap_or_default()) } }

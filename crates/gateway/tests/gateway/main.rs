@@ -18,3 +18,4 @@ mod orphans;
 mod requests;
 mod retention;
 mod settle;
+mod templates;

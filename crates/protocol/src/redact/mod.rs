@@ -10,6 +10,8 @@
 //!
 //! [`redact`] lists what counts as a secret in text; [`redact_value`] also
 //! hides the whole value under a secret-named JSON key ([`is_secret_key`]).
+//! A template kept for later ([`redact_template`], [`redact_template_value`])
+//! keeps its placeholders, whatever the parameter around them is called.
 //!
 //! # Idempotent and fast
 //!
@@ -20,10 +22,12 @@
 
 mod keys;
 mod rules;
+mod template;
 
 use std::borrow::Cow;
 
 pub use keys::{is_secret_key, redact_value};
+pub use template::{redact_template, redact_template_value};
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";

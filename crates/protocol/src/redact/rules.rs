@@ -18,6 +18,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex, RegexSet};
 
 use super::REDACTED;
+use super::template::is_marker;
 
 /// One shape of secret and how to rewrite a match of it.
 pub(super) struct Rule {
@@ -157,9 +158,13 @@ fn assignment(c: &Captures<'_>) -> String {
     format!("{}{}{}{}", &c[1], &c[2], &c[3], hide(&c[4]))
 }
 
-/// `[REDACTED]` in the quotes `value` opened with, so JSON text stays JSON.
+/// `[REDACTED]` in the quotes `value` opened with, so JSON text stays JSON;
+/// a value that is only a template's placeholder marker is kept (see
+/// `template.rs`): it holds no secret.
 fn hide(value: &str) -> String {
-    if value.starts_with("\\\"") {
+    if is_marker(value.trim_matches(['"', '\'', '\\'])) {
+        value.to_owned()
+    } else if value.starts_with("\\\"") {
         format!("\\\"{REDACTED}\\\"")
     } else if value.starts_with('"') {
         format!("\"{REDACTED}\"")

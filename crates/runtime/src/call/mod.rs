@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::schema::Schema;
-use crate::verify::Verifier;
 use crate::verify::VerifySpec;
+use crate::verify::{Fit, Verifier};
 use recourse_core::config::{CallField, ConfigError};
 use recourse_core::idempotency::{Evidence, Idempotency};
 use recourse_core::method::Method;
@@ -72,6 +72,8 @@ pub struct Call {
     pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
     pub(crate) reconcile_template: Option<String>,
     pub(crate) verifier: Option<Arc<Verifier>>,
+    /// A verification was declared, and did not apply to the payload.
+    pub(crate) verify_not_applicable: bool,
     pub(crate) verify_transport: Option<Arc<dyn Transport>>,
     pub(crate) capability: Option<String>,
     pub(crate) limits: CallLimits,
@@ -232,9 +234,16 @@ impl Call {
         self.reconcile_template.as_deref()
     }
 
-    /// The declared verification, when the call has one.
+    /// The declared verification, when the call has one that applies to it.
     pub fn verification(&self) -> Option<&VerifySpec> {
         self.verifier.as_deref().map(Verifier::spec)
+    }
+
+    /// Whether a verification was declared that does not apply to this
+    /// call's payload (see [`CallBuilder::verify_if_applicable`]): it runs
+    /// as a call without one.
+    pub fn is_verification_not_applicable(&self) -> bool {
+        self.verify_not_applicable
     }
 
     /// Who the call is made for (see [`CallBuilder::caller`]), if anyone in particular.
@@ -278,12 +287,21 @@ struct CallParts {
     intent: Option<String>,
     reconciler: Option<Arc<dyn Reconciler>>,
     reconcile_template: Option<String>,
-    verify: Option<VerifySpec>,
+    verify: Option<(VerifySpec, Unfilled)>,
     verify_transport: Option<Arc<dyn Transport>>,
     capability: Option<String>,
     limits: CallLimits,
     caller: Option<(String, KeyScope)>,
     approved: bool,
+}
+
+/// What a verification that the payload cannot fill makes of the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unfilled {
+    /// It is refused, a configuration error (a verification typed for this call).
+    Refused,
+    /// It runs as a call without one (a verification declared for every call of a tool).
+    NotApplicable,
 }
 
 /// A schema as given: compiled already, or to compile at `build`.
@@ -492,10 +510,42 @@ impl CallBuilder {
     /// Settles unknown outcomes (and, with [`VerifySpec::always`], checks
     /// successes) by reading the write's effect back (see
     /// [`VerifySpec`]); checked against the payload when the call is built,
-    /// and journaled with it. It takes the place of any reconciler.
+    /// and journaled with it. It takes the place of any reconciler. A
+    /// payload that does not fill a template it requires is refused by
+    /// [`build`](Self::build).
     #[must_use]
     pub fn verify(mut self, spec: VerifySpec) -> Self {
-        self.call.verify = Some(spec);
+        self.call.verify = Some((spec, Unfilled::Refused));
+        self
+    }
+
+    /// As [`verify`](Self::verify), for a verification declared for every
+    /// call of a tool (a policy file's, a manifest's, a door's): a payload
+    /// that does not fill a template it requires runs as a call without
+    /// one, and its record says `verification: not_applicable`. A malformed
+    /// verification is still refused.
+    ///
+    /// ```
+    /// use recourse::{Call, VerifySpec};
+    /// use serde_json::json;
+    ///
+    /// let cat = VerifySpec::tool("cat")
+    ///     .args(json!({"file_name": "{{payload.file_name}}"}))
+    ///     .expect("/content exists");
+    /// let touch = Call::builder("touch", json!({"file_name": "a.txt"}))
+    ///     .verify_if_applicable(cat.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(touch.verification().is_some());
+    /// let other = Call::builder("touch", json!({"path": "/tmp"}))
+    ///     .verify_if_applicable(cat)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(other.verification().is_none() && other.is_verification_not_applicable());
+    /// ```
+    #[must_use]
+    pub fn verify_if_applicable(mut self, spec: VerifySpec) -> Self {
+        self.call.verify = Some((spec, Unfilled::NotApplicable));
         self
     }
 
@@ -545,7 +595,9 @@ impl CallBuilder {
     /// that disagrees with it), `method` (not `POST` for a tool that is not
     /// an HTTP URL), `schema` (not a usable JSON Schema), `deadline` (zero),
     /// `verify` (a malformed verification, a template naming a field the
-    /// payload lacks, or a read the call's transport cannot send: an MCP
+    /// payload lacks — given with [`verify`](Self::verify), not
+    /// [`verify_if_applicable`](Self::verify_if_applicable) — or a read the
+    /// call's transport cannot send: an MCP
     /// tool for an HTTP call, a URL for a tool call, without a
     /// [`verify_transport`](Self::verify_transport)).
     pub fn build(self) -> Result<Call, ConfigError> {
@@ -586,14 +638,17 @@ impl CallBuilder {
         let idempotency = Idempotency::decide(c.caller_idempotent, c.tool_idempotent, http_method);
         let ask_manifest =
             c.caller_idempotent.is_none() && c.tool_idempotent.is_none() && http_method.is_some();
-        let verifier = match c.verify {
-            Some(spec) => Some(Arc::new(verifier(
-                spec,
-                &c.payload,
-                &target,
-                &c.verify_transport,
-            )?)),
-            None => None,
+        let (verifier, verify_not_applicable) = match c.verify {
+            Some((spec, unfilled)) => {
+                match verifier(spec, &c.payload, &target, &c.verify_transport)? {
+                    Fit::Applies(verifier) => (Some(Arc::new(verifier)), false),
+                    Fit::NotApplicable(why) if unfilled == Unfilled::Refused => {
+                        return Err(ConfigError::new(CallField::Verify, why));
+                    }
+                    Fit::NotApplicable(_) => (None, true),
+                }
+            }
+            None => (None, false),
         };
         let schema = match c.schema {
             Some(Pending::Raw(raw)) => Some(Schema::compile(&raw)?),
@@ -616,6 +671,7 @@ impl CallBuilder {
             reconciler: c.reconciler,
             reconcile_template: c.reconcile_template,
             verifier,
+            verify_not_applicable,
             verify_transport: c.verify_transport,
             capability: c.capability,
             limits: c.limits,
@@ -641,16 +697,18 @@ fn scoped(caller: &str, key: &str) -> Result<String, ConfigError> {
 }
 
 /// Checks a verification for a call of `payload` to `target`: its read
-/// must be one the call's transport (or the one given for reads) can send.
+/// must be one the call's transport (or the one given for reads) can send,
+/// and it may not apply to `payload`.
 fn verifier(
     spec: VerifySpec,
     payload: &Value,
     target: &Target,
     transport: &Option<Arc<dyn Transport>>,
-) -> Result<Verifier, ConfigError> {
-    let verifier = Verifier::new(spec, payload)?;
+) -> Result<Fit, ConfigError> {
+    let reads_tool = spec.tool.is_some();
+    let fit = Verifier::fit(spec, payload)?;
     if transport.is_none() {
-        match (verifier.reads_tool(), target.url().is_some()) {
+        match (reads_tool, target.url().is_some()) {
             (true, true) => {
                 return Err(ConfigError::new(
                     CallField::Verify,
@@ -666,7 +724,7 @@ fn verifier(
             _ => {}
         }
     }
-    Ok(verifier)
+    Ok(fit)
 }
 
 /// The caller's key: given, or taken from its key header (which is then not

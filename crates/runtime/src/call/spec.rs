@@ -215,8 +215,10 @@ impl CallSpec {
                 None => reconciler,
             });
         }
+        // A door's verification comes with the request, for this call:
+        // one its payload cannot fill makes it not applicable, not invalid.
         if let Some(spec) = self.verify {
-            call = call.verify(spec);
+            call = call.verify_if_applicable(spec);
         }
         if let Some(n) = self.max_retries {
             call = call.max_retries(n.min(within.limits.max_retries));

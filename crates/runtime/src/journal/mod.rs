@@ -43,6 +43,7 @@ pub use recourse_journal::PostgresJournal;
 #[cfg(feature = "sqlite")]
 pub use recourse_journal::SqliteJournal;
 pub use recourse_journal::open as open_journal;
+pub use recourse_journal::open_existing as open_existing_journal;
 pub use settle::{SettleOptions, Settlement, settle, settle_with};
 pub use sweep::{settle_expired, sweep, sweep_interval};
 

@@ -339,7 +339,11 @@ async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> Found {
                 let reading = match &means {
                     Means::Read { transport, read } => {
                         let timeout = options.read_timeout;
-                        verify::read(transport.as_ref(), read, &options.headers, timeout).await
+                        // The read before the write was not journaled: a
+                        // change cannot be measured, and cannot tell.
+                        let against = verify::Against::Before(None);
+                        verify::read(transport.as_ref(), read, &options.headers, timeout, against)
+                            .await
                     }
                     Means::BrokenRead(why) => Reading::cannot_tell(why.clone()),
                     _ => Reading::cannot_tell("no verification declared"),

@@ -70,12 +70,60 @@ pub fn trusted_ca_file() -> Option<&'static Path> {
 /// A `reqwest` client builder that trusts the platform's roots and the CA
 /// file chosen with [`trust_ca_file`]: what every HTTPS client of recourse
 /// starts from.
+///
+/// It honours the environment's proxies (`HTTPS_PROXY`, `HTTP_PROXY`,
+/// `ALL_PROXY`, `NO_PROXY`), but never for a loopback host: a call, a
+/// lookup or a manifest meant for this machine — a bearer token with it —
+/// is never handed to a proxy, as Go's HTTP client does.
 pub fn client_builder() -> reqwest::ClientBuilder {
-    let builder = reqwest::Client::builder();
+    let builder = with_proxies(reqwest::Client::builder());
     match TRUSTED.get() {
         Some(trusted) => builder.tls_certs_merge(trusted.certificates.iter().cloned()),
         None => builder,
     }
+}
+
+/// How a proxy URL becomes a proxy for one scheme.
+type ProxyFor = fn(&str) -> reqwest::Result<reqwest::Proxy>;
+
+/// Hosts no proxy is ever asked for: this machine.
+const LOOPBACK: &str = "localhost,127.0.0.0/8,::1";
+
+/// `builder` with the environment's proxies, loopback hosts left out of
+/// each (adding one turns reqwest's own reading of the environment off).
+fn with_proxies(mut builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    let var = |names: [&str; 2]| {
+        names
+            .into_iter()
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+    };
+    let no_proxy = match var(["NO_PROXY", "no_proxy"]) {
+        Some(listed) => format!("{listed},{LOOPBACK}"),
+        None => LOOPBACK.to_owned(),
+    };
+    let schemes: [(&str, [&str; 2], ProxyFor); 3] = [
+        ("https", ["HTTPS_PROXY", "https_proxy"], |u| {
+            reqwest::Proxy::https(u)
+        }),
+        ("http", ["HTTP_PROXY", "http_proxy"], |u| {
+            reqwest::Proxy::http(u)
+        }),
+        ("all", ["ALL_PROXY", "all_proxy"], |u| {
+            reqwest::Proxy::all(u)
+        }),
+    ];
+    for (scheme, names, proxy) in schemes {
+        let Some(url) = var(names) else { continue };
+        match proxy(&url) {
+            Ok(proxy) => {
+                builder = builder.proxy(proxy.no_proxy(reqwest::NoProxy::from_string(&no_proxy)));
+            }
+            Err(e) => {
+                tracing::warn!(scheme, error = %e, "the environment's proxy is not a URL; not used")
+            }
+        }
+    }
+    builder
 }
 
 /// The certificates of the PEM file at `path`, checked usable.

@@ -23,7 +23,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     client: reqwest::Client,
-    /// Plain HTTP's own client, unless a proxy is configured for it.
+    /// Plain HTTP's own client (`None` only in tests that hold the two
+    /// paths to one behaviour).
     plain: Option<Plain>,
     max_body_bytes: usize,
 }
@@ -73,7 +74,7 @@ impl HttpTransportBuilder {
             .map_err(|e| recourse_core::config::ConfigError::new("http client", e.to_string()))?;
         Ok(HttpTransport {
             client,
-            plain: Plain::from_env(self.connect_timeout),
+            plain: Some(Plain::from_env(self.connect_timeout)),
             max_body_bytes: self.max_body_bytes,
         })
     }
@@ -112,7 +113,7 @@ impl HttpTransport {
             (Cow::Borrowed(url), Some(body))
         };
         if let Some(plain) = &self.plain
-            && Plain::carries(&url)
+            && plain.carries(&url)
         {
             return plain
                 .exchange(&url, body, request, self.max_body_bytes)

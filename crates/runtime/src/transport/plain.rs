@@ -34,28 +34,50 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 #[derive(Debug, Clone)]
 pub(super) struct Plain {
     pool: Pool,
+    /// A proxy is named for plain HTTP: only loopback hosts are carried here.
+    loopback_only: bool,
+}
+
+/// Whether `url` names this machine (`localhost`, `127.0.0.0/8`, `::1`).
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 impl Plain {
-    /// The client, unless the environment names a proxy for plain HTTP: then
-    /// reqwest, which honours it, carries every call.
-    pub(super) fn from_env(connect_timeout: Duration) -> Option<Self> {
+    /// The client; when the environment names a proxy for plain HTTP it
+    /// carries only calls to this machine, and reqwest, which honours the
+    /// proxy, the rest.
+    pub(super) fn from_env(connect_timeout: Duration) -> Self {
         let proxied = PROXY_VARS
             .iter()
             .any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
-        (!proxied).then(|| Self::new(connect_timeout))
+        Self {
+            loopback_only: proxied,
+            ..Self::new(connect_timeout)
+        }
     }
 
     pub(super) fn new(connect_timeout: Duration) -> Self {
         Self {
             pool: Pool::new(connect_timeout, IDLE_TIMEOUT),
+            loopback_only: false,
         }
     }
 
-    /// Whether this path can carry a call to `url`: plain HTTP without
-    /// credentials in the URL (reqwest turns those into a header).
-    pub(super) fn carries(url: &url::Url) -> bool {
-        url.scheme() == "http" && url.username().is_empty() && url.password().is_none()
+    /// Whether this path carries a call to `url`: plain HTTP without
+    /// credentials in the URL (reqwest turns those into a header) — to this
+    /// machine only, when a proxy is named for the rest. A call to a
+    /// loopback host never goes through a proxy.
+    pub(super) fn carries(&self, url: &url::Url) -> bool {
+        url.scheme() == "http"
+            && url.username().is_empty()
+            && url.password().is_none()
+            && (!self.loopback_only || is_loopback(url))
     }
 
     /// One exchange, body read up to `max_body_bytes`, within `request.timeout`.

@@ -20,6 +20,20 @@
 //! again; the read fails, or the effect vanished during the write → the
 //! outcome stays unknown.
 //!
+//! What the read must show is a list of expectations, `POINTER OP VALUE`
+//! (`expect.rs` spells them, `compare.rs` reads them, totally: a missing
+//! field is "does not hold", never an error). Most state the effect
+//! (`/status in ["resolved", "closed"]`, `$ contains "notes.txt"`); `grew_by`
+//! states a change since the read before the write (one more order, one
+//! fewer file), so a create that is not unique is never taken for one made
+//! earlier — a change never holds before the write, so it is never
+//! `already_applied`. A read that answers "not there" as an error says the
+//! effect is absent when the verification names that error (`absent.rs`);
+//! any other failure of the read cannot tell, and is never followed by a
+//! resend. A template ending in `?` names an argument a call may leave out;
+//! a required one a call cannot fill makes the verification not apply to it
+//! (`Fit::NotApplicable`), and the write runs as one without.
+//!
 //! The same read catches a write that answers success and does nothing — a
 //! silent no-op, the failure agents find hardest to notice. With `always`,
 //! the read runs after a success too, and a success whose expectations do
@@ -30,10 +44,13 @@
 //! `verify` event. The journal keeps the spec (never headers) with the call,
 //! so `recourse journal reconcile` can read back after a crash.
 
+mod absent;
+mod compare;
 mod expect;
 mod read;
 mod spec;
 
-pub(crate) use read::{Reading, read};
+pub use absent::AbsentWhen;
+pub(crate) use read::{Against, Reading, read};
 pub use spec::VerifySpec;
-pub(crate) use spec::{ResolvedRead, Verifier};
+pub(crate) use spec::{Fit, ResolvedRead, Verifier};

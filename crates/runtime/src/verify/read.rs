@@ -5,6 +5,7 @@ use std::time::Duration;
 use recourse_protocol::{BodyFormat, REDACTED, ToolData, parse_response, redact, truncate_chars};
 use serde_json::Value;
 
+use super::compare::{self, Found};
 use super::spec::ResolvedRead;
 use crate::transport::{Request, Transport, TransportFailure, TransportFailureKind};
 use recourse_core::policy::VerifyResult;
@@ -30,14 +31,25 @@ impl Reading {
     }
 }
 
+/// What a read's result is compared with, for an expectation of change.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Against<'a> {
+    /// Nothing: this is the read before the write, which a change cannot
+    /// have reached yet.
+    NothingYet,
+    /// The result of the read before the write, when it answered one.
+    Before(Option<&'a Value>),
+}
+
 /// Sends `read` through `transport` with `headers` (the caller's, never an
 /// idempotency key: a read is not the write), within `timeout`, and checks
-/// its expectations.
+/// its expectations `against` the read before the write.
 pub(crate) async fn read(
     transport: &dyn Transport,
     read: &ResolvedRead,
     headers: &[(String, String)],
     timeout: Duration,
+    against: Against<'_>,
 ) -> Reading {
     if let Some(why) = redacted_input(read) {
         return Reading::cannot_tell(why);
@@ -50,7 +62,7 @@ pub(crate) async fn read(
         payload: read.args.clone(),
         timeout,
     };
-    evaluate(read, send(transport, &request).await)
+    evaluate(read, send(transport, &request).await, against)
 }
 
 /// A transport that may not enforce the timeout gets a guard timer.
@@ -78,8 +90,11 @@ fn redacted_input(read: &ResolvedRead) -> Option<String> {
         .then(|| "the read needs a value the journal keeps redacted".to_owned())
 }
 
-/// Checks `read`'s expectations against what came back.
-pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery) -> Reading {
+/// Checks `read`'s expectations against what came back, `against` the
+/// read before the write. A read that failed cannot tell — unless it
+/// failed as the verification's `absent_when` says the effect's absence
+/// looks, which is an answer: the expectations do not hold.
+pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery, against: Against<'_>) -> Reading {
     let mut raw = match delivery {
         Ok(raw) => raw,
         Err(failure) => return Reading::cannot_tell(format!("the read failed: {failure}")),
@@ -95,6 +110,20 @@ pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery) -> Reading {
     };
     if !parsed.success {
         let code = parsed.code.as_deref().unwrap_or("no code");
+        if read
+            .absent_when
+            .as_ref()
+            .is_some_and(|absent| absent.says_absent(&parsed))
+        {
+            return Reading {
+                result: VerifyResult::NotHeld,
+                detail: Some(truncate_chars(
+                    &redact(&format!("the read answered {code}: the effect is absent")),
+                    300,
+                )),
+                document: None,
+            };
+        }
         return Reading::cannot_tell(format!("the read answered HTTP {} ({code})", parsed.status));
     }
     let document = match parsed.format {
@@ -112,23 +141,48 @@ pub(crate) fn evaluate(read: &ResolvedRead, delivery: Delivery) -> Reading {
     let Some(document) = document else {
         return Reading::cannot_tell("the read returned nothing to check");
     };
-    let unmet: Vec<String> = read
-        .expectations
-        .iter()
-        .filter_map(|(e, value)| e.check(&document, value.as_ref()).err())
-        .collect();
-    let (result, detail) = if unmet.is_empty() {
-        (VerifyResult::Holds, None)
-    } else {
-        (
-            VerifyResult::NotHeld,
-            Some(truncate_chars(&unmet.join("; "), 300)),
-        )
-    };
+    let (result, detail) = judge(read, &document, against);
     Reading {
         result,
-        detail,
+        detail: detail.map(|d| truncate_chars(&d, 300)),
         document: Some(document),
+    }
+}
+
+/// What `read`'s expectations found in `document`: every one holds; one
+/// does not (which outweighs a change that cannot be measured); or a
+/// change cannot be measured. Before the write, a change has not happened:
+/// a read that states one never shows the effect there.
+fn judge(
+    read: &ResolvedRead,
+    document: &Value,
+    against: Against<'_>,
+) -> (VerifyResult, Option<String>) {
+    let before = match against {
+        Against::NothingYet if read.states_a_change() => {
+            return (
+                VerifyResult::NotHeld,
+                Some("a change is read after the write, against this read".to_owned()),
+            );
+        }
+        Against::NothingYet => None,
+        Against::Before(before) => before,
+    };
+    let mut unmet = Vec::new();
+    let mut unmeasured = Vec::new();
+    for (e, value) in &read.expectations {
+        match compare::check(e, value.as_ref(), document, before) {
+            Found::Holds => {}
+            Found::NotHeld(why) => unmet.push(why),
+            Found::NoBaseline(why) => unmeasured.push(why),
+        }
+    }
+    if !unmet.is_empty() {
+        (VerifyResult::NotHeld, Some(unmet.join("; ")))
+    } else if !unmeasured.is_empty() {
+        (VerifyResult::CannotTell, Some(unmeasured.join("; ")))
+    } else {
+        (VerifyResult::Holds, None)
     }
 }
 
@@ -176,19 +230,23 @@ mod tests {
         })
     }
 
+    fn evaluate_now(read: &ResolvedRead, delivery: Delivery) -> Reading {
+        evaluate(read, delivery, Against::Before(None))
+    }
+
     fn cancelled() -> ResolvedRead {
         read(VerifySpec::tool("get_order").expect(r#"/status == "cancelled""#))
     }
 
     #[test]
     fn an_envelope_is_read_by_its_data() {
-        let r = evaluate(
+        let r = evaluate_now(
             &cancelled(),
             answer(json!({"success": true, "data": {"status": "cancelled"}})),
         );
         assert_eq!(r.result, VerifyResult::Holds);
         assert_eq!(r.document, Some(json!({"status": "cancelled"})));
-        let r = evaluate(
+        let r = evaluate_now(
             &cancelled(),
             answer(json!({"success": true, "data": {"status": "pending"}})),
         );
@@ -204,24 +262,24 @@ mod tests {
         let structured = json!({"content": [{"type": "text", "text": "ok"}],
                                 "structuredContent": {"status": "cancelled"}});
         assert_eq!(
-            evaluate(&cancelled(), answer(structured)).result,
+            evaluate_now(&cancelled(), answer(structured)).result,
             VerifyResult::Holds
         );
         let text = json!({"content": [{"type": "text", "text": "{\"status\": \"cancelled\"}"}]});
         assert_eq!(
-            evaluate(&cancelled(), answer(text)).result,
+            evaluate_now(&cancelled(), answer(text)).result,
             VerifyResult::Holds
         );
         let prose = json!({"content": [{"type": "text", "text": "the order is cancelled"}]});
         assert_eq!(
-            evaluate(&cancelled(), answer(prose)).result,
+            evaluate_now(&cancelled(), answer(prose)).result,
             VerifyResult::CannotTell
         );
     }
 
     #[test]
     fn a_failed_read_cannot_tell() {
-        let failed = evaluate(
+        let failed = evaluate_now(
             &cancelled(),
             Err(TransportFailure::new(
                 TransportFailureKind::ConnectFailed,
@@ -230,7 +288,7 @@ mod tests {
         );
         assert_eq!(failed.result, VerifyResult::CannotTell);
         assert!(failed.detail.unwrap().contains("connect_failed"));
-        let refused = evaluate(
+        let refused = evaluate_now(
             &cancelled(),
             Ok(RawResponse {
                 status: 404,
@@ -240,8 +298,82 @@ mod tests {
             }),
         );
         assert_eq!(refused.result, VerifyResult::CannotTell);
-        let empty = evaluate(&cancelled(), answer(json!({"success": true})));
+        let empty = evaluate_now(&cancelled(), answer(json!({"success": true})));
         assert_eq!(empty.result, VerifyResult::CannotTell);
+    }
+
+    #[test]
+    fn an_error_the_verification_names_is_the_effects_absence() {
+        use crate::verify::AbsentWhen;
+        let cat = |absent: Option<AbsentWhen>| {
+            let mut spec = VerifySpec::tool("cat").expect("/content exists");
+            spec.absent_when = absent;
+            read(spec)
+        };
+        let missing = answer(
+            json!({"content": [{"type": "text", "text": "cat: no such file"}], "isError": true}),
+        );
+        let r = evaluate_now(&cat(Some(AbsentWhen::AnyError)), missing.clone());
+        assert_eq!(r.result, VerifyResult::NotHeld);
+        assert!(r.detail.unwrap().contains("the effect is absent"));
+        assert_eq!(
+            evaluate_now(&cat(None), missing).result,
+            VerifyResult::CannotTell
+        );
+        let busy = answer(
+            json!({"content": [{"type": "text", "text": "503 unavailable"}], "isError": true}),
+        );
+        assert_eq!(
+            evaluate_now(&cat(Some(AbsentWhen::AnyError)), busy).result,
+            VerifyResult::CannotTell,
+            "a read failing for its own reasons is not absence"
+        );
+        let dropped = Err(TransportFailure::new(
+            TransportFailureKind::TimedOutAfterSend,
+            "late",
+        ));
+        assert_eq!(
+            evaluate_now(&cat(Some(AbsentWhen::AnyError)), dropped).result,
+            VerifyResult::CannotTell
+        );
+    }
+
+    #[test]
+    fn a_change_is_read_against_the_read_before_the_write() {
+        let orders = read(
+            VerifySpec::tool("list_orders")
+                .expect(r#"$ any {"/symbol": "NVDA"}"#)
+                .expect("$ grew_by 1"),
+        );
+        let before = json!([{"symbol": "NVDA"}]);
+        let first = evaluate(&orders, answer(before.clone()), Against::NothingYet);
+        assert_eq!(
+            first.result,
+            VerifyResult::NotHeld,
+            "before the write a change never shows, so it is never already applied"
+        );
+        assert_eq!(first.document, Some(before.clone()));
+        let grown = answer(json!([{"symbol": "NVDA"}, {"symbol": "NVDA"}]));
+        let after = evaluate(&orders, grown.clone(), Against::Before(Some(&before)));
+        assert_eq!(after.result, VerifyResult::Holds);
+        let same = evaluate(
+            &orders,
+            answer(before.clone()),
+            Against::Before(Some(&before)),
+        );
+        assert_eq!(same.result, VerifyResult::NotHeld);
+        let unmeasured = evaluate(&orders, grown, Against::Before(None));
+        assert_eq!(unmeasured.result, VerifyResult::CannotTell);
+        let other = evaluate(
+            &orders,
+            answer(json!([{"symbol": "AAPL"}, {"symbol": "TSLA"}])),
+            Against::Before(None),
+        );
+        assert_eq!(
+            other.result,
+            VerifyResult::NotHeld,
+            "what does not hold outweighs"
+        );
     }
 
     #[tokio::test]
@@ -262,10 +394,24 @@ mod tests {
         .unwrap()
         .resolve(&payload)
         .unwrap();
-        let r = super::read(&tool, &resolved, &[], Duration::from_secs(1)).await;
+        let r = super::read(
+            &tool,
+            &resolved,
+            &[],
+            Duration::from_secs(1),
+            Against::NothingYet,
+        )
+        .await;
         assert_eq!(r.result, VerifyResult::CannotTell);
         assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 0);
-        let r = super::read(&tool, &cancelled(), &[], Duration::from_secs(1)).await;
+        let r = super::read(
+            &tool,
+            &cancelled(),
+            &[],
+            Duration::from_secs(1),
+            Against::NothingYet,
+        )
+        .await;
         assert_eq!(r.result, VerifyResult::NotHeld);
         assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 1);
     }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::absent::AbsentWhen;
 use super::expect::Expectation;
 use crate::template::{self, Reference};
 use recourse_core::config::{CallField, ConfigError};
@@ -58,6 +59,10 @@ pub struct VerifySpec {
     /// hold is a failure, `not_applied`.
     #[serde(default)]
     pub always: bool,
+    /// The read's errors that mean the effect is absent (`"error"`, or
+    /// codes): such a read counts as answered, its expectations not held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent_when: Option<AbsentWhen>,
 }
 
 fn empty_object() -> Value {
@@ -84,6 +89,7 @@ impl VerifySpec {
             expect: Vec::new(),
             after_only: false,
             always: false,
+            absent_when: None,
         }
     }
 
@@ -122,6 +128,13 @@ impl VerifySpec {
         self
     }
 
+    /// Counts a read failing as `absent` says as the effect being absent.
+    #[must_use]
+    pub fn absent_when(mut self, absent: AbsentWhen) -> Self {
+        self.absent_when = Some(absent);
+        self
+    }
+
     /// Checks the verification before any call is made with it, as a door
     /// that reads it from configuration does at startup: everything a
     /// call's [`build`](crate::CallBuilder::build) checks, except that the
@@ -139,6 +152,26 @@ impl VerifySpec {
     /// As [`build`](crate::CallBuilder::build) names them, for the setting `verify`.
     pub fn check(&self) -> Result<(), ConfigError> {
         Verifier::checked(self.clone()).map(drop)
+    }
+
+    /// Checks the verification for a call of `payload`, as
+    /// [`CallBuilder::verify`](crate::CallBuilder::verify) does: everything
+    /// [`check`](Self::check) checks, and that `payload` fills every
+    /// template the verification requires.
+    ///
+    /// ```
+    /// use recourse::VerifySpec;
+    /// use serde_json::json;
+    ///
+    /// let cat = VerifySpec::tool("cat").args(json!({"file_name": "{{payload.file_name}}"})).expect("/content exists");
+    /// assert!(cat.check_against(&json!({"file_name": "a.txt"})).is_ok());
+    /// assert!(cat.check_against(&json!({"path": "/tmp"})).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`check`](Self::check), and a template `payload` cannot fill.
+    pub fn check_against(&self, payload: &Value) -> Result<(), ConfigError> {
+        Verifier::new(self.clone(), payload).map(drop)
     }
 }
 
@@ -159,59 +192,63 @@ pub(crate) struct ResolvedRead {
     pub(crate) target: Target,
     pub(crate) method: Method,
     pub(crate) args: Value,
+    /// Each expectation the payload fills, with its value filled in (one
+    /// naming an optional argument the call leaves out is not here).
     pub(crate) expectations: Vec<(Expectation, Option<Value>)>,
+    pub(crate) absent_when: Option<AbsentWhen>,
+}
+
+impl ResolvedRead {
+    /// Whether an expectation states a change since the read before the
+    /// write (`grew_by`): the read before then never shows the effect.
+    pub(crate) fn states_a_change(&self) -> bool {
+        self.expectations.iter().any(|(e, _)| e.op.is_change())
+    }
+}
+
+/// Whether a verification applies to one call.
+#[derive(Debug)]
+pub(crate) enum Fit {
+    /// It does: the payload fills every template it requires.
+    Applies(Verifier),
+    /// It does not (why): the call runs as one without a verification.
+    NotApplicable(String),
 }
 
 impl Verifier {
     /// Checks `spec` for a call of `payload`.
     ///
     /// # Errors
+    /// For the setting `verify`: as [`fit`](Self::fit), and a payload that
+    /// does not fill a template the verification requires.
+    pub(crate) fn new(spec: VerifySpec, payload: &Value) -> Result<Self, ConfigError> {
+        match Self::fit(spec, payload)? {
+            Fit::Applies(verifier) => Ok(verifier),
+            Fit::NotApplicable(why) => Err(ConfigError::new(CallField::Verify, why)),
+        }
+    }
+
+    /// Checks `spec`, and whether it applies to a call of `payload`.
+    ///
+    /// # Errors
     /// For the setting `verify`: neither or both of `url` and `tool`; a URL
     /// that is not a fixed `http(s)` URL; a method other than `GET` or
     /// `POST`, or one given with `tool`; arguments that are not an object;
-    /// no expectation, or a malformed one; a template that is malformed,
-    /// reads anything but `{{payload.…}}`, or names a field the payload lacks.
-    pub(crate) fn new(spec: VerifySpec, payload: &Value) -> Result<Self, ConfigError> {
+    /// no expectation, or a malformed one; a change (`grew_by`) with
+    /// `after_only`; an `absent_when` with no code; a template that is
+    /// malformed or reads anything but `{{payload.…}}`.
+    pub(crate) fn fit(spec: VerifySpec, payload: &Value) -> Result<Fit, ConfigError> {
         let verifier = Self::checked(spec)?;
-        verifier
-            .resolve(payload)
-            .map_err(|why| ConfigError::new(CallField::Verify, why))?;
-        Ok(verifier)
+        Ok(match verifier.resolve(payload) {
+            Ok(_) => Fit::Applies(verifier),
+            Err(why) => Fit::NotApplicable(why),
+        })
     }
 
-    /// Checks `spec` on its own: everything [`new`](Self::new) checks but
-    /// the payload's fields the templates name.
+    /// Checks `spec` on its own: everything [`fit`](Self::fit) checks.
     fn checked(spec: VerifySpec) -> Result<Self, ConfigError> {
         let bad = |why: String| ConfigError::new(CallField::Verify, why);
-        let target = match (&spec.url, &spec.tool) {
-            (Some(url), None) => {
-                if url.contains('{') {
-                    return Err(bad(format!(
-                        "url {url:?} is fixed: put the payload's values in args"
-                    )));
-                }
-                let target = Target::parse(url).map_err(|e| bad(format!("url: {e}")))?;
-                if target.url().is_none() {
-                    return Err(bad(format!(
-                        "url {url:?} must start with http:// or https://"
-                    )));
-                }
-                target
-            }
-            (None, Some(tool)) => {
-                let target = Target::parse(tool).map_err(|e| bad(format!("tool: {e}")))?;
-                if target.url().is_some() {
-                    return Err(bad("tool names an MCP tool, not a URL; use url".to_owned()));
-                }
-                target
-            }
-            (Some(_), Some(_)) => return Err(bad("give url or tool, not both".to_owned())),
-            (None, None) => {
-                return Err(bad(
-                    "give url (an HTTP read) or tool (an MCP read)".to_owned()
-                ));
-            }
-        };
+        let target = read_target(&spec).map_err(bad)?;
         let method = match (spec.method, &spec.tool) {
             (Some(_), Some(_)) => return Err(bad("method applies to url, not tool".to_owned())),
             (None, _) | (Some(Method::Post), None) => Method::Post,
@@ -238,6 +275,16 @@ impl Verifier {
             .map(|e| Expectation::parse(e))
             .collect::<Result<Vec<_>, _>>()
             .map_err(bad)?;
+        if spec.after_only
+            && let Some(change) = expectations.iter().find(|e| e.op.is_change())
+        {
+            return Err(bad(format!(
+                "{change} compares with the read before the write, which after_only skips"
+            )));
+        }
+        if let Some(absent) = &spec.absent_when {
+            absent.check().map_err(bad)?;
+        }
         let verifier = Self {
             spec,
             target,
@@ -284,30 +331,80 @@ impl Verifier {
         self.spec.tool.is_some()
     }
 
-    /// The read for `payload`.
+    /// The read for `payload`: its arguments filled (an optional one the
+    /// payload lacks left out), and each expectation the payload fills.
     ///
     /// # Errors
-    /// A template names a field `payload` lacks.
+    /// Why the verification does not apply to `payload`: a template it
+    /// requires names a field `payload` lacks, a value filled in is not one
+    /// its operator takes, or every expectation names an optional argument
+    /// the payload lacks.
     pub(crate) fn resolve(&self, payload: &Value) -> Result<ResolvedRead, String> {
         let lookup = |r: &Reference| template::follow(payload, r);
         let (args, _) = template::resolve(&self.spec.args, &lookup)?;
-        let expectations = self
-            .expectations
-            .iter()
-            .map(|e| {
-                let value = match &e.value {
-                    Some(v) => Some(template::resolve(v, &lookup)?.0),
-                    None => None,
-                };
-                Ok((e.clone(), value))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let mut expectations = Vec::with_capacity(self.expectations.len());
+        for e in &self.expectations {
+            let Some(value) = &e.value else {
+                expectations.push((e.clone(), None));
+                continue;
+            };
+            if lacks_optional(value, payload) {
+                continue;
+            }
+            let (filled, _) = template::resolve(value, &lookup)?;
+            e.op.check_operand(&filled)
+                .map_err(|why| format!("{e}: {why}"))?;
+            expectations.push((e.clone(), Some(filled)));
+        }
+        if expectations.is_empty() {
+            return Err(
+                "every expectation names an optional argument the call leaves out".to_owned(),
+            );
+        }
         Ok(ResolvedRead {
             target: self.target.clone(),
             method: self.method,
             args,
             expectations,
+            absent_when: self.spec.absent_when.clone(),
         })
+    }
+}
+
+/// Whether `value` names an optional argument `payload` lacks (its
+/// expectation is then skipped).
+fn lacks_optional(value: &Value, payload: &Value) -> bool {
+    template::references_in(value).is_ok_and(|found| {
+        found
+            .iter()
+            .any(|r| r.optional && template::follow(payload, r).is_err())
+    })
+}
+
+/// The read's target: one fixed `http(s)` URL, or one tool.
+fn read_target(spec: &VerifySpec) -> Result<Target, String> {
+    match (&spec.url, &spec.tool) {
+        (Some(url), None) => {
+            if url.contains('{') {
+                return Err(format!(
+                    "url {url:?} is fixed: put the payload's values in args"
+                ));
+            }
+            let target = Target::parse(url).map_err(|e| format!("url: {e}"))?;
+            if target.url().is_none() {
+                return Err(format!("url {url:?} must start with http:// or https://"));
+            }
+            Ok(target)
+        }
+        (None, Some(tool)) => {
+            let target = Target::parse(tool).map_err(|e| format!("tool: {e}"))?;
+            if target.url().is_some() {
+                return Err("tool names an MCP tool, not a URL; use url".to_owned());
+            }
+            Ok(target)
+        }
+        (Some(_), Some(_)) => Err("give url or tool, not both".to_owned()),
+        (None, None) => Err("give url (an HTTP read) or tool (an MCP read)".to_owned()),
     }
 }
 
@@ -355,6 +452,77 @@ mod tests {
     }
 
     #[test]
+    fn an_optional_argument_the_call_lacks_is_left_out_with_its_expectations() {
+        let spec = VerifySpec::tool("ls")
+            .args(json!({"path": "{{payload.folder?}}", "order_id": "{{payload.order_id}}"}))
+            .expect("$ contains {{payload.file_name?}}")
+            .expect("/order_id == {{payload.order_id}}");
+        let fitted = |payload: Value| match Verifier::fit(spec.clone(), &payload).unwrap() {
+            Fit::Applies(v) => v.resolve(&payload).unwrap(),
+            Fit::NotApplicable(why) => panic!("{why}"),
+        };
+        let read = fitted(json!({"order_id": "W1"}));
+        assert_eq!(read.args, json!({"order_id": "W1"}));
+        assert_eq!(
+            read.expectations.len(),
+            1,
+            "the expectation naming file_name is skipped"
+        );
+        let read = fitted(json!({"order_id": "W1", "folder": "/tmp", "file_name": "a.txt"}));
+        assert_eq!(read.args, json!({"path": "/tmp", "order_id": "W1"}));
+        assert_eq!(read.expectations[0].1, Some(json!("a.txt")));
+        // Every expectation skipped: nothing would be checked.
+        let only = VerifySpec::tool("ls").expect("$ contains {{payload.file_name?}}");
+        assert!(matches!(
+            Verifier::fit(only, &json!({})).unwrap(),
+            Fit::NotApplicable(why) if why.contains("every expectation")
+        ));
+    }
+
+    #[test]
+    fn a_required_template_the_call_cannot_fill_makes_it_not_applicable() {
+        let spec = VerifySpec::tool("cat")
+            .args(json!({"file_name": "{{payload.file_name}}"}))
+            .expect("/content exists");
+        assert!(matches!(
+            Verifier::fit(spec.clone(), &json!({"file_name": "a.txt"})).unwrap(),
+            Fit::Applies(_)
+        ));
+        let Fit::NotApplicable(why) = Verifier::fit(spec, &json!({"text": "x"})).unwrap() else {
+            panic!("applies without file_name");
+        };
+        assert!(why.contains("\"file_name\""), "{why}");
+        // A filled value its operator cannot take.
+        let spec = VerifySpec::tool("balance").expect("/balance grew_by {{payload.amount}}");
+        assert!(matches!(
+            Verifier::fit(spec.clone(), &json!({"amount": "ten"})).unwrap(),
+            Fit::NotApplicable(why) if why.contains("non-zero integer")
+        ));
+        assert!(matches!(
+            Verifier::fit(spec, &json!({"amount": 10})).unwrap(),
+            Fit::Applies(_)
+        ));
+        // A malformed verification is refused whatever the payload.
+        let spec = VerifySpec::tool("cat").expect("/content ~ 1");
+        assert!(Verifier::fit(spec, &json!({})).is_err());
+    }
+
+    #[test]
+    fn a_change_needs_the_read_before() {
+        let spec = VerifySpec::tool("list_orders").expect("/orders grew_by 1");
+        let read = Verifier::new(spec.clone(), &order())
+            .unwrap()
+            .resolve(&order())
+            .unwrap();
+        assert!(read.states_a_change());
+        assert!(err(spec.after_only()).contains("after_only skips"));
+        let codes = VerifySpec::tool("t")
+            .expect("/a exists")
+            .absent_when(AbsentWhen::Codes(Vec::new()));
+        assert!(err(codes).contains("at least one code"));
+    }
+
+    #[test]
     fn the_read_is_one_fixed_url_or_one_tool() {
         let expect = |s: VerifySpec| s.expect("/ok exists");
         assert!(
@@ -390,5 +558,11 @@ mod tests {
             serde_json::from_value::<VerifySpec>(json!({"tool": "t", "expect": [], "headers": {}}))
                 .is_err()
         );
+        let spec: VerifySpec = serde_json::from_value(
+            json!({"tool": "cat", "expect": ["/content exists"], "absent_when": "error"}),
+        )
+        .unwrap();
+        assert_eq!(spec.absent_when, Some(AbsentWhen::AnyError));
+        assert_eq!(serde_json::to_value(&spec).unwrap()["absent_when"], "error");
     }
 }

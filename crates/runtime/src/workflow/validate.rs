@@ -241,6 +241,15 @@ fn check_inputs(
         validate_pointer(pointer).map_err(|e| PlanError::step(id, format!("exact: {e}")))?;
     }
     for reference in references_in(&step.parameters).map_err(|e| PlanError::step(id, e))? {
+        if reference.optional {
+            return Err(PlanError::step(
+                id,
+                format!(
+                    "reference {} is optional ('?'), which only a verification's templates may be",
+                    reference.raw
+                ),
+            ));
+        }
         let Some(&referenced) = graph.index.get(reference.root.as_str()) else {
             return Err(PlanError::step(
                 id,
@@ -449,6 +458,9 @@ mod tests {
             {"step_id": "c", "url": "http://t", "depends_on": ["b"], "parameters": {"x": "{{a.data}}"}}
         ]));
         assert!(ok.is_ok(), "transitive dependencies count");
+        let optional = check(json!([url_step("a", &[]), {"step_id": "b", "url": "http://t", "depends_on": ["a"], "parameters": {"x": "{{a.data?}}"}}]))
+            .unwrap_err();
+        assert!(optional.to_string().contains("is optional"), "{optional}");
     }
 
     #[test]

@@ -285,6 +285,8 @@ fn report() -> impl Strategy<Value = CallReport> {
         Verification::NotCommitted,
         Verification::NotApplied,
         Verification::CannotTell,
+        Verification::NotApplicable,
+        Verification::Unneeded,
     ]));
     (
         (text(), outcome(), prop::collection::vec(attempt(), 0..4)),

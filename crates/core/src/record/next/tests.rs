@@ -749,6 +749,75 @@ fn a_success_says_what_recourse_did_first() {
 }
 
 #[test]
+fn the_message_says_what_reading_the_write_back_found() {
+    use crate::policy::{Verification, VerifyResult};
+    use crate::record::VerifyPhase;
+    let read = |result| Event::Verify {
+        phase: VerifyPhase::After,
+        result,
+        detail: None,
+    };
+    let with = |mut r: CallReport, v: Verification| {
+        r.verification = Some(v);
+        r.next().model_message
+    };
+    // Lost, read back absent, resent once, read back present.
+    let mut lost = attempt(None, None, Action::reconcile());
+    lost.events.push(read(VerifyResult::NotHeld));
+    let mut resent = attempt(Some(200), None, Action::Verify);
+    resent.n = 2;
+    resent.events.push(read(VerifyResult::Holds));
+    let succeeded = |attempts| {
+        report(
+            Outcome::Succeeded {
+                data: Value::Null.into(),
+            },
+            attempts,
+        )
+    };
+    let m = with(
+        succeeded(vec![lost.clone(), resent]),
+        Verification::Verified,
+    );
+    assert!(
+        m.contains("found the write had not taken effect, so recourse sent it once more with the same key. Reading it back confirmed"),
+        "{m}"
+    );
+    let m = with(
+        succeeded(vec![attempt(Some(200), None, Action::Succeed)]),
+        Verification::Unneeded,
+    );
+    assert!(!m.contains("Reading"), "{m}");
+    // Unknown, and the read could not tell; not committed and not resent.
+    let m = with(
+        unknown(ToolError::unknown_outcome("LOST", "lost")),
+        Verification::CannotTell,
+    );
+    assert!(
+        m.contains("Reading it back could not tell whether the write took effect."),
+        "{m}"
+    );
+    let m = with(
+        unknown(ToolError::unknown_outcome("LOST", "lost")),
+        Verification::NotApplicable,
+    );
+    assert!(m.contains("did not apply to these arguments"), "{m}");
+    let refused = report(
+        Outcome::Failed {
+            error: None,
+            reason: StopReason::NotCommitted,
+        },
+        vec![lost],
+    );
+    let m = with(refused, Verification::NotCommitted);
+    assert!(
+        m.contains("Reading it back found the write had not taken effect."),
+        "{m}"
+    );
+    assert!(m.contains("(nothing was committed)"), "{m}");
+}
+
+#[test]
 fn the_record_carries_next_and_stop_kind() {
     let error = ToolError::policy_rejection("NO", "no");
     let json = failed(422, error, StopReason::RetryRefused).to_json();

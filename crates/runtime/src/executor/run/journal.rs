@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use recourse_protocol::redact_value;
+use recourse_protocol::{redact_template_value, redact_value};
 
 use super::Run;
 use super::outcome::OutcomeWrite;
@@ -35,17 +35,18 @@ impl Run<'_> {
             idempotency_key: self.key.clone(),
             // A credential in the template (`?token=…`, `user:pass@`) is not
             // kept at rest: a settler gets credentials from its configuration.
+            // Its placeholders are, whatever the parameter is called.
             reconcile: self
                 .call
                 .reconcile_template
                 .as_deref()
-                .map(recourse_protocol::redact),
+                .map(recourse_protocol::redact_template),
             verification: self
                 .call
                 .verifier
                 .as_ref()
                 .and_then(|v| serde_json::to_value(v.spec()).ok())
-                .map(|spec| redact_value(&spec)),
+                .map(|spec| redact_template_value(&spec)),
             // Still the caller's payload: the call is journaled before admission.
             payload: redact_value(&self.payload),
             owner: process_owner().to_owned(),

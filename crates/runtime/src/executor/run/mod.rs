@@ -35,7 +35,7 @@ use recourse_core::machine::{
     Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, ManifestQuestion, Resend,
     Setup, Success, Verdict,
 };
-use recourse_core::policy::{Action, Limits, Observation, Traits, Verification, VerifyResult};
+use recourse_core::policy::{Action, Limits, Observation, Traits, Verification};
 use recourse_core::protect::Protected;
 use recourse_core::record::millis;
 use recourse_core::record::{
@@ -78,7 +78,7 @@ pub(crate) struct Run<'e> {
     ended: Option<(u32, AttemptResult)>,
     /// The verification read before the first dispatch, and what it found
     /// (boxed: few calls verify, and every call's future holds this struct).
-    before: Option<Box<(crate::verify::ResolvedRead, VerifyResult)>>,
+    before: Option<Box<(crate::verify::ResolvedRead, crate::verify::Reading)>>,
     /// What the last verification read after the write established.
     verification: Option<Verification>,
     /// The span of the lookups of the current unknown outcome.
@@ -106,6 +106,9 @@ impl<'e> Run<'e> {
             limits.max_backoff,
             exec.next_jitter_seed(),
         );
+        let not_applicable = call
+            .verify_not_applicable
+            .then_some(Verification::NotApplicable);
         Self {
             exec,
             limits,
@@ -134,7 +137,7 @@ impl<'e> Run<'e> {
             lease: None,
             ended: None,
             before: None,
-            verification: None,
+            verification: not_applicable,
             reconciling: None,
             redacted: None,
             journaled: None,
@@ -158,7 +161,11 @@ impl<'e> Run<'e> {
             idempotency: self.idempotency,
             idempotency_key: self.key.clone(),
             operation_id: self.operation_id.clone(),
-            verification: self.verification,
+            verification: self.verification.or(self
+                .call
+                .verifier
+                .is_some()
+                .then_some(Verification::Unneeded)),
             elapsed: self
                 .exec
                 .clock
@@ -307,13 +314,17 @@ impl<'e> Run<'e> {
     /// is passed over (with a debug line): the call goes on without it.
     fn adopt_lookup(&mut self, declared: &crate::manifest::Declaration) {
         if let Some(spec) = declared.verify.clone().filter(|s| s.url.is_some()) {
-            match crate::verify::Verifier::new(spec, &self.payload) {
-                Ok(verifier) => {
+            match crate::verify::Verifier::fit(spec, &self.payload) {
+                Ok(crate::verify::Fit::Applies(verifier)) => {
                     self.call.verifier = Some(std::sync::Arc::new(verifier));
                     return;
                 }
+                Ok(crate::verify::Fit::NotApplicable(why)) => {
+                    tracing::debug!(why, "the manifest's verify does not apply to the call");
+                    self.verification = Some(Verification::NotApplicable);
+                }
                 Err(e) => {
-                    tracing::debug!(error = %e, "the manifest's verify does not fit the call")
+                    tracing::debug!(error = %e, "the manifest's verify is malformed")
                 }
             }
         }

@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use super::Run;
 use crate::span;
-use crate::verify::{self, Reading, ResolvedRead};
+use crate::verify::{self, Against, Reading, ResolvedRead};
 use recourse_core::machine::{AfterRead, CallMachine, Command, ReadBack, Success};
 use recourse_core::policy::Verification;
 use recourse_core::record::{Event, VerifyPhase};
@@ -33,9 +33,9 @@ impl Run<'_> {
                 return;
             }
         };
-        let reading = self.read_back(&read, timeout).await;
+        let reading = self.read_back(&read, timeout, Against::NothingYet).await;
         self.note_reading(VerifyPhase::Before, &reading);
-        self.before = Some(Box::new((read, reading.result)));
+        self.before = Some(Box::new((read, reading)));
     }
 
     /// Reads the effect back after the write answered, and tells the
@@ -54,9 +54,11 @@ impl Run<'_> {
                     .before
                     .as_ref()
                     .filter(|before| before.0 == resolved)
-                    .map(|before| before.1);
+                    .map(|before| &before.1);
                 let timeout = machine.read_timeout(self.exec.clock.now());
-                (self.read_back(&resolved, timeout).await, before)
+                let against = Against::Before(before.and_then(|b| b.document.as_ref()));
+                let reading = self.read_back(&resolved, timeout, against).await;
+                (reading, before.map(|b| b.result))
             }
             Some(Err(why)) => (Reading::cannot_tell(why), None),
             None => (Reading::cannot_tell("no verification declared"), None),
@@ -71,8 +73,14 @@ impl Run<'_> {
         machine.follow(decided)
     }
 
-    /// One read, within `timeout` (`None`: no time is left before the deadline).
-    async fn read_back(&self, read: &ResolvedRead, timeout: Option<Duration>) -> Reading {
+    /// One read, within `timeout` (`None`: no time is left before the
+    /// deadline), `against` the read before the write.
+    async fn read_back(
+        &self,
+        read: &ResolvedRead,
+        timeout: Option<Duration>,
+        against: Against<'_>,
+    ) -> Reading {
         let Some(timeout) = timeout else {
             return Reading::cannot_tell("no time left before the deadline");
         };
@@ -82,9 +90,15 @@ impl Run<'_> {
             .clone()
             .unwrap_or_else(|| Arc::clone(&self.exec.transport));
         let span = span::verify(&read.target.to_string());
-        let reading = verify::read(transport.as_ref(), read, &self.call.headers, timeout)
-            .instrument(span.clone())
-            .await;
+        let reading = verify::read(
+            transport.as_ref(),
+            read,
+            &self.call.headers,
+            timeout,
+            against,
+        )
+        .instrument(span.clone())
+        .await;
         span.record("recourse.result", reading.result.as_str());
         reading
     }

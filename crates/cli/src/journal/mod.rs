@@ -1,14 +1,21 @@
-//! `recourse journal list` and `recourse journal reconcile`.
+//! `recourse journal list|show|reconcile|settle|prune`: the calls a journal
+//! keeps — by default this user's journals, the MCP proxy's and the
+//! gateway's (`places`) — listed (`list`), one shown whole (`show`), and
+//! the open ones settled.
+
+mod list;
+pub(crate) mod places;
+mod show;
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use recourse::Journal;
 use recourse::journal::{
     CallState, HandSettleError, HandSettlement, JournalEntry, ListQuery, SettleOptions,
-    open_journal, settle_by_hand, settle_with,
+    settle_by_hand, settle_with,
 };
 use recourse_gateway::CallEntry;
 use recourse_mcp::{McpTarget, McpTransport};
@@ -22,15 +29,19 @@ fn state_parser() -> impl TypedValueParser<Value = CallState> {
     PossibleValuesParser::new(CallState::VARIANTS).try_map(|name| name.parse::<CallState>())
 }
 
-/// The journal used when neither --journal nor RECOURSE_JOURNAL names one.
-const DEFAULT_JOURNAL: &str = "recourse.db";
+/// The journal `recourse journal` read when none was named, before it read
+/// the user's default journals: still in many a working directory, and
+/// pointed at when it is there.
+const OLD_DEFAULT: &str = "recourse.db";
 
 /// `recourse journal …`.
 #[derive(Debug, Args)]
 pub(crate) struct JournalArgs {
     #[command(subcommand)]
     command: JournalCommand,
-    /// The journal: a SQLite path or postgres:// URL [env: RECOURSE_JOURNAL] [default: recourse.db].
+    /// The journal: a SQLite path or postgres:// URL [env: RECOURSE_JOURNAL] [default: the MCP
+    /// proxy's and the gateway's, $XDG_STATE_HOME/recourse/{mcp-proxy,gateway}.db]. A SQLite file
+    /// that does not exist is never created.
     #[arg(long, global = true, value_name = "PATH|URL", value_parser = crate::settings::location)]
     journal: Option<String>,
 }
@@ -46,6 +57,18 @@ enum JournalCommand {
         #[arg(long, value_parser = state_parser())]
         state: Option<CallState>,
         /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one call whole: its request (redacted), each attempt with what it sent and what
+    /// came back, the waits and why, the corrections and what they changed, the lookups and
+    /// read-backs, its approval, how it ended and how it was settled.
+    #[command(after_help = r#"Example: recourse journal show CALL_ID --json"#)]
+    Show {
+        /// The call's id (`journal list` shows it).
+        call_id: String,
+        /// Print JSON: {"state", "caller", "record"} as the gateway answers, with "call" (as
+        /// `list --json` lists it) and "payload".
         #[arg(long)]
         json: bool,
     },
@@ -86,8 +109,8 @@ enum JournalCommand {
         /// How they know, in words (1–2000 characters; stored redacted).
         #[arg(long)]
         note: String,
-        /// Who settles it.
-        #[arg(long, value_name = "NAME", env = "USER")]
+        /// Who settles it; without --by, $USER (and without either, nothing is settled).
+        #[arg(long, value_name = "NAME", env = "USER", hide_env_values = true)]
         by: Option<String>,
         /// Print the settled call as JSON ({"state", "caller", "record"}).
         #[arg(long)]
@@ -118,21 +141,17 @@ pub(crate) fn duration(value: &str) -> Result<std::time::Duration, String> {
 }
 
 pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> {
-    let location = settings
-        .journal(args.journal.as_deref())
-        .unwrap_or(DEFAULT_JOURNAL);
-    // A PostgreSQL URL may hold a password: it never reaches the terminal.
-    let journal = open_journal(location).await.with_context(|| {
-        format!(
-            "opening the journal at {}",
-            recourse_protocol::redact(location)
-        )
-    })?;
+    let journals = places::open(settings.journal(args.journal.as_deref())).await?;
     match &args.command {
-        JournalCommand::List { state, json } => list(journal.as_ref(), *state, *json).await,
+        JournalCommand::List { state, json } => list::list(&journals, *state, *json).await,
+        JournalCommand::Show { call_id, json } => show::show(&journals, call_id, *json).await,
         JournalCommand::Prune { older_than, json } => {
-            let removed =
-                recourse::journal::prune_older_than(journal.as_ref(), *older_than).await?;
+            let mut removed = 0;
+            for opened in &journals {
+                removed +=
+                    recourse::journal::prune_older_than(opened.journal.as_ref(), *older_than)
+                        .await?;
+            }
             if *json {
                 outln!("{}", serde_json::json!({ "removed": removed }));
             } else {
@@ -150,13 +169,22 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
         } => {
             let mut config = settings.executor.clone();
             lease.apply(&mut config);
-            let who = by.clone().unwrap_or_else(|| "someone".to_owned());
+            // Who settled a call is part of its record: never made up.
+            let Some(who) = by.as_deref().map(str::trim).filter(|who| !who.is_empty()) else {
+                eprintln!(
+                    "recourse: give --by NAME: who settles a call is recorded with it, and \
+                     $USER is not set (or empty)"
+                );
+                return Ok(2);
+            };
             let settlement = HandSettlement {
                 state: state.parse().unwrap_or(CallState::Failed),
-                who,
+                who: who.to_owned(),
                 note: note.clone(),
             };
-            settle(journal.as_ref(), call_id, &settlement, config.lease, *json).await
+            let holding = holding(&journals, call_id).await?;
+            let journal = holding.map(|j| j.journal.as_ref());
+            settle(journal, call_id, &settlement, config.lease, *json).await
         }
         JournalCommand::Reconcile {
             json,
@@ -180,21 +208,38 @@ pub(crate) async fn run(args: &JournalArgs, settings: &Settings) -> Result<i32> 
                 // Started only if a call's verification reads a tool.
                 options = options.with_tool_transport(Arc::new(McpTransport::new(server)));
             }
-            reconcile(journal, &options, *json).await
+            reconcile(&journals, &options, *json).await
         }
     }
+}
+
+/// The first of `journals` that holds `call_id`.
+async fn holding<'a>(
+    journals: &'a [places::Opened],
+    call_id: &str,
+) -> Result<Option<&'a places::Opened>> {
+    for opened in journals {
+        if opened.journal.get(call_id).await?.is_some() {
+            return Ok(Some(opened));
+        }
+    }
+    Ok(None)
 }
 
 /// `journal settle`: 0 when settled; 1 (with why) for a call that is absent
 /// or not open.
 async fn settle(
-    journal: &dyn Journal,
+    journal: Option<&dyn Journal>,
     call_id: &str,
     settlement: &HandSettlement,
     lease: std::time::Duration,
     json: bool,
 ) -> Result<i32> {
-    match settle_by_hand(journal, call_id, settlement, lease).await {
+    let settled = match journal {
+        Some(journal) => settle_by_hand(journal, call_id, settlement, lease).await,
+        None => Ok(None),
+    };
+    match settled {
         Ok(Some(entry)) => {
             if json {
                 let record = entry.record_json();
@@ -236,37 +281,8 @@ pub(crate) fn entry_json(e: &JournalEntry) -> Value {
     serde_json::to_value(CallEntry::from(e)).unwrap_or(Value::Null)
 }
 
-async fn list(journal: &dyn Journal, state: Option<CallState>, as_json: bool) -> Result<i32> {
-    let entries = journal
-        .list(&ListQuery {
-            state,
-            ..ListQuery::default()
-        })
-        .await?;
-    if as_json {
-        let all: Vec<Value> = entries.iter().map(entry_json).collect();
-        outln!("{}", serde_json::to_string_pretty(&all)?);
-        return Ok(0);
-    }
-    if entries.is_empty() {
-        outln!("no calls");
-    }
-    for e in &entries {
-        let key = e.idempotency_key.as_deref().unwrap_or("-");
-        outln!(
-            "{}  {:<9}  {} attempt(s)  key {key}  {}  (updated {})",
-            e.call_id,
-            e.state,
-            e.attempts,
-            e.target,
-            e.updated_at
-        );
-    }
-    Ok(0)
-}
-
 async fn reconcile(
-    journal: Arc<dyn Journal>,
+    journals: &[places::Opened],
     options: &SettleOptions,
     as_json: bool,
 ) -> Result<i32> {
@@ -274,23 +290,26 @@ async fn reconcile(
         state: Some(state),
         ..ListQuery::default()
     };
-    let mut open = journal.list(&open_in(CallState::InFlight)).await?;
-    open.extend(journal.list(&open_in(CallState::Unknown)).await?);
     let mut results = Vec::new();
     let mut unresolved = 0;
-    for entry in &open {
-        let s = settle_with(journal.as_ref(), entry, options).await?;
-        if s.held || matches!(s.state, CallState::InFlight | CallState::Unknown) {
-            unresolved += 1;
+    for opened in journals {
+        let journal = opened.journal.as_ref();
+        let mut open = journal.list(&open_in(CallState::InFlight)).await?;
+        open.extend(journal.list(&open_in(CallState::Unknown)).await?);
+        for entry in &open {
+            let s = settle_with(journal, entry, options).await?;
+            if s.held || matches!(s.state, CallState::InFlight | CallState::Unknown) {
+                unresolved += 1;
+            }
+            if !as_json {
+                outln!("{}  {} → {}  {}", s.call_id, s.from, s.state, s.note);
+            }
+            results.push(s);
         }
-        if !as_json {
-            outln!("{}  {} → {}  {}", s.call_id, s.from, s.state, s.note);
-        }
-        results.push(s);
     }
     if as_json {
         outln!("{}", serde_json::to_string_pretty(&results)?);
-    } else if open.is_empty() {
+    } else if results.is_empty() {
         outln!("nothing to reconcile");
     }
     Ok(if unresolved == 0 { 0 } else { 3 })
