@@ -35,7 +35,7 @@ pub const STOPPING: i32 = -32001;
 impl McpProxy {
     /// Serves the client that started this process, over stdin and stdout,
     /// until it closes the session or `shutdown` resolves (SIGTERM, Ctrl-C);
-    /// then stops as the [module docs](self) say: no new call, the calls
+    /// then stops as the module docs say: no new call, the calls
     /// that may write finished (each within its deadline; at most `grace`),
     /// each upstream closed.
     ///
