@@ -33,12 +33,14 @@
 //! The grammar of patterns is on [`TargetAllowlist`].
 
 mod error;
+mod path;
 mod pattern;
 mod target;
 #[cfg(test)]
 mod tests;
 
 pub use error::{TargetError, TargetErrorKind};
+pub use path::normalize_path;
 pub use pattern::TargetPattern;
 pub use target::TargetUrl;
 pub use target::{Template, validate_template};

@@ -49,6 +49,12 @@ impl Method {
         !matches!(self, Self::Post | Self::Patch)
     }
 
+    /// Whether RFC 9110 §9.2.1 calls the method safe — it only reads:
+    /// `GET`, `HEAD` and `OPTIONS`. Every other method may write.
+    pub fn is_safe(self) -> bool {
+        matches!(self, Self::Get | Self::Head | Self::Options)
+    }
+
     /// Whether the payload travels as query parameters rather than a body.
     pub fn sends_query(self) -> bool {
         matches!(self, Self::Get | Self::Head | Self::Options | Self::Delete)

@@ -40,6 +40,12 @@ const ATTEMPT_GUARD_SLACK: Duration = Duration::from_secs(1);
 /// (`Retry-After` of a `JOURNAL_UNAVAILABLE` refusal).
 pub const JOURNAL_RETRY_AFTER: Duration = Duration::from_secs(1);
 
+/// How long a tool's capability manifest that could not be read is taken
+/// as unreadable before it is asked again — and so the `Retry-After` of a
+/// `MANIFEST_UNAVAILABLE` refusal: a flood of calls asks once a second, and
+/// one lost answer holds writes back for no longer.
+pub const MANIFEST_RETRY_AFTER: Duration = Duration::from_secs(1);
+
 /// How often a held lease is renewed: every third of it (at least every
 /// 10 ms), so two renewals can fail before it runs out.
 pub fn renew_every(lease: Duration) -> Duration {
@@ -247,6 +253,7 @@ mod tests {
             assert_eq!(in_progress_retry_after(lease), after, "{lease:?}");
         }
         assert_eq!(JOURNAL_RETRY_AFTER, s(1));
+        assert_eq!(MANIFEST_RETRY_AFTER, s(1));
     }
 
     #[test]

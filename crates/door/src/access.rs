@@ -63,6 +63,15 @@ impl Access {
         self
     }
 
+    /// Checks the tokens of a server reachable beyond loopback
+    /// ([`Callers::check_exposed`]); without a token there is nothing to check.
+    ///
+    /// # Errors
+    /// A token given as itself that is shorter than 32 characters.
+    pub fn check_exposed(&self) -> Result<(), CallersError> {
+        self.callers().map_or(Ok(()), Callers::check_exposed)
+    }
+
     /// The callers, when a token is needed.
     pub fn callers(&self) -> Option<&Callers> {
         self.callers.as_deref()

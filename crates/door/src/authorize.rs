@@ -8,11 +8,14 @@
 //! goes on to the router untouched (no clone of the stack, no boxed future)
 //! or is answered at once.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::header::AUTHORIZATION;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::HeaderValue;
+use axum::http::header::{AUTHORIZATION, RETRY_AFTER};
 use axum::response::{IntoResponse, Response};
 use recourse_tool::ToolFailure;
 use recourse_tool::host::names_a_loopback_host;
@@ -32,7 +35,9 @@ const OPEN_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 /// request extension. With no callers configured, everyone is
 /// [`Caller::default_caller`] — but for a request naming a host other than
 /// a loopback one when `loopback_hosts_only` (403 `HOST_NOT_ALLOWED`, every
-/// path).
+/// path). A peer whose tokens fail too often is refused 429
+/// `AUTH_RATE_LIMITED` for a while ([`throttle`](crate::throttle)), and
+/// each failure is logged with the peer's address.
 ///
 /// The gateway's router has it; another server that takes the gateway's
 /// token rule (`recourse mcp proxy --http`) layers it on its own routes.
@@ -86,6 +91,15 @@ impl ValidateRequest<Body> for Authorize {
         if OPEN_PATHS.contains(&path) || self.sessions.is_some_and(|root| is_under(path, root)) {
             return Ok(());
         }
+        let peer = peer(request);
+        let now = Instant::now();
+        let mut failed = callers
+            .failed_logins()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(wait) = failed.refused_for(peer, now) {
+            return Err(throttled(wait.as_secs().max(1)));
+        }
         let caller = request
             .headers()
             .get(AUTHORIZATION)
@@ -96,10 +110,36 @@ impl ValidateRequest<Body> for Authorize {
             request.extensions_mut().insert(caller);
             return Ok(());
         }
+        failed.failed(peer, now);
+        drop(failed);
+        tracing::warn!(%peer, path = %request.uri().path(), "authentication failed");
         let error =
             Refusal::Unauthorized.error("this server requires 'Authorization: Bearer <token>'");
         Err(ToolFailure::from(error).into_response())
     }
+}
+
+/// The peer's address; a request served without one (in-process, through
+/// the router alone) counts as one unnamed peer.
+fn peer(request: &Request) -> IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| info.0.ip())
+}
+
+/// 429 `AUTH_RATE_LIMITED`, to be asked again after `secs`.
+fn throttled(secs: u64) -> Response {
+    let error = Refusal::AuthRateLimited.error(format!(
+        "too many requests from this address failed authentication; try again in {secs} s"
+    ));
+    let mut response = ToolFailure::from(error)
+        .with_status(Refusal::AuthRateLimited.status())
+        .into_response();
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(secs));
+    response
 }
 
 #[cfg(test)]

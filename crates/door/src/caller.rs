@@ -27,12 +27,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use recourse::call::KeyScope;
 use recourse::journal::{DEFAULT_CALLER, Seen};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+
+use crate::throttle::FailedLogins;
 
 /// The largest tokens file read.
 const MAX_FILE: u64 = 1024 * 1024;
@@ -40,6 +42,8 @@ const MAX_FILE: u64 = 1024 * 1024;
 const MAX_NAME: usize = 64;
 /// The shortest token a file may hold as itself.
 const MIN_TOKEN: usize = 16;
+/// The shortest token given as itself on a server reachable beyond loopback.
+pub const MIN_EXPOSED_TOKEN: usize = 32;
 
 /// One caller: a name and its roles.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +95,12 @@ impl Caller {
 pub struct Callers {
     by_digest: HashMap<[u8; 32], Arc<Caller>>,
     keys: KeyScope,
+    /// The length of the shortest token given as itself (a digest's token
+    /// is not known), if any was.
+    shortest_plain: Option<usize>,
+    /// Failed authentications by peer, shared by every clone: one server's
+    /// routers all count into it.
+    failed: Arc<Mutex<FailedLogins>>,
 }
 
 impl fmt::Debug for Callers {
@@ -148,6 +158,8 @@ impl Callers {
         Self {
             by_digest,
             keys: KeyScope::Shared,
+            shortest_plain: Some(token.chars().count()),
+            failed: Arc::default(),
         }
     }
 
@@ -170,14 +182,23 @@ impl Callers {
         }
         let mut by_digest = HashMap::with_capacity(file.callers.len());
         let mut names = std::collections::HashSet::with_capacity(file.callers.len());
+        let mut shortest_plain: Option<usize> = None;
         for entry in file.callers {
             check_name(&entry.name)?;
+            if entry.name == DEFAULT_CALLER {
+                return Err(refused(format!(
+                    "caller name {DEFAULT_CALLER:?} is reserved (the one RECOURSE_GATEWAY_TOKEN's \
+                     caller, and whose calls recorded without a caller are): choose another"
+                )));
+            }
             if !names.insert(entry.name.clone()) {
                 return Err(refused(format!("caller {:?} is named twice", entry.name)));
             }
             let key = match (&entry.token, &entry.token_sha256) {
                 (Some(token), None) => {
                     check_token(&entry.name, token)?;
+                    let length = token.chars().count();
+                    shortest_plain = Some(shortest_plain.map_or(length, |s| s.min(length)));
                     digest(token)
                 }
                 (None, Some(hex)) => parse_digest(hex).ok_or_else(|| {
@@ -205,19 +226,28 @@ impl Callers {
         Ok(Self {
             by_digest,
             keys: KeyScope::PerCaller,
+            shortest_plain,
+            failed: Arc::default(),
         })
     }
 
     /// The callers the tokens file at `path` names ([`parse`](Self::parse)).
     ///
     /// # Errors
-    /// As `parse`; a file that cannot be read or is over 1 MiB; and — when
-    /// it holds a token as itself — a file that its group or others may read.
+    /// As `parse`; a file that cannot be read or is over 1 MiB; a file its
+    /// group or others may write (whoever may write it may add a caller);
+    /// and — when it holds a token as itself — a file that its group or
+    /// others may read.
     pub fn from_file(path: &Path) -> Result<Self, CallersError> {
         let at = |e: &dyn fmt::Display| refused(format!("{}: {e}", path.display()));
         let meta = std::fs::metadata(path).map_err(|e| at(&e))?;
         if meta.len() > MAX_FILE {
             return Err(at(&"larger than 1 MiB"));
+        }
+        if writable_by_others(&meta) {
+            return Err(at(
+                &"its group or others may write it, and so name themselves a caller: chmod 600 it",
+            ));
         }
         let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
         let callers = Self::parse(&text).map_err(|e| at(&e))?;
@@ -242,6 +272,8 @@ impl Callers {
                  unset one of them"
             )));
         }
+        let length = token.chars().count();
+        self.shortest_plain = Some(self.shortest_plain.map_or(length, |s| s.min(length)));
         if self
             .by_digest
             .insert(digest(token), Arc::new(Caller::default_caller()))
@@ -272,6 +304,35 @@ impl Callers {
     /// Whose key space a caller's idempotency key is in.
     pub fn key_scope(&self) -> KeyScope {
         self.keys
+    }
+
+    /// The failed authentications counted against these callers' server.
+    pub fn failed_logins(&self) -> &Mutex<FailedLogins> {
+        &self.failed
+    }
+
+    /// Whether a caller other than `name` may decide approvals.
+    pub fn has_approver_besides(&self, name: &str) -> bool {
+        self.by_digest
+            .values()
+            .any(|c| c.is_approver() && c.name != name)
+    }
+
+    /// Checks the tokens for a server reachable beyond loopback: each given
+    /// as itself is at least [`MIN_EXPOSED_TOKEN`] characters (one given as
+    /// its SHA-256 cannot be measured, and is taken as its maker chose it).
+    ///
+    /// # Errors
+    /// A shorter token.
+    pub fn check_exposed(&self) -> Result<(), CallersError> {
+        match self.shortest_plain {
+            Some(length) if length < MIN_EXPOSED_TOKEN => Err(refused(format!(
+                "a server reachable beyond loopback needs tokens of at least {MIN_EXPOSED_TOKEN} \
+                 characters, and one has {length}: use a longer token (openssl rand -hex 32), or \
+                 bind 127.0.0.1"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -332,6 +393,17 @@ fn readable_by_others(meta: &std::fs::Metadata) -> bool {
 
 #[cfg(not(unix))]
 fn readable_by_others(_meta: &std::fs::Metadata) -> bool {
+    false
+}
+
+#[cfg(unix)]
+fn writable_by_others(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o022 != 0
+}
+
+#[cfg(not(unix))]
+fn writable_by_others(_meta: &std::fs::Metadata) -> bool {
     false
 }
 
@@ -416,11 +488,67 @@ mod tests {
                 .with_default("ops-token-0123456789")
                 .is_err()
         );
+        // `default` is the one token's caller, and whose calls recorded
+        // without a caller are: no tokens file may name it.
         let named_default = Callers::parse(&file(&[
             r#"{"name": "default", "token": "d-token-0123456789"}"#,
+        ]));
+        assert!(named_default.unwrap_err().to_string().contains("reserved"));
+    }
+
+    #[test]
+    fn beyond_loopback_every_plain_token_is_long() {
+        let short = Callers::parse(&file(&[OPS])).unwrap();
+        let e = short.check_exposed().unwrap_err().to_string();
+        assert!(e.contains("at least 32") && e.contains("has 20"), "{e}");
+        let long = format!(
+            r#"{{"name": "ops", "token": "{}", "admin": true}}"#,
+            "x".repeat(MIN_EXPOSED_TOKEN)
+        );
+        let callers = Callers::parse(&file(&[&long])).unwrap();
+        assert!(callers.check_exposed().is_ok());
+        // The one token counts too; a digest cannot be measured.
+        assert!(callers.clone().with_default("abc").unwrap().check_exposed().is_err());
+        assert!(Callers::single("abc").check_exposed().is_err());
+        assert!(Callers::single(&"y".repeat(32)).check_exposed().is_ok());
+        let digest_only = Callers::parse(&file(&[&format!(
+            r#"{{"name": "agent", "token_sha256": "{}"}}"#,
+            "ab".repeat(32)
+        )]))
+        .unwrap();
+        assert!(digest_only.check_exposed().is_ok());
+    }
+
+    #[test]
+    fn an_approver_besides_the_asker_is_found_by_role() {
+        let callers = Callers::parse(&file(&[
+            r#"{"name": "lead", "token": "lead-token-0123456789", "approver": true}"#,
+            r#"{"name": "agent", "token": "agent-token-0123456789"}"#,
         ]))
         .unwrap();
-        assert!(named_default.with_default("single-token").is_err());
+        assert!(callers.has_approver_besides("agent"));
+        assert!(!callers.has_approver_besides("lead"));
+        assert!(!Callers::single("one-token-0123456789").has_approver_besides(DEFAULT_CALLER));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_tokens_file_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.json");
+        let digest_only = file(&[&format!(
+            r#"{{"name": "agent", "token_sha256": "{}"}}"#,
+            "ab".repeat(32)
+        )]);
+        std::fs::write(&path, digest_only).unwrap();
+        for mode in [0o664, 0o646, 0o666] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = Callers::from_file(&path).unwrap_err().to_string();
+            assert!(e.contains("may write"), "{mode:o}: {e}");
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(Callers::from_file(&path).is_ok());
     }
 
     #[cfg(unix)]

@@ -49,12 +49,13 @@ mod door;
 mod finish;
 mod refusal;
 mod refused;
+pub mod throttle;
 
 pub use access::Access;
 pub use answer::DoorAnswer;
 #[cfg(feature = "http")]
 pub use authorize::{Authorize, authorize};
-pub use caller::{Caller, Callers, CallersError};
+pub use caller::{Caller, Callers, CallersError, MIN_EXPOSED_TOKEN};
 pub use digest::RequestDigest;
 pub use door::{ClientLeft, Door};
 pub use refusal::Refusal;

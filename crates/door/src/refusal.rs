@@ -77,11 +77,25 @@ pub enum Refusal {
     ApprovalStale,
     /// The approval was decided already — approved, rejected, or expired.
     ApprovalDecided,
+    /// The caller that asked for an approval may not decide it (a
+    /// one-person setup allows it with `--allow-self-approval`).
+    SelfApproval,
+    /// The call needs a person's approval and nobody but its own caller
+    /// may give it (one token, or none): refused, nothing sent, unless the
+    /// server allows self-approval.
+    NoOtherApprover,
+    /// Too many requests from this peer failed authentication: refused
+    /// until `Retry-After` passes.
+    AuthRateLimited,
+    /// The tool's capability manifest cannot be read now (an error, a
+    /// timeout, a 5xx, not JSON): a call that may write is refused, nothing
+    /// sent, until it can be.
+    ManifestUnavailable,
 }
 
 impl Refusal {
     /// Every refusal, in declaration order (what the OpenAPI document lists).
-    pub const ALL: [Refusal; 23] = [
+    pub const ALL: [Refusal; 27] = [
         Self::Unauthorized,
         Self::HostNotAllowed,
         Self::InvalidCall,
@@ -105,6 +119,10 @@ impl Refusal {
         Self::ApprovalNotFound,
         Self::ApprovalStale,
         Self::ApprovalDecided,
+        Self::SelfApproval,
+        Self::NoOtherApprover,
+        Self::AuthRateLimited,
+        Self::ManifestUnavailable,
     ];
 
     /// The envelope's `error.code`.
@@ -133,6 +151,10 @@ impl Refusal {
             Self::ApprovalNotFound => "APPROVAL_NOT_FOUND",
             Self::ApprovalStale => "APPROVAL_STALE",
             Self::ApprovalDecided => "APPROVAL_DECIDED",
+            Self::SelfApproval => "SELF_APPROVAL",
+            Self::NoOtherApprover => "NO_OTHER_APPROVER",
+            Self::AuthRateLimited => "AUTH_RATE_LIMITED",
+            Self::ManifestUnavailable => "MANIFEST_UNAVAILABLE",
         }
     }
 
@@ -149,7 +171,10 @@ impl Refusal {
             Self::HostNotAllowed
             | Self::TargetNotAllowed
             | Self::CommandNotAllowed
-            | Self::NotApprover => 403,
+            | Self::NotApprover
+            | Self::SelfApproval
+            | Self::NoOtherApprover => 403,
+            Self::AuthRateLimited => 429,
             Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => 404,
             Self::IdempotencyKeyReused => 422,
             Self::CallInProgress
@@ -157,7 +182,10 @@ impl Refusal {
             | Self::ApprovalStale
             | Self::ApprovalDecided => 409,
             Self::CallAborted => 500,
-            Self::JournalUnavailable | Self::McpUnavailable | Self::HttpClient => 503,
+            Self::JournalUnavailable
+            | Self::McpUnavailable
+            | Self::HttpClient
+            | Self::ManifestUnavailable => 503,
         }
     }
 
@@ -222,6 +250,18 @@ impl Refusal {
             Self::ApprovalDecided => {
                 "the approval was decided already (`details.state`: approved, rejected or expired); nothing changed"
             }
+            Self::SelfApproval => {
+                "the caller that asked for the approval may not decide it; another approver must (--allow-self-approval allows it)"
+            }
+            Self::NoOtherApprover => {
+                "the call needs approval and no approver but its own caller exists (one token, or none); nothing was sent"
+            }
+            Self::AuthRateLimited => {
+                "too many requests from this address failed authentication; ask again after Retry-After seconds"
+            }
+            Self::ManifestUnavailable => {
+                "the tool's capability manifest cannot be read now; a call that may write is not sent until it can be (Retry-After)"
+            }
         }
     }
 
@@ -235,12 +275,18 @@ impl Refusal {
             Self::HostNotAllowed
             | Self::TargetNotAllowed
             | Self::CommandNotAllowed
-            | Self::NotApprover => ToolError::permission_denied(code, message),
+            | Self::NotApprover
+            | Self::SelfApproval
+            | Self::NoOtherApprover => ToolError::permission_denied(code, message),
+            Self::AuthRateLimited => ToolError::rate_limit(code, message).retryable(true),
             Self::NoJournal | Self::CallNotFound | Self::ApprovalNotFound => {
                 ToolError::not_found(code, message)
             }
             Self::CallAborted => ToolError::unknown_outcome(code, message),
-            Self::JournalUnavailable | Self::McpUnavailable | Self::CallInProgress => {
+            Self::JournalUnavailable
+            | Self::McpUnavailable
+            | Self::CallInProgress
+            | Self::ManifestUnavailable => {
                 ToolError::service_error(code, message).retryable(true)
             }
             Self::HttpClient => ToolError::service_error(code, message),
@@ -302,7 +348,11 @@ mod tests {
                 | Refusal::CallNotSettleable
                 | Refusal::ApprovalNotFound
                 | Refusal::ApprovalStale
-                | Refusal::ApprovalDecided => true,
+                | Refusal::ApprovalDecided
+                | Refusal::SelfApproval
+                | Refusal::NoOtherApprover
+                | Refusal::AuthRateLimited
+                | Refusal::ManifestUnavailable => true,
             };
             assert!(listed);
         }
@@ -319,6 +369,8 @@ mod tests {
                     | Refusal::McpUnavailable
                     | Refusal::CallInProgress
                     | Refusal::MissingRequiredField
+                    | Refusal::AuthRateLimited
+                    | Refusal::ManifestUnavailable
             );
             assert_eq!(e.retryable, retryable, "{}", r.code());
         }

@@ -95,6 +95,7 @@ pub(crate) async fn decide_by(
         by: caller.name(),
         note: deciding.note,
         request_sha256: deciding.request_sha256,
+        self_approval_allowed: g.self_approval_allowed,
     };
     let lease = g.executor.config().lease;
     let decided = decide(journal.as_ref(), &decide_it, g.clock.wall(), lease).await;
@@ -173,6 +174,14 @@ fn refused(approval_id: &str, e: DecideError) -> NotDecided {
             Refusal::ApprovalNotFound,
             ToolFailure::from(
                 Refusal::ApprovalNotFound
+                    .error(message)
+                    .detail("approval_id", approval_id),
+            ),
+        ),
+        DecideError::SelfApproval => (
+            Refusal::SelfApproval,
+            ToolFailure::from(
+                Refusal::SelfApproval
                     .error(message)
                     .detail("approval_id", approval_id),
             ),

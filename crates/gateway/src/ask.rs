@@ -12,10 +12,11 @@ use axum::response::{IntoResponse, Response};
 use recourse::Method;
 use recourse::approval::{AskApproval, Required};
 use recourse::timing;
-use recourse_door::{Refusal, RequestDigest};
+use recourse::manifest::{Entry, MANIFEST_PATH};
+use recourse_door::{Refusal, Refused, RequestDigest};
 
 use crate::gateway::Gateway;
-use crate::render::{door_answer, fail};
+use crate::render::{door_answer, fail, refusal};
 use crate::request::CallRequest;
 use crate::resolve::check;
 use recourse_door::Caller;
@@ -23,7 +24,9 @@ use recourse_door::Caller;
 /// What approval `req` needs before it is sent: its own `approval`, else
 /// its tool's manifest entry's (an HTTP target only, asked within a
 /// quarter of the deadline and never longer than an attempt may take);
-/// `None` when it needs none. A manifest not known yet is fetched only for
+/// `None` when it needs none. A manifest that cannot be read now refuses a
+/// call that may write (503 `MANIFEST_UNAVAILABLE`, nothing sent): whether
+/// it needs approval is not known. A manifest not known yet is fetched only for
 /// a request that passes `caller`'s checks: a refused request dials nothing.
 ///
 /// # Errors
@@ -58,16 +61,45 @@ pub(crate) async fn needed(
     let (Some(manifests), Some(url)) = (g.executor.manifests(), target.url()) else {
         return Ok(None);
     };
-    let declared = match manifests.cached_declaration(url, method) {
+    let entry = match manifests.cached_entry(url, method) {
         Some(known) => known,
         None => {
             check(g, req, caller).map_err(IntoResponse::into_response)?;
             let config = g.executor.config();
             let budget = timing::manifest_budget(config.deadline, config.request_timeout);
-            manifests.declaration(url, method, budget).await
+            manifests.entry(url, method, budget).await
         }
     };
-    Ok(declared.and_then(|d| d.approval.as_ref().and_then(|a| a.required().ok())))
+    match entry {
+        Entry::Declared(declared) => Ok(declared
+            .approval
+            .as_ref()
+            .and_then(|a| a.required().ok())),
+        Entry::Silent => Ok(None),
+        // Whether a person must approve it is not known: a call that may
+        // write waits until it is; a read goes on.
+        Entry::Unavailable if method.is_safe() => Ok(None),
+        Entry::Unavailable => Err(refusal(
+            Refused::new(
+                Refusal::ManifestUnavailable,
+                format!(
+                    "the tool's capability manifest ({}) cannot be read now, so whether this call \
+                     needs a person's approval is not known; nothing was sent: send it again later",
+                    manifest_url(url)
+                ),
+            )
+            .with_retry_after(timing::MANIFEST_RETRY_AFTER),
+        )),
+    }
+}
+
+/// Where `url`'s origin keeps its manifest, for a message.
+fn manifest_url(url: &recourse::target::Url) -> String {
+    let mut at = url.clone();
+    at.set_path(MANIFEST_PATH);
+    at.set_query(None);
+    at.set_fragment(None);
+    recourse_protocol::redact(at.as_str())
 }
 
 /// Holds `req` for approval: checked (nothing started), journaled as
@@ -85,6 +117,13 @@ pub(crate) async fn call(
         Ok(checked) => checked,
         Err(refused) => return refused.into_response(),
     };
+    if !g.someone_may_approve(caller.name()) {
+        return fail(Refusal::NoOtherApprover.error(
+            "this call needs a person's approval, and on this gateway only its own caller could \
+             give it (one token, or none): serve named callers with another approver (--tokens), \
+             or allow self-approval for a one-person setup (--allow-self-approval)",
+        ));
+    }
     // Asked by the manifest alone: the digest is taken now.
     let digest = digest.unwrap_or_else(|| RequestDigest::of(&req));
     let asking = AskApproval {

@@ -53,6 +53,8 @@ pub struct GatewayConfig {
     journal: Option<Arc<dyn Journal>>,
     shared: Option<Arc<dyn SharedState>>,
     clock: Option<Arc<dyn Clock>>,
+    self_approval: bool,
+    exposed: bool,
 }
 
 impl fmt::Debug for GatewayConfig {
@@ -77,6 +79,8 @@ impl fmt::Debug for GatewayConfig {
             .field("journal", &self.journal.is_some())
             .field("shared", &self.shared.is_some())
             .field("clock", &self.clock)
+            .field("self_approval", &self.self_approval)
+            .field("exposed", &self.exposed)
             .finish()
     }
 }
@@ -97,6 +101,8 @@ impl GatewayConfig {
             journal: None,
             shared: None,
             clock: None,
+            self_approval: false,
+            exposed: false,
         }
     }
 
@@ -200,6 +206,26 @@ impl GatewayConfig {
         self
     }
 
+    /// Lets the caller that asked for an approval decide it — for a
+    /// one-person setup (`--allow-self-approval`); the approval then says
+    /// `self_approved: true`. Otherwise the asker's decision is refused
+    /// (403 `SELF_APPROVAL`), and a call needing approval that nobody else
+    /// could give (one token, or none) is refused (403 `NO_OTHER_APPROVER`).
+    #[must_use]
+    pub fn allow_self_approval(mut self) -> Self {
+        self.self_approval = true;
+        self
+    }
+
+    /// Says the gateway is reachable beyond loopback: every token given as
+    /// itself (one `RECOURSE_GATEWAY_TOKEN`, a tokens file's `token`) must
+    /// then be at least 32 characters, or [`build`](Self::build) refuses.
+    #[must_use]
+    pub fn exposed_beyond_loopback(mut self) -> Self {
+        self.exposed = true;
+        self
+    }
+
     /// The executor's configuration.
     pub fn executor_config(&self) -> &ExecutorConfig {
         &self.executor
@@ -216,6 +242,11 @@ impl GatewayConfig {
             .map_err(|e| GatewayError::new("--tokens", e))?;
         if self.any_host {
             access = access.serve_any_host();
+        }
+        if self.exposed {
+            access
+                .check_exposed()
+                .map_err(|e| GatewayError::new("--tokens", e))?;
         }
         let (callers, loopback_hosts_only) = access.into_parts();
         let targets = Targets::new(&self.allow_targets)
@@ -242,7 +273,9 @@ impl GatewayConfig {
             .build()
             .map_err(GatewayError::from)?;
         // Manifests are read only where targets may be called.
-        let manifests = CapabilityManifests::new().with_allowlist(targets.allowlist());
+        let manifests = CapabilityManifests::new()
+            .with_allowlist(targets.allowlist())
+            .with_clock(Arc::clone(&clock));
         let mut executor = Executor::builder(transport).with_config(self.executor)?;
         if let Some(chain) = self.corrector {
             executor = executor.with_corrector(chain);
@@ -275,6 +308,7 @@ impl GatewayConfig {
             journal: self.journal,
             clock,
             changed: Arc::default(),
+            self_approval_allowed: self.self_approval,
             waits: Arc::new(tokio::sync::Semaphore::new(crate::wait::MAX_WAITS)),
         })
     }

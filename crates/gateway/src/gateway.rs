@@ -54,6 +54,9 @@ pub struct Gateway {
     /// decided, an approved call's end): what `Prefer: wait` listens for
     /// besides the journal it polls.
     pub(crate) changed: Arc<Notify>,
+    /// Whether the caller that asked for an approval may decide it
+    /// (`--allow-self-approval`, for one-person setups).
+    pub(crate) self_approval_allowed: bool,
     /// How many `GET /v1/calls/{call_id}` may wait at once
     /// ([`MAX_WAITS`](crate::wait::MAX_WAITS)); past it, a request is
     /// answered at once, its wait not applied.
@@ -71,6 +74,16 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
+    /// Whether someone may approve a call `asker` asks for: an approver
+    /// other than the asker exists, or the asker may approve its own.
+    pub(crate) fn someone_may_approve(&self, asker: &str) -> bool {
+        self.self_approval_allowed
+            || self
+                .callers
+                .as_deref()
+                .is_some_and(|callers| callers.has_approver_besides(asker))
+    }
+
     /// Whose key space a caller's idempotency key is in: its own when the
     /// gateway has named callers.
     pub(crate) fn key_scope(&self) -> KeyScope {

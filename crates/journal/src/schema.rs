@@ -184,9 +184,19 @@ pub(crate) struct ApprovalColumns {
 impl ApprovalColumns {
     /// The call's approval, when it has one. A state the journal does not
     /// know reads as expired: nothing is ever dispatched on a word it
-    /// cannot read.
-    pub(crate) fn approval(self, call_id: &str, request_hash: Option<&str>) -> Option<Approval> {
+    /// cannot read. It was self-approved when `caller`, who asked, decided it.
+    pub(crate) fn approval(
+        self,
+        call_id: &str,
+        request_hash: Option<&str>,
+        caller: Option<&str>,
+    ) -> Option<Approval> {
         let id = self.id?;
+        let self_approved = self
+            .decided_by
+            .as_deref()
+            .zip(caller)
+            .is_some_and(|(by, asker)| by == asker);
         Some(Approval {
             id,
             call_id: call_id.to_owned(),
@@ -201,6 +211,7 @@ impl ApprovalColumns {
             decided_by: self.decided_by,
             decided_at: self.decided_at,
             note: self.note,
+            self_approved,
         })
     }
 }

@@ -116,6 +116,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
     let verification: Option<String> = row.get(16)?;
     let call_id: String = row.get(0)?;
     let request_hash: Option<String> = row.get(12)?;
+    let caller: Option<String> = row.get(17)?;
     let approval = ApprovalColumns {
         id: row.get(18)?,
         state: row.get(19)?,
@@ -125,7 +126,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         decided_at: row.get(23)?,
         note: row.get(24)?,
     }
-    .approval(&call_id, request_hash.as_deref());
+    .approval(&call_id, request_hash.as_deref(), caller.as_deref());
     let approval_request: Option<String> = row.get(25)?;
     Ok(JournalEntry {
         call_id,
@@ -146,7 +147,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         lease_until: row.get(14)?,
         settled_by: record.as_ref().and_then(Settlement::by_in),
         record,
-        caller: row.get(17)?,
+        caller,
         approval,
         approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
     }

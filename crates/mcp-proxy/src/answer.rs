@@ -412,6 +412,7 @@ mod tests {
             decided_by: None,
             decided_at: None,
             note: None,
+            self_approved: false,
         };
         let record = recourse::record::AwaitingRecord::new("c-7", &approval).to_json();
         let result = awaiting(&record, false);

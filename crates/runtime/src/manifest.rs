@@ -7,9 +7,13 @@
 //! entry's `reconcile` lookup or `verify` read-back, on the tool's own origin;
 //! and whether a person must approve a call before it is sent (the entry's
 //! `approval`, asked by the gateway). A manifest
-//! that is missing, unreadable or silent about the endpoint is remembered as
-//! such for the same time as a good one, so a tool without a manifest costs
-//! one lookup per minute, not one per call. Calls that find nothing remembered
+//! that is missing (a 4xx such as 404) or silent about the endpoint is
+//! remembered as such for the same time as a good one, so a tool without a
+//! manifest costs one lookup per minute, not one per call. A manifest that
+//! cannot be read now — no answer, a timeout, a 5xx (or 408, 429), a body
+//! that is not one — is never taken for "no manifest": it is
+//! [`Entry::Unavailable`] for a second, then asked again, and a door that
+//! gates calls on the manifest refuses a call that may write meanwhile. Calls that find nothing remembered
 //! while a lookup of their origin runs wait for it rather than each starting
 //! their own: a thousand calls arriving at once make one request.
 
@@ -18,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use recourse_protocol::{ToolData, parse_response};
+use recourse_protocol::parse_response;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 use url::Url;
@@ -40,7 +44,7 @@ const DEFAULT_TTL: Duration = Duration::from_secs(60);
 /// timeout) is remembered: long enough that a flood of calls does not ask
 /// once each, short enough that one lost answer does not make every call to
 /// the origin a possible write for a whole TTL.
-const UNANSWERED_TTL: Duration = Duration::from_secs(1);
+const UNANSWERED_TTL: Duration = recourse_core::timing::MANIFEST_RETRY_AFTER;
 /// The most origins remembered at once.
 const MAX_ORIGINS: usize = 256;
 /// The largest manifest read.
@@ -87,8 +91,40 @@ struct Cached {
     at: Instant,
     /// How long it holds: the TTL for an answer, less for no answer.
     ttl: Duration,
-    /// The declarations, or `None` when the origin has no usable manifest.
-    declared: Option<Vec<Declared>>,
+    /// What the origin's manifest came to.
+    held: Held,
+}
+
+/// What is remembered of an origin's manifest.
+enum Held {
+    /// Its entries that declare their idempotency.
+    Manifest(Vec<Declared>),
+    /// It has none: it answered so (a 4xx), or may not be asked (not allowed).
+    NoManifest,
+    /// It could not be read now.
+    Unavailable,
+}
+
+/// What is known of one endpoint and method from its origin's manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// The manifest declares it.
+    Declared(Arc<Declaration>),
+    /// The origin has no manifest, or its manifest says nothing of it.
+    Silent,
+    /// The manifest could not be read (no answer, a timeout, a 5xx, not a
+    /// manifest): whether it declares anything is not known.
+    Unavailable,
+}
+
+impl Entry {
+    /// The declaration, when there is one.
+    pub fn declaration(self) -> Option<Arc<Declaration>> {
+        match self {
+            Self::Declared(declaration) => Some(declaration),
+            Self::Silent | Self::Unavailable => None,
+        }
+    }
 }
 
 /// One manifest entry that says whether it is idempotent.
@@ -193,7 +229,14 @@ impl CapabilityManifests {
         method: Method,
         timeout: Duration,
     ) -> Option<Arc<Declaration>> {
-        if let Some(known) = self.cached_declaration(url, method) {
+        self.entry(url, method, timeout).await.declaration()
+    }
+
+    /// What `url`'s origin's manifest says of `method` there, fetched (or
+    /// remembered) within `timeout`: a manifest that does not arrive in time
+    /// is [`Entry::Unavailable`], never [`Entry::Silent`].
+    pub async fn entry(&self, url: &Url, method: Method, timeout: Duration) -> Entry {
+        if let Some(known) = self.cached_entry(url, method) {
             return known;
         }
         // One lookup per origin at a time; each caller waits at most its own
@@ -203,15 +246,18 @@ impl CapabilityManifests {
         let fetched = fetching.cell.get_or_init(|| async {
             match tokio::time::timeout(timeout, self.fetch(url)).await {
                 Ok(Lookup::Answered(manifest)) => {
-                    let declared = manifest.as_ref().map(|m| self.declarations(url, m));
-                    self.store(url, declared, self.ttl);
+                    let declared = self.declarations(url, &manifest);
+                    self.store(url, Held::Manifest(declared), self.ttl);
                 }
-                Ok(Lookup::Unanswered) | Err(_) => self.store(url, None, UNANSWERED_TTL),
+                Ok(Lookup::NoManifest) => self.store(url, Held::NoManifest, self.ttl),
+                Ok(Lookup::Unanswered) | Err(_) => {
+                    self.store(url, Held::Unavailable, UNANSWERED_TTL);
+                }
             }
         });
         let _in_time = tokio::time::timeout(timeout, fetched).await;
         drop(fetching);
-        self.cached_declaration(url, method).flatten()
+        self.cached_entry(url, method).unwrap_or(Entry::Unavailable)
     }
 
     /// The lookup of `url`'s origin to wait on: the running one, or a new
@@ -242,29 +288,38 @@ impl CapabilityManifests {
             .map(|known| known.map(|d| d.idempotent))
     }
 
-    /// As [`cached`](Self::cached), the whole declaration.
+    /// As [`cached`](Self::cached), the whole declaration (a manifest that
+    /// could not be read declares nothing).
     pub fn cached_declaration(
         &self,
         url: &Url,
         method: Method,
     ) -> Option<Option<Arc<Declaration>>> {
+        self.cached_entry(url, method).map(Entry::declaration)
+    }
+
+    /// What is remembered (fresh) of `url`'s origin's manifest for `method`
+    /// there; `None` when nothing is.
+    pub fn cached_entry(&self, url: &Url, method: Method) -> Option<Entry> {
         let now = self.clock.now();
         let origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         let cached = origins.get(origin(url).as_ref())?;
         if now.saturating_duration_since(cached.at) >= cached.ttl {
             return None;
         }
-        Some(cached.declared.as_ref().and_then(|declared| {
-            declared
+        Some(match &cached.held {
+            Held::Manifest(declared) => declared
                 .iter()
                 .find(|d| d.method == method && path_matches(&d.endpoint, url.path()))
-                .map(|d| Arc::clone(&d.declaration))
-        }))
+                .map_or(Entry::Silent, |d| Entry::Declared(Arc::clone(&d.declaration))),
+            Held::NoManifest => Entry::Silent,
+            Held::Unavailable => Entry::Unavailable,
+        })
     }
 
     /// Remembers `manifest` as the manifest of `url`'s origin.
     pub fn remember(&self, url: &Url, manifest: &Value) {
-        self.store(url, Some(self.declarations(url, manifest)), self.ttl);
+        self.store(url, Held::Manifest(self.declarations(url, manifest)), self.ttl);
     }
 
     /// The entries of a manifest (an envelope's `data.capabilities`, or a
@@ -329,7 +384,7 @@ impl CapabilityManifests {
             .is_none_or(|allow| allow.check(url).is_ok())
     }
 
-    fn store(&self, url: &Url, declared: Option<Vec<Declared>>, ttl: Duration) {
+    fn store(&self, url: &Url, held: Held, ttl: Duration) {
         let now = self.clock.now();
         let mut origins = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
         if origins.len() >= MAX_ORIGINS {
@@ -345,11 +400,7 @@ impl CapabilityManifests {
         }
         origins.insert(
             origin(url).into_owned(),
-            Cached {
-                at: now,
-                ttl,
-                declared,
-            },
+            Cached { at: now, ttl, held },
         );
     }
 
@@ -361,17 +412,23 @@ impl CapabilityManifests {
         if let Some(allowlist) = &self.allowlist
             && allowlist.check(manifest_url.as_str()).is_err()
         {
-            return Lookup::Answered(None);
+            return Lookup::NoManifest;
         }
         let Ok(mut response) = self.client.get(manifest_url).send().await else {
             return Lookup::Unanswered;
         };
         let status = response.status().as_u16();
+        if !answers_for_now(status) {
+            return Lookup::Unanswered;
+        }
+        if (400..500).contains(&status) {
+            return Lookup::NoManifest;
+        }
         let mut body = Vec::new();
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) if body.len() + chunk.len() > MAX_MANIFEST_BYTES => {
-                    return Lookup::Answered(None);
+                    return Lookup::Unanswered;
                 }
                 Ok(Some(chunk)) => body.extend_from_slice(&chunk),
                 Ok(None) => break,
@@ -379,14 +436,19 @@ impl CapabilityManifests {
             }
         }
         let parsed = parse_response(status, [("content-type", "application/json")], &body);
-        Lookup::Answered(
-            parsed
-                .success
-                .then_some(parsed.data)
-                .flatten()
-                .map(ToolData::into_value),
-        )
+        match parsed.success.then_some(parsed.data).flatten() {
+            Some(data) => Lookup::Answered(data.into_value()),
+            None => Lookup::Unanswered,
+        }
     }
+}
+
+/// Whether an answer of `status` says what the origin's manifest is, for
+/// now: a 5xx, 408 (timeout) or 429 (too many requests) says only that it
+/// cannot be read at the moment; so does a 1xx or 3xx (no redirect is
+/// followed).
+fn answers_for_now(status: u16) -> bool {
+    matches!(status, 200..=299 | 400..=499) && !matches!(status, 408 | 429)
 }
 
 /// The approval a manifest entry's `approval` asks for: none when it is
@@ -407,10 +469,13 @@ fn declared_approval(value: &Value) -> Option<ApprovalSpec> {
 
 /// What asking an origin for its manifest came to.
 enum Lookup {
-    /// The origin answered: with its manifest, or with none (an error
-    /// status, a body that is no manifest or too large, a URL not allowed).
-    Answered(Option<Value>),
-    /// No answer came: the connection failed or broke off.
+    /// The origin answered with its manifest.
+    Answered(Value),
+    /// It has none: it answered a 4xx (but 408 and 429), or its manifest's
+    /// URL is not allowed.
+    NoManifest,
+    /// It could not be read: no answer, a 5xx, 408 or 429, a body that
+    /// broke off, was too large or was not a manifest.
     Unanswered,
 }
 

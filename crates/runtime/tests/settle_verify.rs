@@ -309,6 +309,8 @@ async fn die_mid_call(journal: &Arc<SqliteJournal>, call: Call) -> String {
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     running.abort();
+    // Gone for good — its lease keeper with it — before the lease is read.
+    let _ = running.await;
     while entry(journal, &id)
         .await
         .is_leased(std::time::SystemTime::now())

@@ -82,6 +82,9 @@ impl HttpArgs {
             None => None,
         };
         let access = Access::new(callers, settings.gateway_token.as_deref()).context("--tokens")?;
+        if !self.bind.is_loopback() {
+            access.check_exposed().context("--tokens")?;
+        }
         Ok(if any_host {
             access.serve_any_host()
         } else {

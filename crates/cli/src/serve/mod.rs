@@ -51,6 +51,10 @@ pub(crate) struct ServeArgs {
     /// reach the port can make the gateway call its targets.
     #[arg(long)]
     insecure_no_auth: bool,
+    /// Let the caller that asked for an approval decide it (a one-person setup); the
+    /// approval then says self_approved. Without it, another approver must decide.
+    #[arg(long)]
+    allow_self_approval: bool,
     /// Allow targets matching PATTERN besides loopback: `[http[s]://]HOST[:PORT][/PATH]`, where
     /// HOST is exact, `*.DOMAIN` or `*`, PORT a number or `*`, and PATH exact or ending in `/*`
     /// (e.g. `*.example.com`, `https://api.example.com/v1/*`, `http://127.0.0.1:*`). Repeatable.
@@ -167,6 +171,13 @@ async fn gateway(
     // name it by its address. On loopback, the loopback-Host rule holds.
     if args.insecure_no_auth && !args.bind.is_loopback() {
         config = config.serve_any_host();
+    }
+    // Reachable beyond loopback: every token long enough not to be guessed.
+    if !args.bind.is_loopback() {
+        config = config.exposed_beyond_loopback();
+    }
+    if args.allow_self_approval {
+        config = config.allow_self_approval();
     }
     for (name, value) in crate::input::headers(&args.journal.reconcile_headers)? {
         config = config.with_settle_header(name, value);

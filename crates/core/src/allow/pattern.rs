@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use url::Url;
 
 use super::target::{HostRef, host_of};
-use super::{TargetError, TargetErrorKind, TargetUrl, quote};
+use super::{TargetError, TargetErrorKind, TargetUrl, normalize_path, quote};
 
 /// One allowlist entry; see [`TargetAllowlist`](crate::allow::TargetAllowlist) for the grammar.
 ///
@@ -139,7 +139,7 @@ impl TargetPattern {
             PathPattern::Any => true,
             PathPattern::Exact(p) => placeholder_at.is_none() && path == p && is_plain_path(path),
             PathPattern::Below(prefix) => {
-                path.starts_with(prefix.as_str())
+                (path.starts_with(prefix.as_str()) || path == &prefix[..prefix.len() - 1])
                     && placeholder_at.is_none_or(|at| at >= prefix.len())
                     && is_plain_path(path)
             }
@@ -254,9 +254,12 @@ fn path_pattern(path: &str) -> Result<PathPattern, String> {
     }
     let url = Url::parse(&format!("http://h{literal}"))
         .map_err(|e| format!("{} is not a path: {e}", quote(path)))?;
-    let normalised = url.path().to_owned();
+    // In the spelling targets are given ([`normalize_path`]): no trailing
+    // slash; a prefix keeps one, so `/v1/*` is below `/v1/` (and `/v1`
+    // itself), never `/v1x`.
+    let normalised = normalize_path(url.path()).into_owned();
     Ok(if below {
-        PathPattern::Below(normalised)
+        PathPattern::Below(format!("{}/", normalised.trim_end_matches('/')))
     } else {
         PathPattern::Exact(normalised)
     })

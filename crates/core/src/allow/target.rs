@@ -1,11 +1,12 @@
 //! [`TargetUrl`]: a target parsed once; and reconcile templates.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;
 
 use url::{Host, Url};
 
-use super::{TargetError, quote};
+use super::{TargetError, normalize_path, quote};
 
 /// The placeholders of a reconcile URL template, as written and as the URL
 /// parser percent-encodes them in a path.
@@ -15,7 +16,9 @@ const PLACEHOLDERS: [(&str, &str); 2] = [
 ];
 
 /// A target URL: parsed by the WHATWG rules, `http` or `https`, with a host
-/// and without user info. Send [`url`](Self::url), the URL that was checked.
+/// and without user info, its path in one spelling ([`normalize_path`]:
+/// `//api/pay`, `/api/pay/` and `/api/%70ay` are `/api/pay`). Send
+/// [`url`](Self::url), the URL that was checked.
 ///
 /// ```
 /// use recourse_core::allow::TargetUrl;
@@ -23,6 +26,7 @@ const PLACEHOLDERS: [(&str, &str); 2] = [
 /// let t = TargetUrl::parse("HTTP://0x7f000001:80/a/./b/../c").unwrap();
 /// assert_eq!(t.as_str(), "http://127.0.0.1/a/c");
 /// assert!(t.is_loopback());
+/// assert_eq!(TargetUrl::parse("http://127.0.0.1//api/%70ay/").unwrap().as_str(), "http://127.0.0.1/api/pay");
 /// assert!(TargetUrl::parse("http://user:pw@127.0.0.1/").is_err());
 /// assert!(TargetUrl::parse("file:///etc/passwd").is_err());
 /// ```
@@ -50,6 +54,11 @@ impl TargetUrl {
             return Err(TargetError::invalid(
                 "a target URL may not carry a user name or password (user:pass@); send credentials in a header",
             ));
+        }
+        // One spelling of the path: what is matched is what is sent.
+        let mut url = url;
+        if let Cow::Owned(path) = normalize_path(url.path()) {
+            url.set_path(&path);
         }
         Ok(Self { url })
     }

@@ -112,14 +112,15 @@ fn a_host_pattern_matches_the_host_alone() {
 fn a_path_prefix_is_matched_after_dot_segments_are_resolved() {
     let a = allow(&["https://api.other.invalid/v1/*"]);
     assert_eq!(kind(&a, "https://api.other.invalid/v1/quote"), None);
+    // `/v1/` is sent as `/v1` (no trailing slash): the prefix's own path.
     assert_eq!(kind(&a, "https://api.other.invalid/v1/"), None);
+    assert_eq!(kind(&a, "https://api.other.invalid/v1"), None);
     assert_eq!(kind(&a, "https://api.other.invalid/v1/a/./b?x=/../"), None);
     for target in [
         "https://api.other.invalid/v1/../../admin",
         "https://api.other.invalid/v1/%2e%2e/admin",
         "https://api.other.invalid/v1/.%2E/admin",
         r"https://api.other.invalid/v1\..\admin",
-        "https://api.other.invalid/v1",
         "https://api.other.invalid/v10/x",
         "http://api.other.invalid/v1/x",
         "https://api.other.invalid:8443/v1/x",
@@ -165,7 +166,8 @@ fn ports_schemes_and_exact_paths() {
     assert_eq!(kind(&a, "https://192.0.2.7/x"), NOT_ALLOWED);
     assert_eq!(kind(&a, "https://[2001:DB8:0::1]:8443/status"), None);
     assert_eq!(kind(&a, "https://[2001:db8::1]:8443/status?x=1"), None);
-    assert_eq!(kind(&a, "https://[2001:db8::1]:8443/status/"), NOT_ALLOWED);
+    // A trailing slash is not part of the path that is sent.
+    assert_eq!(kind(&a, "https://[2001:db8::1]:8443/status/"), None);
     assert_eq!(kind(&a, "https://[2001:db8::1]:8443/"), NOT_ALLOWED);
 }
 

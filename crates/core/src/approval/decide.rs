@@ -26,6 +26,32 @@ impl Decision {
     }
 }
 
+/// Who decides an approval, as its rule reads them: the caller that asked
+/// may not decide its own call unless the server allows it
+/// (`--allow-self-approval`, for one-person setups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    /// A caller other than the one that asked.
+    Another,
+    /// The caller that asked, on a server that does not allow it.
+    Asker,
+    /// The caller that asked, on a server that allows it: the approval
+    /// then says `self_approved`.
+    AskerAllowed,
+}
+
+impl Decider {
+    /// Who `by` is for a call `asker` asked, on a server that allows
+    /// self-approval or not.
+    pub fn of(by: &str, asker: &str, self_approval_allowed: bool) -> Self {
+        match (by == asker, self_approval_allowed) {
+            (false, _) => Self::Another,
+            (true, false) => Self::Asker,
+            (true, true) => Self::AskerAllowed,
+        }
+    }
+}
+
 /// What deciding an approval comes to.
 #[must_use = "a judgement says what the journal must be asked to write"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,20 +66,32 @@ pub enum Judgement {
     /// The approver read another request than the one awaiting approval:
     /// nothing changes.
     Stale,
+    /// The caller that asked may not decide its own call: nothing changes.
+    SelfApproval,
 }
 
 impl Approval {
     /// What `decision`, taken at `now` (RFC 3339, UTC) by an approver who
     /// read the request whose hash is `request_sha256` (when they say),
-    /// comes to. A decided approval stays as it is; one past its expiry
-    /// expires whatever is decided; a hash that is not the pending request's
+    /// comes to, `decider` deciding. A decided approval stays as it is; one
+    /// past its expiry expires whatever is decided; the asker may not decide
+    /// it ([`Decider::Asker`]); a hash that is not the pending request's
     /// (compared without regard to case) refuses the decision.
-    pub fn judge(&self, decision: Decision, request_sha256: Option<&str>, now: &str) -> Judgement {
+    pub fn judge(
+        &self,
+        decision: Decision,
+        request_sha256: Option<&str>,
+        now: &str,
+        decider: Decider,
+    ) -> Judgement {
         if self.state.is_decided() {
             return Judgement::AlreadyDecided(self.state);
         }
         if self.is_due(now) {
             return Judgement::Expire;
+        }
+        if decider == Decider::Asker {
+            return Judgement::SelfApproval;
         }
         if request_sha256.is_some_and(|given| !given.eq_ignore_ascii_case(&self.request_sha256)) {
             return Judgement::Stale;
@@ -77,6 +115,7 @@ mod tests {
             decided_by: None,
             decided_at: None,
             note: None,
+            self_approved: false,
         }
     }
 
@@ -87,27 +126,54 @@ mod tests {
     fn a_pending_approval_takes_the_decision_until_it_expires() {
         let pending = approval(ApprovalState::Pending);
         assert_eq!(
-            pending.judge(Decision::Approve, None, BEFORE),
+            pending.judge(Decision::Approve, None, BEFORE, Decider::Another),
             Judgement::Decide(ApprovalState::Approved)
         );
         assert_eq!(
-            pending.judge(Decision::Reject, Some(&"AB".repeat(32)), BEFORE),
+            pending.judge(Decision::Reject, Some(&"AB".repeat(32)), BEFORE, Decider::Another),
             Judgement::Decide(ApprovalState::Rejected)
         );
         assert_eq!(
-            pending.judge(Decision::Approve, None, AT),
+            pending.judge(Decision::Approve, None, AT, Decider::Another),
             Judgement::Expire
         );
-        assert_eq!(pending.judge(Decision::Reject, None, AT), Judgement::Expire);
+        assert_eq!(pending.judge(Decision::Reject, None, AT, Decider::Another), Judgement::Expire);
         assert_eq!(pending.state_at(BEFORE), ApprovalState::Pending);
         assert_eq!(pending.state_at(AT), ApprovalState::Expired);
+    }
+
+    #[test]
+    fn the_asker_decides_its_own_call_only_where_allowed() {
+        let pending = approval(ApprovalState::Pending);
+        assert_eq!(Decider::of("lead", "lead", false), Decider::Asker);
+        assert_eq!(Decider::of("lead", "lead", true), Decider::AskerAllowed);
+        assert_eq!(Decider::of("lead", "agent", false), Decider::Another);
+        for decision in [Decision::Approve, Decision::Reject] {
+            assert_eq!(
+                pending.judge(decision, None, BEFORE, Decider::Asker),
+                Judgement::SelfApproval
+            );
+            assert_eq!(
+                pending.judge(decision, None, BEFORE, Decider::AskerAllowed),
+                Judgement::Decide(decision.state())
+            );
+        }
+        // Expiry and a decision already taken come first: nothing to refuse.
+        assert_eq!(
+            pending.judge(Decision::Approve, None, AT, Decider::Asker),
+            Judgement::Expire
+        );
+        assert_eq!(
+            approval(ApprovalState::Approved).judge(Decision::Approve, None, BEFORE, Decider::Asker),
+            Judgement::AlreadyDecided(ApprovalState::Approved)
+        );
     }
 
     #[test]
     fn another_requests_hash_is_stale_and_a_decided_approval_stays() {
         let pending = approval(ApprovalState::Pending);
         assert_eq!(
-            pending.judge(Decision::Approve, Some(&"cd".repeat(32)), BEFORE),
+            pending.judge(Decision::Approve, Some(&"cd".repeat(32)), BEFORE, Decider::Another),
             Judgement::Stale
         );
         for state in [
@@ -118,7 +184,7 @@ mod tests {
             let decided = approval(state);
             for decision in [Decision::Approve, Decision::Reject] {
                 assert_eq!(
-                    decided.judge(decision, Some("other"), AT),
+                    decided.judge(decision, Some("other"), AT, Decider::Another),
                     Judgement::AlreadyDecided(state)
                 );
             }

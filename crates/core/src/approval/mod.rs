@@ -1,7 +1,7 @@
 //! Approvals: a person decides a call before its first dispatch.
 //!
 //! ```
-//! use recourse_core::approval::{Approval, ApprovalSpec, ApprovalState, Decision, Judgement};
+//! use recourse_core::approval::{Approval, ApprovalSpec, ApprovalState, Decider, Decision, Judgement};
 //!
 //! // What a caller (or a tool's manifest) asks: a reason, and how long a person has.
 //! let spec: ApprovalSpec = serde_json::from_str(r#"{"reason": "moves money", "expires_in": "90s"}"#).unwrap();
@@ -19,12 +19,17 @@
 //!     decided_by: None,
 //!     decided_at: None,
 //!     note: None,
+//!     self_approved: false,
 //! };
 //! let now = "2026-12-04T10:00:00.000Z";
-//! assert_eq!(pending.judge(Decision::Approve, None, now), Judgement::Decide(ApprovalState::Approved));
-//! assert_eq!(pending.judge(Decision::Approve, Some("00"), now), Judgement::Stale);
+//! let lead = Decider::of("lead", "agent", false);
+//! assert_eq!(pending.judge(Decision::Approve, None, now, lead), Judgement::Decide(ApprovalState::Approved));
+//! assert_eq!(pending.judge(Decision::Approve, Some("00"), now, lead), Judgement::Stale);
+//! // The caller that asked is not the person who decides.
+//! let agent = Decider::of("agent", "agent", false);
+//! assert_eq!(pending.judge(Decision::Approve, None, now, agent), Judgement::SelfApproval);
 //! // Past its expiry nobody may decide it: it expires instead.
-//! assert_eq!(pending.judge(Decision::Approve, None, "2026-12-04T10:01:30.000Z"), Judgement::Expire);
+//! assert_eq!(pending.judge(Decision::Approve, None, "2026-12-04T10:01:30.000Z", lead), Judgement::Expire);
 //! ```
 //!
 //! # Why a person, and why bound to the request
@@ -62,7 +67,7 @@ mod record;
 mod spec;
 mod state;
 
-pub use decide::{Decision, Judgement};
+pub use decide::{Decider, Decision, Judgement};
 pub use record::Approval;
 pub use spec::{
     ApprovalSpec, ApprovalSpecError, DEFAULT_EXPIRES_IN, ExpiresIn, MAX_EXPIRES_IN, MAX_REASON,

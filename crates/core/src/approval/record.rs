@@ -30,6 +30,10 @@ pub struct Approval {
     pub decided_at: Option<String>,
     /// What the approver said (redacted); `null` when nothing.
     pub note: Option<String>,
+    /// Whether the caller that asked decided it — only on a server that
+    /// allows self-approval (`--allow-self-approval`).
+    #[serde(default)]
+    pub self_approved: bool,
 }
 
 impl Approval {

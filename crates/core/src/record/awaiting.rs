@@ -27,6 +27,7 @@ use crate::idempotency::{Evidence, Idempotency};
 ///     decided_by: None,
 ///     decided_at: None,
 ///     note: None,
+///     self_approved: false,
 /// };
 /// let record = AwaitingRecord::new("c-1", &approval).to_json();
 /// assert_eq!(record["outcome"], "awaiting_approval");

@@ -289,6 +289,7 @@ mod tests {
             decided_by: None,
             decided_at: None,
             note: None,
+            self_approved: false,
         }
     }
 

@@ -578,7 +578,7 @@ async fn a_tools_manifest_can_require_approval() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_that_cannot_wait_is_refused() {
     let t = tools(&[], Duration::ZERO).await;
-    let plain = TestGateway::new(GatewayConfig::new(config()), None);
+    let plain = TestGateway::new(GatewayConfig::new(config()).allow_self_approval(), None);
     let (status, refused) = plain
         .post(&needing_approval(export(&t), json!({"reason": "r"})))
         .await;

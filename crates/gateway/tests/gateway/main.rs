@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod approval_gate;
 mod approvals;
 mod callers;
 mod console;

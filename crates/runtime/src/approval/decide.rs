@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use recourse_core::approval::{Approval, ApprovalState, Decision, Judgement};
+use recourse_core::approval::{Approval, ApprovalState, Decider, Decision, Judgement};
 use recourse_core::journal::{
     ApprovalDecision, CallState, DecidedTo, Journal, JournalEntry, JournalError, rfc3339,
 };
@@ -29,6 +29,9 @@ pub struct Decide<'a> {
     /// The hash of the request they read, if they say: a decision about
     /// another request than the one awaiting approval is refused.
     pub request_sha256: Option<&'a str>,
+    /// Whether the caller that asked may decide its own call (a one-person
+    /// setup's `--allow-self-approval`); otherwise it is refused.
+    pub self_approval_allowed: bool,
 }
 
 /// A decision that was applied.
@@ -55,6 +58,8 @@ pub enum DecideError {
     BadNote,
     /// The hash the approver read is not the pending request's: nothing changed.
     Stale(Box<Approval>),
+    /// The caller that asked may not decide its own call: nothing changed.
+    SelfApproval,
     /// It was decided already (another decision came first, or it expired):
     /// the approval as it stands.
     AlreadyDecided(Box<Approval>),
@@ -70,6 +75,10 @@ impl fmt::Display for DecideError {
             Self::Stale(_) => f.write_str(
                 "the request awaiting approval is not the one whose request_sha256 was given: \
                  read it again before deciding",
+            ),
+            Self::SelfApproval => f.write_str(
+                "the caller that asked for this approval may not decide it: another approver must \
+                 (a one-person setup allows it with --allow-self-approval)",
             ),
             Self::AlreadyDecided(approval) => {
                 write!(f, "the approval is {} already", approval.state)
@@ -112,10 +121,17 @@ pub async fn decide(
     let at = rfc3339(now);
     let entry = found(journal.get_by_approval(decide.approval_id).await?)?;
     let approval = entry.approval.clone().ok_or(DecideError::NotFound)?;
-    let to = match approval.judge(decide.decision, decide.request_sha256, &at) {
+    // A call recorded without a caller (a stdio proxy's, a library's) was
+    // asked by nobody who could decide it.
+    let decider = match entry.caller.as_deref() {
+        Some(asker) => Decider::of(decide.by, asker, decide.self_approval_allowed),
+        None => Decider::Another,
+    };
+    let to = match approval.judge(decide.decision, decide.request_sha256, &at, decider) {
         Judgement::AlreadyDecided(_) => {
             return Err(DecideError::AlreadyDecided(Box::new(approval)));
         }
+        Judgement::SelfApproval => return Err(DecideError::SelfApproval),
         Judgement::Stale => return Err(DecideError::Stale(Box::new(approval))),
         Judgement::Expire => {
             expire(journal, &entry, &at).await?;
