@@ -358,9 +358,10 @@ pub enum Seen {
     All,
     /// The named caller's own calls.
     Own(String),
-    /// The named caller's own calls, and every caller's call in doubt
-    /// (`unknown`) or awaiting approval (`awaiting_approval`): what an
-    /// approver sees, to settle or decide it.
+    /// The named caller's own calls, every caller's call in doubt
+    /// (`unknown`) or awaiting approval (`awaiting_approval`), and the calls
+    /// whose approval they decided: what an approver sees, to settle or
+    /// decide a call, and to follow what they decided.
     OwnAndInDoubt(String),
 }
 
@@ -374,9 +375,13 @@ impl Seen {
         }
     }
 
-    /// Whether `entry` is seen.
+    /// Whether `entry` is seen: as [`admits`](Self::admits) says of its
+    /// caller and state, or — for an approver — because they decided its
+    /// approval.
     pub fn admits_entry(&self, entry: &JournalEntry) -> bool {
         self.admits(entry.caller(), entry.state)
+            || matches!(self, Self::OwnAndInDoubt(name)
+                if entry.approval.as_ref().and_then(|a| a.decided_by.as_deref()) == Some(name))
     }
 }
 

@@ -508,7 +508,14 @@ mod tests {
         let callers = Callers::parse(&file(&[&long])).unwrap();
         assert!(callers.check_exposed().is_ok());
         // The one token counts too; a digest cannot be measured.
-        assert!(callers.clone().with_default("abc").unwrap().check_exposed().is_err());
+        assert!(
+            callers
+                .clone()
+                .with_default("abc")
+                .unwrap()
+                .check_exposed()
+                .is_err()
+        );
         assert!(Callers::single("abc").check_exposed().is_err());
         assert!(Callers::single(&"y".repeat(32)).check_exposed().is_ok());
         let digest_only = Callers::parse(&file(&[&format!(

@@ -286,9 +286,7 @@ impl Refusal {
             Self::JournalUnavailable
             | Self::McpUnavailable
             | Self::CallInProgress
-            | Self::ManifestUnavailable => {
-                ToolError::service_error(code, message).retryable(true)
-            }
+            | Self::ManifestUnavailable => ToolError::service_error(code, message).retryable(true),
             Self::HttpClient => ToolError::service_error(code, message),
             Self::IdempotencyKeyReused => ToolError::input_error(code, message).retryable(false),
             // A field the model can add: correctable, as its envelope says.

@@ -118,7 +118,10 @@ mod tests {
             failed.failed(peer(1), t0 + Duration::from_secs(u64::from(i)));
         }
         let at = t0 + Duration::from_secs(20);
-        assert_eq!(failed.refused_for(peer(1), at), Some(Duration::from_secs(40)));
+        assert_eq!(
+            failed.refused_for(peer(1), at),
+            Some(Duration::from_secs(40))
+        );
         // Another peer is not refused for it.
         assert_eq!(failed.refused_for(peer(2), at), None);
         // The window over, the count starts again.

@@ -11,8 +11,8 @@
 use axum::response::{IntoResponse, Response};
 use recourse::Method;
 use recourse::approval::{AskApproval, Required};
-use recourse::timing;
 use recourse::manifest::{Entry, MANIFEST_PATH};
+use recourse::timing;
 use recourse_door::{Refusal, Refused, RequestDigest};
 
 use crate::gateway::Gateway;
@@ -71,10 +71,7 @@ pub(crate) async fn needed(
         }
     };
     match entry {
-        Entry::Declared(declared) => Ok(declared
-            .approval
-            .as_ref()
-            .and_then(|a| a.required().ok())),
+        Entry::Declared(declared) => Ok(declared.approval.as_ref().and_then(|a| a.required().ok())),
         Entry::Silent => Ok(None),
         // Whether a person must approve it is not known: a call that may
         // write waits until it is; a read goes on.

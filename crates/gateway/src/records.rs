@@ -154,7 +154,11 @@ pub(crate) async fn one(
     };
     let mut answer =
         match wait::waited(g.clock.as_ref(), &g.changed, journal.as_ref(), entry, wait).await {
-            Ok(entry) => journaled(&entry),
+            // Seen when the wait began is not seen now: an approver follows
+            // another caller's call only while it waits for a person, or
+            // when they decided it.
+            Ok(entry) if caller.seen().admits_entry(&entry) => journaled(&entry),
+            Ok(_) => return unknown_call(&call_id),
             Err(e) => return unavailable(&e),
         };
     if let Ok(applied) = HeaderValue::from_str(&format!("wait={}", wait.as_secs())) {
@@ -345,6 +349,18 @@ pub(crate) async fn settle_by(
             Refusal::NoJournal.error("this gateway keeps no journal (--journal none)"),
         )));
     };
+    // A call the caller does not see is absent to it, here as everywhere.
+    match journal.get(call_id).await {
+        Ok(Some(entry)) if caller.seen().admits_entry(&entry) => {}
+        Ok(_) => {
+            return Err(NotSettled::Refused(ToolFailure::from(
+                Refusal::CallNotFound
+                    .error("no call with this id in the journal")
+                    .detail("call_id", call_id),
+            )));
+        }
+        Err(e) => return Err(NotSettled::JournalUnavailable(e)),
+    }
     let settlement = HandSettlement {
         state: match state {
             SettledState::Succeeded => CallState::Succeeded,

@@ -152,7 +152,7 @@ fn seen_condition(seen: &Seen, name: String) -> Option<String> {
         Seen::All => None,
         Seen::Own(_) => Some(own),
         Seen::OwnAndInDoubt(_) => Some(format!(
-            "({own} OR state IN ('unknown', 'awaiting_approval'))"
+            "({own} OR state IN ('unknown', 'awaiting_approval') OR approval_decided_by = {name})"
         )),
     }
 }

@@ -121,7 +121,12 @@ impl Executor {
         match claimed {
             Claimed::New => call.call_id = Some(call_id),
             Claimed::Exists(entry) => {
-                let answer = keyed_answer(&entry, request_hash, self.clock.wall());
+                let answer = keyed_answer(
+                    &entry,
+                    request_hash,
+                    claim.caller.as_deref(),
+                    self.clock.wall(),
+                );
                 let owner = process_owner();
                 if answer != KeyedAnswer::TakeOver
                     || !journal

@@ -311,7 +311,9 @@ impl CapabilityManifests {
             Held::Manifest(declared) => declared
                 .iter()
                 .find(|d| d.method == method && path_matches(&d.endpoint, url.path()))
-                .map_or(Entry::Silent, |d| Entry::Declared(Arc::clone(&d.declaration))),
+                .map_or(Entry::Silent, |d| {
+                    Entry::Declared(Arc::clone(&d.declaration))
+                }),
             Held::NoManifest => Entry::Silent,
             Held::Unavailable => Entry::Unavailable,
         })
@@ -319,7 +321,11 @@ impl CapabilityManifests {
 
     /// Remembers `manifest` as the manifest of `url`'s origin.
     pub fn remember(&self, url: &Url, manifest: &Value) {
-        self.store(url, Held::Manifest(self.declarations(url, manifest)), self.ttl);
+        self.store(
+            url,
+            Held::Manifest(self.declarations(url, manifest)),
+            self.ttl,
+        );
     }
 
     /// The entries of a manifest (an envelope's `data.capabilities`, or a
@@ -398,10 +404,7 @@ impl CapabilityManifests {
                 origins.remove(&oldest);
             }
         }
-        origins.insert(
-            origin(url).into_owned(),
-            Cached { at: now, ttl, held },
-        );
+        origins.insert(origin(url).into_owned(), Cached { at: now, ttl, held });
     }
 
     async fn fetch(&self, url: &Url) -> Lookup {

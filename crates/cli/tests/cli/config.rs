@@ -362,8 +362,28 @@ fn a_tokens_file_is_checked_before_the_gateway_starts() {
         assert!(!said.contains("ops-token-0123456789"), "{said}");
         assert!(out.stdout.is_empty());
     }
-    // Named by the variable, the file is a token: a gateway beyond loopback may start.
+    // Beyond loopback, a token of 20 characters is refused; the file is
+    // read where the variable names it too.
     write(good, 0o600);
+    let short = recourse(
+        &["serve", "--port", "0", "--bind", "0.0.0.0", "--check"],
+        &[("RECOURSE_GATEWAY_TOKENS", &file)],
+    );
+    let said = String::from_utf8_lossy(&short.stderr);
+    assert_eq!(short.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("at least 32") && said.contains("has 20"),
+        "{said}"
+    );
+    assert!(!said.contains("ops-token-0123456789"), "{said}");
+    // A file others may write is refused whatever it holds.
+    write(good, 0o622);
+    let writable = recourse(&["serve", "--port", "0", "--tokens", &file, "--check"], &[]);
+    let said = String::from_utf8_lossy(&writable.stderr);
+    assert!(said.contains("may write"), "{said}");
+    // Named by the variable, the file is a token: a gateway beyond loopback may start.
+    let long = r#"{"callers": [{"name": "ops", "token": "ops-token-0123456789-0123456789-0123", "admin": true}]}"#;
+    write(long, 0o600);
     let ok = recourse(
         &["serve", "--port", "0", "--bind", "0.0.0.0", "--check"],
         &[("RECOURSE_GATEWAY_TOKENS", &file)],

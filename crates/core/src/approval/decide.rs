@@ -130,14 +130,22 @@ mod tests {
             Judgement::Decide(ApprovalState::Approved)
         );
         assert_eq!(
-            pending.judge(Decision::Reject, Some(&"AB".repeat(32)), BEFORE, Decider::Another),
+            pending.judge(
+                Decision::Reject,
+                Some(&"AB".repeat(32)),
+                BEFORE,
+                Decider::Another
+            ),
             Judgement::Decide(ApprovalState::Rejected)
         );
         assert_eq!(
             pending.judge(Decision::Approve, None, AT, Decider::Another),
             Judgement::Expire
         );
-        assert_eq!(pending.judge(Decision::Reject, None, AT, Decider::Another), Judgement::Expire);
+        assert_eq!(
+            pending.judge(Decision::Reject, None, AT, Decider::Another),
+            Judgement::Expire
+        );
         assert_eq!(pending.state_at(BEFORE), ApprovalState::Pending);
         assert_eq!(pending.state_at(AT), ApprovalState::Expired);
     }
@@ -164,7 +172,12 @@ mod tests {
             Judgement::Expire
         );
         assert_eq!(
-            approval(ApprovalState::Approved).judge(Decision::Approve, None, BEFORE, Decider::Asker),
+            approval(ApprovalState::Approved).judge(
+                Decision::Approve,
+                None,
+                BEFORE,
+                Decider::Asker
+            ),
             Judgement::AlreadyDecided(ApprovalState::Approved)
         );
     }
@@ -173,7 +186,12 @@ mod tests {
     fn another_requests_hash_is_stale_and_a_decided_approval_stays() {
         let pending = approval(ApprovalState::Pending);
         assert_eq!(
-            pending.judge(Decision::Approve, Some(&"cd".repeat(32)), BEFORE, Decider::Another),
+            pending.judge(
+                Decision::Approve,
+                Some(&"cd".repeat(32)),
+                BEFORE,
+                Decider::Another
+            ),
             Judgement::Stale
         );
         for state in [

@@ -10,12 +10,17 @@
 //! reused`), or — for a call that never sent anything and has no result of
 //! its own — running it now under its id (`take over`). Written in each
 //! door, those rules drift; so the answer is [`keyed_answer`], a function
-//! of the entry's typed fields, the request's digest and the time, and the
-//! doors only carry it out.
+//! of the entry's typed fields, the request's digest and caller, and the
+//! time, and the doors only carry it out.
+//!
+//! A key is its caller's: a request from another caller than the one whose
+//! call holds the key (compared by identity, not by the text of the key —
+//! two gateways may scope keys differently over one journal) is answered as
+//! a reused key, never with the other caller's record.
 
 use std::time::SystemTime;
 
-use super::{CallState, JournalEntry};
+use super::{CallState, DEFAULT_CALLER, JournalEntry};
 use crate::record::SettledBy;
 
 /// What a keyed request gets from the entry that holds its key
@@ -34,7 +39,7 @@ pub enum KeyedAnswer {
     /// The key's call is running in some process (its lease holds): ask
     /// again later.
     InProgress,
-    /// The key belongs to a different request.
+    /// The key belongs to a different request, or another caller's.
     KeyReused,
     /// The same request, whose call never sent anything and has no result
     /// of its own: take the call over (its lease) and run it under its id.
@@ -42,10 +47,11 @@ pub enum KeyedAnswer {
     TakeOver,
 }
 
-/// The answer to a request with digest `request_hash` under a key whose
-/// call is `entry`, at `now` (the injected clock's
-/// [`wall`](crate::clock::Clock::wall) time, against which the call's
-/// lease is read).
+/// The answer to a request with digest `request_hash` from `caller` (as
+/// calls record it: `None` without one, which is [`DEFAULT_CALLER`]'s, as
+/// [`JournalEntry::caller`] reads it) under a key whose call is `entry`,
+/// at `now` (the injected clock's [`wall`](crate::clock::Clock::wall)
+/// time, against which the call's lease is read).
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -56,17 +62,28 @@ pub enum KeyedAnswer {
 /// entry.request_hash = Some("digest".into());
 /// entry.attempts = 1;
 /// entry.lease_until = Some(rfc3339(now + Duration::from_secs(30)));
-/// assert_eq!(keyed_answer(&entry, "digest", now), KeyedAnswer::InProgress);
-/// assert_eq!(keyed_answer(&entry, "another", now), KeyedAnswer::KeyReused);
+/// entry.caller = Some("agent".into());
+/// let agent = Some("agent");
+/// assert_eq!(keyed_answer(&entry, "digest", agent, now), KeyedAnswer::InProgress);
+/// assert_eq!(keyed_answer(&entry, "another", agent, now), KeyedAnswer::KeyReused);
+/// // The same key and request from another caller is not this call's.
+/// assert_eq!(keyed_answer(&entry, "digest", Some("default"), now), KeyedAnswer::KeyReused);
 /// // Its process died; the lease ran out: it may have written.
 /// let later = now + Duration::from_secs(31);
-/// assert_eq!(keyed_answer(&entry, "digest", later), KeyedAnswer::Replay { state: CallState::Unknown });
+/// assert_eq!(keyed_answer(&entry, "digest", agent, later), KeyedAnswer::Replay { state: CallState::Unknown });
 /// // Had it sent nothing, it would run now.
 /// entry.attempts = 0;
-/// assert_eq!(keyed_answer(&entry, "digest", later), KeyedAnswer::TakeOver);
+/// assert_eq!(keyed_answer(&entry, "digest", agent, later), KeyedAnswer::TakeOver);
 /// ```
-pub fn keyed_answer(entry: &JournalEntry, request_hash: &str, now: SystemTime) -> KeyedAnswer {
-    if entry.request_hash.as_deref() != Some(request_hash) {
+pub fn keyed_answer(
+    entry: &JournalEntry,
+    request_hash: &str,
+    caller: Option<&str>,
+    now: SystemTime,
+) -> KeyedAnswer {
+    if entry.request_hash.as_deref() != Some(request_hash)
+        || entry.caller() != caller.unwrap_or(DEFAULT_CALLER)
+    {
         return KeyedAnswer::KeyReused;
     }
     if never_sent_nor_answered(entry, now) {
@@ -162,15 +179,38 @@ mod tests {
             ),
         ];
         for (entry, expected) in cases {
-            assert_eq!(keyed_answer(&entry, "h", now), expected, "{entry:?}");
+            assert_eq!(keyed_answer(&entry, "h", None, now), expected, "{entry:?}");
             assert_eq!(
-                keyed_answer(&entry, "other", now),
+                keyed_answer(&entry, "other", None, now),
                 KeyedAnswer::KeyReused,
                 "{entry:?}"
+            );
+            // Another caller's key, whatever its text and state.
+            let mut agents = entry.clone();
+            agents.caller = Some("agentA".into());
+            assert_eq!(keyed_answer(&agents, "h", Some("agentA"), now), expected);
+            for other in [None, Some("default"), Some("agentB")] {
+                // (`None` is `default`: as the journal's views read it.)
+                assert_eq!(
+                    keyed_answer(&agents, "h", other, now),
+                    KeyedAnswer::KeyReused,
+                    "{other:?}: {entry:?}"
+                );
+            }
+            assert_eq!(
+                keyed_answer(&entry, "h", Some("agentA"), now),
+                KeyedAnswer::KeyReused
+            );
+            assert_eq!(
+                keyed_answer(&entry, "h", Some(DEFAULT_CALLER), now),
+                expected
             );
         }
         let mut unhashed = entry(Succeeded, 1, None, None);
         unhashed.request_hash = None;
-        assert_eq!(keyed_answer(&unhashed, "h", now), KeyedAnswer::KeyReused);
+        assert_eq!(
+            keyed_answer(&unhashed, "h", None, now),
+            KeyedAnswer::KeyReused
+        );
     }
 }

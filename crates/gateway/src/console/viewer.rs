@@ -42,6 +42,22 @@ impl FromRequestParts<Arc<Gateway>> for Viewer {
     async fn from_request_parts(parts: &mut Parts, g: &Arc<Gateway>) -> Result<Self, Response> {
         let now = Instant::now();
         let can_log_out = g.callers.is_some();
+        if !can_log_out {
+            // Everyone is `default`; the session is kept in the cookie alone.
+            let made = g
+                .sessions
+                .anonymous(cookie::values(&parts.headers, cookie::SESSION))
+                .map_err(no_session)?;
+            return Ok(Self {
+                caller: Arc::new(Caller::default_caller()),
+                fresh: made
+                    .fresh
+                    .then(|| CookieRule::of(parts).set(cookie::SESSION, &made.id, LIFETIME)),
+                csrf: made.csrf,
+                session: made.id,
+                can_log_out,
+            });
+        }
         for id in cookie::values(&parts.headers, cookie::SESSION) {
             if let Some(opened) = g.sessions.open(id, now) {
                 return Ok(Self {
@@ -53,20 +69,7 @@ impl FromRequestParts<Arc<Gateway>> for Viewer {
                 });
             }
         }
-        if can_log_out {
-            return Err(html::see_other("/console/login"));
-        }
-        let caller = Arc::new(Caller::default_caller());
-        match g.sessions.create(caller.clone(), now) {
-            Ok(made) => Ok(Self {
-                caller,
-                fresh: Some(CookieRule::of(parts).set(cookie::SESSION, &made.id, LIFETIME)),
-                csrf: made.csrf,
-                session: made.id,
-                can_log_out,
-            }),
-            Err(refused) => Err(no_session(refused)),
-        }
+        Err(html::see_other("/console/login"))
     }
 }
 

@@ -10,6 +10,12 @@
 //! [`MAX_SESSIONS`], [`PER_CALLER`] per caller: a caller logging in once
 //! more ends its own oldest session, never another caller's, and a full
 //! table refuses a login rather than log someone out.
+//!
+//! A gateway without a token has no logins: every visitor is caller
+//! `default`. Its visitors' sessions are kept nowhere — a session id is a
+//! random token in the visitor's cookie, and its forms' token is derived
+//! from it under a key of this gateway's ([`Sessions::anonymous`]) — so
+//! no number of anonymous page loads can end another visitor's session.
 
 mod secret;
 
@@ -38,6 +44,9 @@ pub(crate) struct Sessions {
     by_key: Mutex<HashMap<[u8; 32], Session>>,
     max: usize,
     per_caller: usize,
+    /// What anonymous visitors' form tokens are derived under; `None` when
+    /// no randomness could be had (then no anonymous session is made).
+    anonymous_key: Option<String>,
 }
 
 #[derive(Debug)]
@@ -60,6 +69,15 @@ impl Session {
 pub(crate) struct Created {
     pub(crate) id: String,
     pub(crate) csrf: String,
+}
+
+/// An anonymous visitor's session ([`Sessions::anonymous`]).
+#[derive(Debug)]
+pub(crate) struct Anonymous {
+    pub(crate) id: String,
+    pub(crate) csrf: String,
+    /// Made for this request: its cookie is to be set.
+    pub(crate) fresh: bool,
 }
 
 /// A live session: whose it is, and the token its forms carry.
@@ -97,7 +115,34 @@ impl Sessions {
             by_key: Mutex::default(),
             max: max.max(1),
             per_caller: per_caller.max(1),
+            anonymous_key: random_token().ok(),
         }
+    }
+
+    /// The session of an anonymous visitor (a gateway without a token)
+    /// whose cookie gave `id`, if it is one such a session could have: its
+    /// id, its forms' token, and whether it was made now (a cookie to set).
+    /// Nothing is stored: the forms' token is the SHA-256 of this gateway's
+    /// key and the id.
+    pub(crate) fn anonymous<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Anonymous, Refused> {
+        let key = self.anonymous_key.as_deref().ok_or(Refused::NoRandomness)?;
+        let (id, fresh) = match ids.into_iter().find(|id| is_token(id)) {
+            Some(id) => (id.to_owned(), false),
+            None => (random_token()?, true),
+        };
+        let mut hasher = Sha256::new();
+        hasher.update(key.as_bytes());
+        hasher.update(b":");
+        hasher.update(id.as_bytes());
+        let csrf = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(Anonymous { id, csrf, fresh })
     }
 
     /// A new session for `caller`, under a new id.
@@ -156,6 +201,11 @@ impl Sessions {
     }
 }
 
+/// Whether `id` is what [`random_token`] makes: 64 lowercase hex digits.
+fn is_token(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 fn key(id: &str) -> [u8; 32] {
     Sha256::digest(id.as_bytes()).into()
 }
@@ -173,6 +223,24 @@ mod tests {
         .unwrap()
         .identify(&token)
         .unwrap()
+    }
+
+    #[test]
+    fn an_anonymous_session_is_kept_nowhere_and_its_token_is_its_own() {
+        let sessions = Sessions::default();
+        let first = sessions.anonymous([]).unwrap();
+        assert!(first.fresh && is_token(&first.id));
+        // A thousand other visitors later, the same id has the same token.
+        for _ in 0..1000 {
+            assert!(sessions.anonymous(["not-a-session"]).unwrap().fresh);
+        }
+        let again = sessions.anonymous([first.id.as_str()]).unwrap();
+        assert!(!again.fresh);
+        assert_eq!(again.csrf, first.csrf);
+        assert!(sessions.lock().is_empty(), "nothing stored");
+        // Another gateway's key gives another token for the same id.
+        let other = Sessions::default().anonymous([first.id.as_str()]).unwrap();
+        assert_ne!(other.csrf, first.csrf);
     }
 
     #[test]

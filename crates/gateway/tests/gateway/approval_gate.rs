@@ -158,7 +158,9 @@ async fn the_caller_that_asked_cannot_approve_its_own_call() {
     assert_eq!(approved.body["self_approved"], true, "{}", approved.body);
     let call_id = asked["call_id"].as_str().unwrap();
     let done = lead
-        .wait_for(&format!("/v1/calls/{call_id}"), |b| b["state"] == "succeeded")
+        .wait_for(&format!("/v1/calls/{call_id}"), |b| {
+            b["state"] == "succeeded"
+        })
         .await;
     assert_eq!(done["record"]["approval"]["self_approved"], true, "{done}");
     assert_eq!(tool.paid().len(), 1);
@@ -254,7 +256,9 @@ async fn a_path_spelled_another_way_meets_the_same_manifest_entry() {
         assert_eq!(approved.status, 200, "{}", approved.body);
         let call_id = asked["call_id"].as_str().unwrap();
         agent
-            .wait_for(&format!("/v1/calls/{call_id}"), |b| b["state"] == "succeeded")
+            .wait_for(&format!("/v1/calls/{call_id}"), |b| {
+                b["state"] == "succeeded"
+            })
             .await;
         assert_eq!(tool.paid().last().unwrap().0, "/api/pay", "{variant}");
     }
@@ -286,4 +290,88 @@ async fn guessing_tokens_is_slowed_and_logged() {
     // The open paths stay open.
     let (status, _) = agent.get("/healthz").await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_reaches_only_what_waits_for_a_person_or_what_it_decided() {
+    let tool = PayTool::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, lead) = two_callers(&dir, ManualClock::new(), false).await;
+    let boss = TestGateway {
+        gateway: Arc::clone(&agent.gateway),
+        token: Some(BOSS.to_owned()),
+    };
+    let (_, asked) = agent.post(&tool.pay("/api/pay")).await;
+    let call_id = asked["call_id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/calls/{call_id}");
+    // While it waits for a person, both approvers see it.
+    assert_eq!(lead.get(&path).await.0, 200);
+    assert_eq!(boss.get(&path).await.0, 200);
+    // The lead waits on it; the boss decides it.
+    let waiting = {
+        let lead = lead.clone();
+        let path = path.clone();
+        tokio::spawn(async move {
+            let request = Request::get(path)
+                .header("Prefer", "wait=30")
+                .body(Body::empty())
+                .unwrap();
+            lead.send(request).await
+        })
+    };
+    while agent.gateway.waiting() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let approved = decide(&boss, &approval_id(&asked), "approve").await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let done = agent.wait_for(&path, |b| b["state"] == "succeeded").await;
+    assert_eq!(done["record"]["data"]["paid"], true);
+    // The lead's wait ends without another caller's data.
+    let waited = waiting.await.unwrap();
+    assert_eq!(waited.status, 404, "{}", waited.body);
+    assert_eq!(waited.body["error"]["code"], "CALL_NOT_FOUND");
+    assert!(!waited.text.contains("paid"), "{}", waited.text);
+    // Decided and done, it is the agent's and the boss's to read — and
+    // absent to the lead, everywhere: the call, the list, a settle.
+    assert_eq!(lead.get(&path).await.0, 404);
+    assert_eq!(boss.get(&path).await.0, 200);
+    let (_, listed) = lead.get("/v1/calls").await;
+    assert!(!listed.to_string().contains(&call_id), "{listed}");
+    let (_, listed) = boss.get("/v1/calls").await;
+    assert!(listed.to_string().contains(&call_id), "{listed}");
+    let settle = lead
+        .raw(
+            "POST",
+            &format!("{path}/settle"),
+            json!({"state": "failed", "note": "looking around"}).to_string(),
+        )
+        .await;
+    assert_eq!(settle.status, 404, "{}", settle.body);
+    assert!(!settle.text.contains("succeeded"), "{}", settle.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_is_its_callers_whatever_its_text() {
+    let tool = PayTool::start().await;
+    tool.manifest_status.store(404, Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    // Two gateways over one journal: named callers, and one token.
+    let (agent, _) = two_callers(&dir, ManualClock::new(), false).await;
+    let journal = open_journal(&journal_path(dir.path())).await.unwrap();
+    let single = TestGateway::new(
+        GatewayConfig::new(config()).with_journal(journal),
+        Some("one-operator-token-0123456789"),
+    );
+    let mut body = tool.pay("/api/pay");
+    body["idempotency_key"] = json!("k1");
+    let (status, first) = agent.post(&body).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(tool.paid().len(), 1);
+    // The one-token gateway's caller names agent's key by its text.
+    body["idempotency_key"] = json!("agent:k1");
+    let (status, refused) = single.post(&body).await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
+    assert!(!refused.to_string().contains("paid"), "{refused}");
+    assert_eq!(tool.paid().len(), 1, "nothing sent again");
 }

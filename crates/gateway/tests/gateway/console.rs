@@ -555,6 +555,28 @@ async fn without_a_token_the_console_needs_no_login_on_loopback() {
     assert_eq!(refused.body["error"]["code"], "HOST_NOT_ALLOWED");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_loads_cannot_end_another_visitors_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = TestGateway::journaled(&journal_path(dir.path())).await;
+    let mut visitor = Browser::new(&gw);
+    assert_eq!(visitor.get("/console").await.status, 200);
+    let session = visitor.session().unwrap().to_owned();
+    // Others load the console, each without a cookie: many more than one
+    // caller's sessions a table would keep.
+    for _ in 0..40 {
+        let mut other = Browser::new(&gw);
+        assert_eq!(other.get("/console").await.status, 200);
+    }
+    let again = visitor.get("/console").await;
+    assert_eq!(again.status, 200);
+    assert!(
+        again.headers.get(header::SET_COOKIE).is_none(),
+        "no new session"
+    );
+    assert_eq!(visitor.session(), Some(session.as_str()));
+}
+
 /// `export` under `key`, needing a person's approval, asked as the agent:
 /// its body, the call's id, the approval's id and its hash.
 async fn awaiting_export(
@@ -676,8 +698,14 @@ async fn an_approver_approves_from_the_console_and_the_tool_writes_once() {
         )
         .await;
     assert_eq!(approved.status, 303, "{}", approved.text);
-    assert_eq!(approved.header("location"), Some("/console"));
+    // Whoever decided sees the call afterwards: its page, not the list.
+    assert_eq!(
+        approved.header("location"),
+        Some(format!("/console/calls/{id}").as_str())
+    );
     let done = settled_call(&gw, &id).await;
+    let page = lead.get(&format!("/console/calls/{id}")).await;
+    assert_eq!(page.status, 200, "{}", page.text);
     assert_eq!(done["state"], "succeeded", "{done}");
     let record = &done["record"];
     let attempts = record["attempts"].as_array().unwrap();

@@ -95,10 +95,12 @@ async fn an_approver_settles_an_unknown_call_and_every_answer_says_who_and_why()
     assert_eq!(replay["replayed"], true);
     assert_eq!(replay["settlement"]["who"], "lead");
 
+    // Settled, the agent's call no longer waits for a person: to the lead,
+    // it is absent — no state of another caller's call is told.
     let (status, again) = settle(&lead, id, &found).await;
-    assert_eq!(status, 409, "{again}");
-    assert_eq!(again["error"]["code"], "CALL_NOT_SETTLEABLE");
-    assert_eq!(again["error"]["details"]["state"], "succeeded");
+    assert_eq!(status, 404, "{again}");
+    assert_eq!(again["error"]["code"], "CALL_NOT_FOUND");
+    assert!(again["error"]["details"].get("state").is_none(), "{again}");
     let (status, _) = settle(&lead, "c-never-was", &found).await;
     assert_eq!(status, 404);
     assert_eq!(t.exports_committed(), 1, "settling sends nothing");
@@ -109,10 +111,17 @@ async fn a_finished_call_is_not_settled_by_hand() {
     let t = tools(&[], std::time::Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
     let (agent, lead) = gateway(dir.path()).await;
-    let (_, done) = agent.post(&keyed(export(&t), "done-1")).await;
+    // The lead's own call, finished: seen, and not settled.
+    let (_, done) = lead.post(&keyed(export(&t), "done-1")).await;
     assert_eq!(done["outcome"], "succeeded");
     let id = done["call_id"].as_str().unwrap();
     let (status, refused) = settle(&lead, id, &json!({"state": "failed", "note": "n"})).await;
     assert_eq!(status, 409, "{refused}");
     assert_eq!(refused["error"]["code"], "CALL_NOT_SETTLEABLE");
+    // The agent's finished call is absent to the lead, as GET says.
+    let (_, done) = agent.post(&keyed(export(&t), "done-2")).await;
+    let id = done["call_id"].as_str().unwrap();
+    let (status, refused) = settle(&lead, id, &json!({"state": "failed", "note": "n"})).await;
+    assert_eq!(status, 404, "{refused}");
+    assert_eq!(lead.get(&format!("/v1/calls/{id}")).await.0, 404);
 }

@@ -129,7 +129,8 @@ async fn resend(
     lease: Duration,
 ) -> Result<Resend, JournalError> {
     let hash = call.request_hash.as_str();
-    match keyed_answer(&entry, hash, now) {
+    let caller = call.caller.as_deref();
+    match keyed_answer(&entry, hash, caller, now) {
         KeyedAnswer::TakeOver => Ok(
             if journal
                 .take_over(&entry.call_id, process_owner(), lease)
@@ -143,7 +144,7 @@ async fn resend(
         KeyedAnswer::Replay { .. } => {
             // Still waiting, or decided since — an expiry applied as it is read.
             let entry = refreshed(journal, entry, now).await?;
-            let answer = keyed_answer(&entry, hash, now);
+            let answer = keyed_answer(&entry, hash, caller, now);
             Ok(Resend::Answer(answered(answer, entry)))
         }
         answer => Ok(Resend::Answer(answered(answer, entry))),

@@ -79,6 +79,6 @@ pub use crate::journal::expiry::{ApprovalOf, expire_due, find, refreshed};
 pub use ask::{AskApproval, Asked, ask};
 pub use decide::{Decide, DecideError, Decided, decide, end_undispatched};
 pub use recourse_core::approval::{
-    Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decider, Decision,
-    ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required,
+    Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decider,
+    Decision, ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required,
 };
