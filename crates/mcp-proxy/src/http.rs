@@ -31,6 +31,7 @@ use crate::json_answer;
 use crate::proxy::McpProxy;
 use crate::server::Served;
 use crate::session_end;
+use crate::session_owners::{self, DEFAULT_MAX_SESSIONS, SessionOwners};
 
 /// The path the Streamable HTTP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -44,10 +45,15 @@ impl McpProxy {
     ///
     /// It checks neither the `Host` nor a token: [`router`] puts the
     /// gateway's rule in front of it; a server of other rules puts its own.
+    /// It keeps at most `max_sessions` sessions open (a new one past it is
+    /// answered 503), each its opener's: a caller (the [`Caller`] a layer in
+    /// front put on the request) naming another's session is answered 404;
+    /// a present `Origin` of another site is refused (403).
     pub fn streamable_http_router(
         &self,
         stop: CancellationToken,
         body_limit: usize,
+        max_sessions: usize,
     ) -> axum::Router {
         let proxy = self.clone();
         // Without a session (2026-07-28), rmcp answers a call with one JSON
@@ -58,15 +64,17 @@ impl McpProxy {
             .disable_allowed_hosts()
             .with_max_request_body_bytes(body_limit)
             .with_cancellation_token(stop);
-        let service = StreamableHttpService::new(
-            move || Ok(proxy.for_session()),
-            Arc::<LocalSessionManager>::default(),
-            config,
-        );
+        let manager = Arc::<LocalSessionManager>::default();
+        let owners = Arc::new(SessionOwners::new(Arc::clone(&manager), max_sessions));
+        let service = StreamableHttpService::new(move || Ok(proxy.for_session()), manager, config);
         axum::Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn(json_answer::as_json))
             .layer(axum::middleware::from_fn(session_end::no_content))
+            .layer(axum::middleware::from_fn_with_state(
+                owners,
+                session_owners::guard,
+            ))
     }
 
     /// Stops taking calls into account and waits, at most `grace`, for the
@@ -102,9 +110,21 @@ impl McpProxy {
 /// # Ok(()) }
 /// ```
 pub fn router(proxy: &McpProxy, access: &Access, stop: CancellationToken) -> axum::Router {
+    router_with_sessions(proxy, access, stop, DEFAULT_MAX_SESSIONS)
+}
+
+/// [`router`], keeping at most `max_sessions` sessions open (`mcp proxy
+/// --http --max-sessions`): a new session past it is answered 503 until
+/// one ends or has been idle for five minutes.
+pub fn router_with_sessions(
+    proxy: &McpProxy,
+    access: &Access,
+    stop: CancellationToken,
+    max_sessions: usize,
+) -> axum::Router {
     let keys = access.key_scope();
     proxy
-        .streamable_http_router(stop, recourse_tool::DEFAULT_BODY_LIMIT)
+        .streamable_http_router(stop, recourse_tool::DEFAULT_BODY_LIMIT, max_sessions)
         // The caller the token names makes each call its own (journaled
         // under its name, its keys its own); the layer added last runs first.
         .layer(axum::middleware::map_request(
@@ -121,8 +141,8 @@ pub fn router(proxy: &McpProxy, access: &Access, stop: CancellationToken) -> axu
         .layer(access.layer())
 }
 
-/// Serves `proxy` over Streamable HTTP ([`router`]) on `listener`, within
-/// `limits`, until `shutdown` resolves; then takes no new call, ends the
+/// Serves `proxy` over Streamable HTTP ([`router_with_sessions`], at most
+/// `max_sessions` open) on `listener`, within `limits`, until `shutdown` resolves; then takes no new call, ends the
 /// open sessions, lets open requests finish within the limits' shutdown
 /// grace, waits for the calls that may write ([`McpProxy::calls_grace`]),
 /// and closes each upstream.
@@ -131,10 +151,11 @@ pub async fn serve_http(
     listener: TcpListener,
     access: &Access,
     limits: ServerLimits,
+    max_sessions: usize,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Served {
     let stop = CancellationToken::new();
-    let app = router(&proxy, access, stop.clone());
+    let app = router_with_sessions(&proxy, access, stop.clone(), max_sessions);
     let stopping = proxy.clone();
     let stopped = recourse_tool::serve(listener, app)
         .with_limits(limits)

@@ -172,3 +172,108 @@ async fn a_session_ended_with_delete_is_answered_204() {
         listed.text().await.unwrap()
     );
 }
+
+/// An `initialize` with `headers`, answered: its status and its session id.
+async fn open_session(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "http-test", "version": "0"}}})
+            .to_string(),
+        );
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), session)
+}
+
+/// `method` in `session`, with `headers`: its status.
+async fn in_session(url: &str, method: &str, session: &str, headers: &[(&str, &str)]) -> u16 {
+    let client = reqwest::Client::new();
+    let mut request = if method == "DELETE" {
+        client.delete(url)
+    } else {
+        client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(json!({"jsonrpc": "2.0", "id": 2, "method": method}).to_string())
+    };
+    request = request
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn a_session_is_its_openers_alone() {
+    let callers = recourse_door::Callers::parse(
+        r#"{"callers": [{"name": "agentA", "token": "agent-a-token-0123456789"},
+                         {"name": "agentB", "token": "agent-b-token-0123456789"}]}"#,
+    )
+    .unwrap();
+    let access = Access::new(Some(callers), None).unwrap();
+    let (front, _tools, _dir) = start(&access).await;
+    let a = [("authorization", "Bearer agent-a-token-0123456789")];
+    let b = [("authorization", "Bearer agent-b-token-0123456789")];
+    let (status, session) = open_session(&front.url, &a).await;
+    assert_eq!(status, 200);
+    let session = session.unwrap();
+    // agentB holding agentA's session id can neither use nor end it.
+    assert_eq!(
+        in_session(&front.url, "tools/list", &session, &b).await,
+        404
+    );
+    assert_eq!(in_session(&front.url, "DELETE", &session, &b).await, 404);
+    // It is still agentA's.
+    assert_eq!(
+        in_session(&front.url, "tools/list", &session, &a).await,
+        200
+    );
+    assert_eq!(in_session(&front.url, "DELETE", &session, &a).await, 204);
+}
+
+#[tokio::test]
+async fn sessions_are_capped_and_a_cross_site_origin_is_refused() {
+    let tools = McpTools::start(&[]).await;
+    let proxy = builder()
+        .upstream(tools.upstream(None))
+        .connect()
+        .await
+        .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let app = recourse_mcp_proxy::router_with_sessions(&proxy, &Access::default(), stop.clone(), 2);
+    let addr = support::on_loopback(app, &stop).await;
+    let url = format!("http://{addr}{}", recourse_mcp_proxy::MCP_PATH);
+    let (_, first) = open_session(&url, &[]).await;
+    let (status, _) = open_session(&url, &[]).await;
+    assert_eq!(status, 200);
+    let (status, _) = open_session(&url, &[]).await;
+    assert_eq!(status, 503, "past the cap");
+    // One ends: there is room again.
+    assert_eq!(in_session(&url, "DELETE", &first.unwrap(), &[]).await, 204);
+    let (status, _) = open_session(&url, &[]).await;
+    assert_eq!(status, 200);
+
+    let (front, _tools, _dir) = start(&Access::default()).await;
+    let (status, _) = open_session(&front.url, &[("origin", "https://evil.example")]).await;
+    assert_eq!(status, 403, "a page of another site");
+    let (status, _) = open_session(&front.url, &[("origin", "http://localhost:6274")]).await;
+    assert_eq!(
+        status, 200,
+        "a page on this machine (the MCP Inspector's, say)"
+    );
+    stop.cancel();
+}

@@ -283,7 +283,13 @@ const SHORT_LEASE: Duration = Duration::from_millis(300);
 /// Runs `call` through an executor journaling in `journal` until its first
 /// attempt is recorded, then stops it as a process that died would (its
 /// lease no longer renewed), and waits until the lease has run out.
-async fn die_mid_call(journal: &Arc<SqliteJournal>, call: Call) -> String {
+/// (`reached` says when the tool has the write: the run is stopped only then,
+/// for a test whose tool must finish it.)
+async fn die_mid_call(
+    journal: &Arc<SqliteJournal>,
+    call: Call,
+    reached: impl Fn() -> bool,
+) -> String {
     let config = recourse::ExecutorConfig {
         lease: SHORT_LEASE,
         ..recourse::ExecutorConfig::default()
@@ -308,6 +314,12 @@ async fn die_mid_call(journal: &Arc<SqliteJournal>, call: Call) -> String {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    // An attempt is journaled before it is sent: stop the run once the
+    // tool has it, not before.
+    while !reached() {
+        assert!(started.elapsed() < Duration::from_secs(10), "never sent");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     running.abort();
     // Gone for good — its lease keeper with it — before the lease is read.
     let _ = running.await;
@@ -362,7 +374,13 @@ async fn the_sweeper_looks_up_through_a_placeholder_under_a_credential_name() {
     .unwrap()
     .build()
     .unwrap();
-    let id = die_mid_call(&journal, call).await;
+    // The export answers 200 ms after it arrives: the run is stopped 50 ms
+    // after its attempt is journaled, the request on its way by then.
+    let journaled = std::time::Instant::now();
+    let id = die_mid_call(&journal, call, move || {
+        journaled.elapsed() > Duration::from_millis(50)
+    })
+    .await;
     // The tool finishes the write its caller no longer waits for.
     let started = std::time::Instant::now();
     while tools.exports_committed() == 0 {
@@ -392,7 +410,7 @@ async fn the_sweeper_reads_back_through_a_reference_under_a_credential_name() {
         .verify(spec.clone())
         .build()
         .unwrap();
-    let id = die_mid_call(&journal, call).await;
+    let id = die_mid_call(&journal, call, || true).await;
 
     let settled =
         recourse::journal::settle_expired(journal.as_ref(), &SettleOptions::new(LEASE), &|_| {})
@@ -441,7 +459,7 @@ async fn the_sweeper_never_reads_back_with_a_redacted_value() {
     .verify(spec)
     .build()
     .unwrap();
-    let id = die_mid_call(&journal, call).await;
+    let id = die_mid_call(&journal, call, || true).await;
     assert_eq!(entry(&journal, &id).await.payload["token"], "[REDACTED]");
 
     let lines = std::sync::Mutex::new(Vec::new());

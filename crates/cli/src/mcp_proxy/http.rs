@@ -45,6 +45,11 @@ pub(crate) struct HttpArgs {
     /// port can call the upstreams' tools.
     #[arg(long, requires = "http")]
     insecure_no_auth: bool,
+    /// The most MCP sessions open at once with --http (each its opener's); a new one past it
+    /// is answered 503 until one ends or has been idle for five minutes.
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_sessions: u32,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -116,7 +121,15 @@ pub(crate) async fn serve(
     let access = args.access(settings, matches!(exposure, Exposure::Unauthenticated(_)))?;
     let addr = listener.local_addr()?;
     outln!("recourse mcp proxy listening on http://{addr}{MCP_PATH}");
-    let served = serve_http(proxy, listener, &access, limits, shutdown_signal()).await;
+    let served = serve_http(
+        proxy,
+        listener,
+        &access,
+        limits,
+        args.max_sessions as usize,
+        shutdown_signal(),
+    )
+    .await;
     if served.connections_cut > 0 {
         eprintln!(
             "recourse mcp proxy: closed {} connection(s) still open after the {:?} shutdown grace",
