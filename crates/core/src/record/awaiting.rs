@@ -32,7 +32,7 @@ use crate::idempotency::{Evidence, Idempotency};
 /// let record = AwaitingRecord::new("c-1", &approval).to_json();
 /// assert_eq!(record["outcome"], "awaiting_approval");
 /// assert_eq!(record["next"]["step"], "ask_user");
-/// assert!(record["next"]["question"].as_str().unwrap().contains("\"moves money\""));
+/// assert!(record["next"]["question"].as_str().unwrap().contains("<<<moves money>>>"));
 /// assert_eq!(record["approval"]["state"], "pending");
 /// assert_eq!(record["http_calls"], 0);
 /// ```

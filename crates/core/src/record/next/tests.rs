@@ -868,7 +868,7 @@ fn allowed_values_are_quoted_so_a_quote_in_one_cannot_end_it() {
     r.attempts[0].payload = json!({"format": "xlsx"});
     let next = r.next();
     let q = next.question.as_deref().unwrap();
-    assert!(q.contains(r#"it accepts "pdf", "3\" and"#), "{q}");
+    assert!(q.contains(r#"it accepts <<<"pdf", "3\" and"#), "{q}");
     assert!(!q.contains('\n'), "{q}");
     assert_contained(&next);
     // A list is quoted the same way.
