@@ -309,6 +309,7 @@ impl GatewayConfig {
             clock,
             changed: Arc::default(),
             self_approval_allowed: self.self_approval,
+            endpoints: std::sync::Mutex::default(),
             waits: Arc::new(tokio::sync::Semaphore::new(crate::wait::MAX_WAITS)),
         })
     }

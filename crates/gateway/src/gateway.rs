@@ -17,7 +17,7 @@ use tokio::sync::{Notify, Semaphore};
 use crate::guard::{CommandPattern, Targets};
 use crate::ready::Readiness;
 use crate::sessions::Sessions;
-use recourse_door::Callers;
+use recourse_door::{Caller, Callers};
 
 /// A gateway, built by [`GatewayConfig::build`](crate::config::GatewayConfig::build);
 /// serve it with [`router`](crate::routes::router).
@@ -54,6 +54,11 @@ pub struct Gateway {
     /// decided, an approved call's end): what `Prefer: wait` listens for
     /// besides the journal it polls.
     pub(crate) changed: Arc<Notify>,
+    /// The endpoints each caller has called (at most
+    /// [`MAX_ENDPOINTS_PER_CALLER`] each): what `/metrics` and the console's
+    /// breakers show a caller who is no admin.
+    pub(crate) endpoints:
+        std::sync::Mutex<std::collections::HashMap<String, std::collections::HashSet<String>>>,
     /// Whether the caller that asked for an approval may decide it
     /// (`--allow-self-approval`, for one-person setups).
     pub(crate) self_approval_allowed: bool,
@@ -73,7 +78,37 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// The most endpoints remembered for one caller's views.
+pub(crate) const MAX_ENDPOINTS_PER_CALLER: usize = 1024;
+
 impl Gateway {
+    /// Remembers that `caller` called `endpoint`, for its views of the breakers.
+    pub(crate) fn note_endpoint(&self, caller: &Caller, endpoint: &str) {
+        if caller.is_admin() {
+            return;
+        }
+        let mut by_caller = self
+            .endpoints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mine = by_caller.entry(caller.name().to_owned()).or_default();
+        if mine.len() < MAX_ENDPOINTS_PER_CALLER || mine.contains(endpoint) {
+            mine.insert(endpoint.to_owned());
+        }
+    }
+
+    /// Whether `caller` sees `endpoint`'s breaker: an admin every one, any
+    /// other caller those it called.
+    pub(crate) fn sees_endpoint(&self, caller: &Caller, endpoint: &str) -> bool {
+        caller.is_admin()
+            || self
+                .endpoints
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(caller.name())
+                .is_some_and(|mine| mine.contains(endpoint))
+    }
+
     /// Whether someone may approve a call `asker` asks for: an approver
     /// other than the asker exists, or the asker may approve its own.
     pub(crate) fn someone_may_approve(&self, asker: &str) -> bool {

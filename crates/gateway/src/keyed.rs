@@ -68,6 +68,7 @@ pub(crate) async fn call(
         Ok(call) => call,
         Err(e) => return fail(e),
     };
+    g.note_endpoint(caller, call.target().endpoint());
     let never = CancellationToken::new();
     match g.door.run(executor, call, digest.as_ref(), &never).await {
         Ok(answer) => door_answer(answer),

@@ -85,10 +85,16 @@ async fn calls(
     keyed::call(&g, &caller, headers, body).await
 }
 
-async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
-    let mut text = g.metrics.render(
+/// The metrics, the breakers only of the endpoints the caller called (an
+/// admin's: all).
+async fn metrics(
+    State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
+) -> Response {
+    let mut text = g.metrics.render_seen(
         g.executor.retry_budget().map(AsRef::as_ref),
         g.executor.circuit_breakers().map(AsRef::as_ref),
+        &|endpoint| g.sees_endpoint(&caller, endpoint),
     );
     if let Some(shared) = g.executor.shared_state() {
         text.push_str(&Metrics::render_shared_state(shared.mode()));

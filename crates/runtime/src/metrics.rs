@@ -81,8 +81,19 @@ impl Metrics {
         budget: Option<&RetryBudget>,
         breakers: Option<&CircuitBreakers>,
     ) -> String {
+        self.render_seen(budget, breakers, &|_| true)
+    }
+
+    /// [`render`](Self::render), the breakers only of the endpoints `seen`
+    /// admits (a gateway's caller sees its own endpoints, an admin all).
+    pub fn render_seen(
+        &self,
+        budget: Option<&RetryBudget>,
+        breakers: Option<&CircuitBreakers>,
+        seen: &dyn Fn(&str) -> bool,
+    ) -> String {
         let mut out = String::new();
-        for f in self.families(budget, breakers) {
+        for f in self.families_seen(budget, breakers, seen) {
             render_family(&mut out, &f);
         }
         out
@@ -95,6 +106,17 @@ impl Metrics {
         &self,
         budget: Option<&RetryBudget>,
         breakers: Option<&CircuitBreakers>,
+    ) -> Vec<MetricFamily> {
+        self.families_seen(budget, breakers, &|_| true)
+    }
+
+    /// [`families`](Self::families), the breakers only of the endpoints
+    /// `seen` admits.
+    pub fn families_seen(
+        &self,
+        budget: Option<&RetryBudget>,
+        breakers: Option<&CircuitBreakers>,
+        seen: &dyn Fn(&str) -> bool,
     ) -> Vec<MetricFamily> {
         let c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
         let by = |label: &'static str, map: &BTreeMap<&'static str, u64>| {
@@ -171,7 +193,7 @@ impl Metrics {
             ),
         ];
         drop(c);
-        families.extend(breaker_families(breakers));
+        families.extend(breaker_families(breakers, seen));
         families
     }
 }
@@ -294,8 +316,12 @@ fn render_family(out: &mut String, f: &MetricFamily) {
 }
 
 /// The breaker families: counts by state, then one bounded series per endpoint.
-fn breaker_families(breakers: Option<&CircuitBreakers>) -> [MetricFamily; 2] {
-    let states = breakers.map(CircuitBreakers::snapshot).unwrap_or_default();
+fn breaker_families(
+    breakers: Option<&CircuitBreakers>,
+    seen: &dyn Fn(&str) -> bool,
+) -> [MetricFamily; 2] {
+    let mut states = breakers.map(CircuitBreakers::snapshot).unwrap_or_default();
+    states.retain(|(endpoint, _)| seen(endpoint));
     let by_state = BreakerPhase::iter()
         .map(|phase| {
             let n = states.iter().filter(|(_, s)| s.phase() == phase).count();

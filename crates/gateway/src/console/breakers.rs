@@ -23,9 +23,10 @@ const SHOWN: usize = 200;
 pub(crate) async fn page(State(g): State<Arc<Gateway>>, viewer: Viewer) -> Response {
     let executor = &g.executor;
     let budget = executor.retry_budget().map(|b| b.snapshot());
+    let caller = viewer.caller();
     let breakers = executor
         .circuit_breakers()
-        .map(|b| listed(b, Instant::now()))
+        .map(|b| listed(b, Instant::now(), &|e| g.sees_endpoint(caller, e)))
         .unwrap_or_default();
     let shared = executor.shared_state().map(|s| s.mode());
     viewer.page(
@@ -47,11 +48,12 @@ struct Listed {
     detail: String,
 }
 
-/// The tracked breakers, worst first, at most [`SHOWN`].
-fn listed(breakers: &CircuitBreakers, now: Instant) -> Vec<Listed> {
+/// The tracked breakers `seen` admits, worst first, at most [`SHOWN`].
+fn listed(breakers: &CircuitBreakers, now: Instant, seen: &dyn Fn(&str) -> bool) -> Vec<Listed> {
     let mut listed: Vec<Listed> = breakers
         .snapshot()
         .into_iter()
+        .filter(|(endpoint, _)| seen(endpoint))
         .map(|(endpoint, state)| {
             let (level, detail) = match state {
                 BreakerState::Closed { failures } => {
@@ -166,7 +168,7 @@ mod tests {
                 .record_transient_failure("http://127.0.0.1:9/keys/sk-live9876543210abcdefghij");
         }
         let now = clock.now();
-        let listed = listed(&breakers, now);
+        let listed = listed(&breakers, now, &|_| true);
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].state, "open");
         assert!(!listed[0].endpoint.contains("sk-live"), "{:?}", listed[0]);

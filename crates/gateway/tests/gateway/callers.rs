@@ -177,3 +177,45 @@ async fn the_single_token_is_caller_default_with_both_roles() {
     let (_, page) = alone.get("/v1/calls").await;
     assert_eq!(page["calls"][0]["caller"], "default");
 }
+
+/// `/metrics` and the console's breakers name only the endpoints a caller
+/// called; an admin's show every one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_sees_the_breakers_of_its_own_endpoints_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = gateway(dir.path()).await;
+    let (alice, bob, root) = (
+        as_caller(&gw, ALICE),
+        as_caller(&gw, BOB),
+        as_caller(&gw, ROOT),
+    );
+    // Alice's calls to a port nobody listens on: her endpoint's breaker counts.
+    let secret_path = "http://127.0.0.1:9/alice-private-endpoint";
+    for _ in 0..2 {
+        let (status, answer) = alice
+            .post(&json!({"url": secret_path, "method": "GET", "payload": {}}))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let metrics = |gw: TestGateway| async move {
+        let answer = gw.raw("GET", "/metrics", "").await;
+        assert_eq!(answer.status, 200);
+        answer.text
+    };
+    assert!(
+        metrics(alice.clone())
+            .await
+            .contains("alice-private-endpoint")
+    );
+    assert!(
+        metrics(root.clone())
+            .await
+            .contains("alice-private-endpoint")
+    );
+    let bobs = metrics(bob.clone()).await;
+    assert!(!bobs.contains("alice-private-endpoint"), "{bobs}");
+    assert!(
+        bobs.contains("recourse_breakers"),
+        "the families are there, empty"
+    );
+}
