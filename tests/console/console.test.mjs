@@ -173,6 +173,7 @@ before(async () => {
     url: `${writes}/api/exports`,
     payload: APPROVED_EXPORT,
     idempotency_key: "console-approval-1",
+    headers: [["X-Export-Reason", "quarterly audit"], ["Authorization", "Bearer warehouse-secret-0123"]],
     approval: { reason: "An inventory export leaves the building" },
   }, 202);
   assert.equal(awaitingCall.outcome, "awaiting_approval", JSON.stringify(awaitingCall));
@@ -301,10 +302,19 @@ test("an approver approves an awaiting call in the console and the tool counts o
   const row = page.locator("#approvals tbody tr", { has: page.locator(`a[href="/console/calls/${id}"]`) });
   assert.equal(await row.count(), 1, "the awaiting export is listed");
   assert.match(await row.textContent(), /An inventory export leaves the building/);
+  assert.equal(await row.locator("form").count(), 0, "the list decides nothing");
 
-  // Its page: the approval, pending, with the form bound to the request read.
-  await Promise.all([page.waitForURL(/\/console\/calls\//), row.locator(`a[href="/console/calls/${id}"]`).click()]);
+  // Its page: the approval, pending, the request shown whole, with the form bound to it.
+  await Promise.all([page.waitForURL(/\/console\/calls\//), row.locator(`a[href="/console/calls/${id}"]`).first().click()]);
   assert.equal(await page.textContent("#approval-state"), "pending");
+  assert.match(await page.textContent("#approval-whose"), /requester/);
+  assert.match(await page.textContent("#request-target"), new RegExp(`POST ${writes}/api/exports`));
+  const payload = JSON.parse(await page.textContent("#request-payload"));
+  assert.deepEqual(payload, APPROVED_EXPORT, "the payload, whole");
+  const headers = await page.textContent("#request-headers");
+  assert.match(headers, /X-Export-Reason\s*quarterly audit/);
+  assert.match(headers, /Authorization\s*\[REDACTED\]/);
+  assert.doesNotMatch(await page.content(), /warehouse-secret-0123/);
   assert.equal(
     await page.getAttribute("#approval input[name=request_sha256]", "value"),
     awaitingCall.approval.request_sha256,
@@ -312,7 +322,11 @@ test("an approver approves an awaiting call in the console and the tool counts o
   await shoot(page, "approval");
 
   await page.fill("#approval input[name=note]", "Checked with the warehouse lead.");
-  await Promise.all([page.waitForURL(`${gateway}/console`), page.click("#approval button[value=approve]")]);
+  // Whoever decided lands on the call's page, and sees what became of it.
+  await Promise.all([page.waitForURL(`${gateway}/console/calls/${id}`), page.click("#approval button[value=approve]")]);
+  assert.equal(await page.textContent("#approval-state"), "approved");
+  assert.equal(await page.textContent("#approval-by"), "lead");
+  await page.goto(`${gateway}/console`);
   assert.equal(await page.textContent("#awaiting-count"), "0");
   assert.match(await page.textContent("#approvals"), /No call is waiting/);
 

@@ -1,23 +1,127 @@
 //! `POST /v1/approvals/{approval_id}`: an approver decides a call that waits
 //! for a person — approves it (this gateway then dispatches it, exactly
-//! once) or rejects it (it fails, nothing sent).
+//! once) or rejects it (it fails, nothing sent). `GET /v1/approvals` and
+//! `GET /v1/approvals/{approval_id}` show what is decided: the request
+//! whole ([`ShownApproval`]), not only its reason.
 
 use std::sync::Arc;
 
 use axum::Extension;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use recourse::approval::{Approval, Decide, DecideError, Decision, decide};
+use recourse::approval::{
+    Approval, ApprovalOf, ApprovalState, Decide, DecideError, Decision, ShownApproval, decide, find,
+};
+use recourse::journal::{CallState, ListQuery};
 use recourse_tool::{ToolFailure, ToolJsonBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde::Serialize;
 
 use crate::dispatch;
 use crate::gateway::Gateway;
 use crate::render::journal_unavailable;
 use recourse_door::Caller;
 use recourse_door::Refusal;
+
+/// The most approvals one `GET /v1/approvals` answers.
+const MAX_LISTED: u32 = 200;
+
+/// The query of `GET /v1/approvals`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ApprovalsQuery {
+    /// Only `pending` (the default): the approvals waiting for a decision.
+    state: Option<String>,
+}
+
+/// `GET /v1/approvals`: the approvals pending that the caller sees, each
+/// with the request it lets go.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ApprovalList {
+    /// Oldest last; at most 200.
+    approvals: Vec<ShownApproval>,
+}
+
+/// `GET /v1/approvals?state=pending`: the calls waiting for a person that
+/// the caller sees (an approver: every caller's), each shown whole.
+pub(crate) async fn list(
+    State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
+    query: Result<Query<ApprovalsQuery>, QueryRejection>,
+) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal().into_response();
+    };
+    match query.as_ref().map(|Query(q)| q.state.as_deref()) {
+        Ok(None | Some("pending")) => {}
+        Ok(Some(_)) | Err(_) => {
+            return ToolFailure::from(
+                Refusal::InvalidQuery
+                    .error("the query takes state=pending (the default) only")
+                    .detail("field", "state"),
+            )
+            .into_response();
+        }
+    }
+    let listed = ListQuery {
+        state: Some(CallState::AwaitingApproval),
+        limit: Some(MAX_LISTED),
+        before: None,
+        seen: caller.seen(),
+    };
+    let entries = match journal.list(&listed).await {
+        Ok(entries) => entries,
+        Err(e) => return journal_unavailable(&e.to_string()),
+    };
+    let entries =
+        match crate::records::expired_as_listed(&g, journal.as_ref(), entries, &listed).await {
+            Ok(entries) => entries,
+            Err(e) => return journal_unavailable(&e.to_string()),
+        };
+    let approvals = entries
+        .iter()
+        .filter(|e| {
+            e.approval
+                .as_ref()
+                .is_some_and(|a| a.state == ApprovalState::Pending)
+        })
+        .map(ShownApproval::of)
+        .collect();
+    Json(ApprovalList { approvals }).into_response()
+}
+
+/// `GET /v1/approvals/{approval_id}`: the approval with the request it lets
+/// go, for a caller who sees its call (else 404, as an absent one).
+pub(crate) async fn show(
+    State(g): State<Arc<Gateway>>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Path(approval_id): Path<String>,
+) -> Response {
+    let Some(journal) = g.journal.as_ref() else {
+        return no_journal().into_response();
+    };
+    match find(
+        journal.as_ref(),
+        ApprovalOf::Approval(&approval_id),
+        g.clock.wall(),
+    )
+    .await
+    {
+        Ok(Some(entry)) if caller.seen().admits_entry(&entry) => {
+            Json(ShownApproval::of(&entry)).into_response()
+        }
+        Ok(_) => ToolFailure::from(
+            Refusal::ApprovalNotFound
+                .error("no approval with this id in the journal")
+                .detail("approval_id", approval_id.as_str()),
+        )
+        .into_response(),
+        Err(e) => journal_unavailable(&e.to_string()),
+    }
+}
 
 /// The body of `POST /v1/approvals/{approval_id}`: the decision.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -173,6 +173,8 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
     let settle = reads.subschema_for::<SettleBody>();
     let decision = reads.subschema_for::<DecideBody>();
     let approval = g.subschema_for::<recourse::approval::Approval>();
+    let shown = g.subschema_for::<recourse::approval::ShownApproval>();
+    let shown_list = g.subschema_for::<crate::approvals::ApprovalList>();
     let awaiting = g.subschema_for::<AwaitingAnswer>();
     let page = g.subschema_for::<CallPage<'static>>();
     let health = g.subschema_for::<Health>();
@@ -258,7 +260,22 @@ fn paths(reads: &mut SchemaGenerator, g: &mut SchemaGenerator) -> Value {
             "parameters": [call_id, prefer],
             "responses": one
         }},
-        "/v1/approvals/{approval_id}": {"post": {
+        "/v1/approvals": {"get": {
+            "summary": "The approvals waiting for a person",
+            "description": "The calls awaiting approval that the caller sees (an approver: every caller's; anyone else: their own), each with what will be sent once approved — the method and URL, or the MCP server and tool; the headers (secret values redacted); the payload (redacted) — the caller that asked, and what asked for approval (`asked_by`: the request, the tool's manifest, or a policy file), whose words the approval's `reason` is. At most 200.",
+            "parameters": [{"name": "state", "in": "query", "required": false, "schema": {"type": "string", "enum": ["pending"]}, "description": "`pending` (the default): the approvals waiting for a decision"}],
+            "responses": with_ok(errors(&[
+                Refusal::InvalidQuery, Refusal::NoJournal, Refusal::JournalUnavailable,
+            ], &[]), "The approvals pending", json_body(&shown_list))
+        }},
+        "/v1/approvals/{approval_id}": {"get": {
+            "summary": "One approval, with the request it lets go",
+            "description": "The approval (its state, reason, expiry, request hash, and who decided it), the caller that asked, what asked for it, and what will be sent (`request`, redacted; `null` once the journal no longer holds it). A caller sees an approval when it sees the call: its own, or — an approver — one pending, or one it decided. Anyone else gets 404, as for an absent one.",
+            "parameters": [approval_id],
+            "responses": with_ok(errors(&[
+                Refusal::ApprovalNotFound, Refusal::NoJournal, Refusal::JournalUnavailable,
+            ], &[]), "The approval, shown whole", json_body(&shown))
+        }, "post": {
             "summary": "Decide a call awaiting approval",
             "description": "An approver approves or rejects a call that waits for a person. Approved, it is dispatched by this gateway, exactly once, with exactly the request approved (every value of its payload protected from correction); rejected, it fails (reason `approval_rejected`), nothing sent. Exactly one of two decisions made at once applies. An approval past its expiry cannot be decided: it expires (reason `approval_expired`).",
             "parameters": [approval_id],

@@ -56,7 +56,11 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/v1/calls/{call_id}", get(records::one))
         .route("/v1/calls/{call_id}/reconcile", post(records::reconcile))
         .route("/v1/calls/{call_id}/settle", post(records::settle))
-        .route("/v1/approvals/{approval_id}", post(approvals::decide_one))
+        .route("/v1/approvals", get(approvals::list))
+        .route(
+            "/v1/approvals/{approval_id}",
+            post(approvals::decide_one).get(approvals::show),
+        )
         .route(
             "/healthz",
             get(|State(g): State<Arc<Gateway>>| async move { g.readiness.healthz() }),

@@ -5,7 +5,10 @@
 //! The list is what `GET /v1/calls?state=awaiting_approval` answers the
 //! same caller — an approval past its expiry expired as it is read, so a
 //! call nobody may decide any more is never offered — oldest first, the
-//! one waiting longest on top. The form runs the very code
+//! one waiting longest on top. The list decides nothing: each call's page
+//! shows what will be sent — the method and URL or the MCP server and tool,
+//! the headers, the payload — beside the reason (labelled with whose words
+//! it is), and only there is the form. The form runs the very code
 //! `POST /v1/approvals/{approval_id}` runs, as the viewer's caller
 //! ([`decide_by`]): the approver role, `APPROVAL_STALE` and
 //! `APPROVAL_DECIDED` come from there, and an approved call is dispatched
@@ -24,7 +27,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{Markup, html};
-use recourse::approval::{Approval, ApprovalState, Decision};
+use recourse::approval::{Approval, ApprovalState, AskedBy, Decision, ShownApproval};
 use recourse::journal::{
     CallState, Journal, JournalEntry, JournalResult, ListQuery, Seen, rfc3339,
 };
@@ -161,10 +164,10 @@ fn not_decided(viewer: &Viewer, refused: &NotDecided) -> Response {
     viewer.error(status, title, &refused.message())
 }
 
-/// The "Awaiting approval" section: each call, and — for an approver — the
-/// form that decides it. `total` is how many there are (the list stops at
-/// [`SHOWN`]).
-pub(crate) fn section(pending: &[Pending], total: u64, csrf: &str, may_decide: bool) -> Markup {
+/// The "Awaiting approval" section: each call, and a link to its page,
+/// where a person reads the request whole and decides it. `total` is how
+/// many there are (the list stops at [`SHOWN`]).
+pub(crate) fn section(pending: &[Pending], total: u64, may_decide: bool) -> Markup {
     html! {
         section #approvals {
             h2 { "Awaiting approval " span.count #awaiting-count { (total) } }
@@ -185,10 +188,8 @@ pub(crate) fn section(pending: &[Pending], total: u64, csrf: &str, may_decide: b
                                 td { (p.reason) }
                                 td { (p.expires_at) }
                                 td {
-                                    @if may_decide {
-                                        (decision_form(&p.approval_id, &p.request_sha256, csrf))
-                                    } @else {
-                                        "An approver decides."
+                                    a.review href=(call_href(&p.call_id)) {
+                                        @if may_decide { "Review the request and decide" } @else { "Review" }
                                     }
                                 }
                             }
@@ -219,7 +220,12 @@ pub(crate) fn on_call_page(
             h2 { "Approval" }
             dl.call {
                 dt { "State" } dd { span class={ "state " (state) } #approval-state { (state) } }
-                dt { "Why" } dd.tool-text { (approval.reason) }
+                dt { "Asked by" } dd #approval-caller { (entry.caller()) }
+                dt { "Why" } dd {
+                    span.whose #approval-whose { (whose_words(ShownApproval::of(entry).asked_by)) }
+                    " "
+                    span.tool-text #approval-reason { (approval.reason) }
+                }
                 dt { "Request SHA-256" } dd { code { (approval.request_sha256) } }
                 dt { "Expires" } dd { (approval.expires_at) }
                 @if let Some(by) = &approval.decided_by { dt { "Decided by" } dd #approval-by { (by) } }
@@ -229,10 +235,11 @@ pub(crate) fn on_call_page(
                 }
                 @if let Some(note) = &approval.note { dt { "Note" } dd { blockquote #approval-note { (note) } } }
             }
+            (shown_request(&ShownApproval::of(entry)))
             @if open {
                 p.hint {
-                    "Approved, the request is sent exactly as it is, once, and no correction may change "
-                    "what was approved; rejected, the call fails and nothing is sent."
+                    "Approved, the request above is sent exactly as it is, once, and no correction may "
+                    "change what was approved; rejected, the call fails and nothing is sent."
                 }
                 @if caller.is_approver() {
                     (decision_form(&approval.id, &approval.request_sha256, csrf))
@@ -240,6 +247,54 @@ pub(crate) fn on_call_page(
                     p.problem { "Deciding needs the approver role; you are " (caller.name()) "." }
                 }
             }
+        }
+    }
+}
+
+/// Whose words an approval's reason is, as its page labels them.
+fn whose_words(asked_by: AskedBy) -> &'static str {
+    match asked_by {
+        AskedBy::Request => "The requester's words (the agent's, unchecked):",
+        AskedBy::Manifest => "The tool's manifest's words:",
+        AskedBy::Policy => "The operator's policy file's words:",
+    }
+}
+
+/// What will be sent once approved: the method and URL, or the MCP server
+/// and tool; the headers; the payload, pretty-printed — all redacted.
+fn shown_request(shown: &ShownApproval) -> Markup {
+    html! {
+        @if let Some(request) = &shown.request {
+            h3 { "What will be sent" }
+            dl.call #approval-request {
+                @if let (Some(method), Some(url)) = (&request.method, &request.url) {
+                    dt { "Request" } dd #request-target { code { (method) " " (url) } }
+                }
+                @if let Some(server) = &request.mcp_server {
+                    dt { "MCP server" } dd #request-server { code { (server) } }
+                }
+                @if let Some(tool) = &request.tool {
+                    dt { "Tool" } dd #request-tool { code { (tool) } }
+                }
+                dt { "Headers" }
+                dd #request-headers {
+                    @if request.headers.is_empty() {
+                        "none"
+                    } @else {
+                        table {
+                            @for header in &request.headers {
+                                tr { th { code { (header.name) } } td { code { (header.value) } } }
+                            }
+                        }
+                    }
+                }
+                dt { "Payload" }
+                dd { pre #request-payload {
+                    (serde_json::to_string_pretty(&request.payload).unwrap_or_default())
+                } }
+            }
+        } @else {
+            p.hint { "The journal no longer holds the request: the call was dispatched or ended." }
         }
     }
 }
@@ -371,30 +426,15 @@ mod tests {
     }
 
     #[test]
-    fn an_approver_gets_a_form_bound_to_the_request_and_the_session() {
-        let page = section(&[pending()], 1, "csrf-token", true).into_string();
-        assert!(page.contains(r#"name="csrf" value="csrf-token""#), "{page}");
-        assert!(page.contains(&format!(
-            r#"name="request_sha256" value="{}""#,
-            "ab".repeat(32)
-        )));
-        assert!(page.contains(r#"value="approve""#) && page.contains(r#"value="reject""#));
-        assert!(
-            page.contains(
-                r#"action="/console/approvals/ap-1%22%3E%3Cscript%3Ex%28%29%3C%2Fscript%3E""#
-            ),
-            "{page}"
-        );
+    fn the_list_decides_nothing_and_links_each_call_s_page() {
+        let page = section(&[pending()], 1, true).into_string();
+        assert!(!page.contains("<form"), "{page}");
+        assert!(page.contains("Review the request and decide"), "{page}");
         assert!(!page.contains("<script"), "tool text is text: {page}");
         assert!(page.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
-    }
-
-    #[test]
-    fn others_see_the_list_without_a_form() {
-        let page = section(&[pending()], 1, "csrf-token", false).into_string();
-        assert!(!page.contains("<form"), "{page}");
-        assert!(page.contains("An approver decides."));
-        let empty = section(&[], 0, "t", true).into_string();
+        let page = section(&[pending()], 1, false).into_string();
+        assert!(page.contains("Deciding needs the approver role."));
+        let empty = section(&[], 0, true).into_string();
         assert!(empty.contains("No call is waiting"));
         assert!(
             empty.contains(r#"<span class="count" id="awaiting-count">0</span>"#),
@@ -404,7 +444,7 @@ mod tests {
 
     #[test]
     fn the_count_is_all_of_them_and_the_page_says_when_it_shows_fewer() {
-        let page = section(&[pending()], 250, "t", true).into_string();
+        let page = section(&[pending()], 250, true).into_string();
         assert!(page.contains(r#"id="awaiting-count">250<"#), "{page}");
         assert!(page.contains("The 1 newest are shown."), "{page}");
     }

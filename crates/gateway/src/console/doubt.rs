@@ -98,6 +98,6 @@ fn render(found: &InDoubt, viewer: &Viewer) -> Markup {
                 }
             }
         }
-        (approvals::section(&found.pending, found.pending_total, viewer.csrf(), caller.is_approver()))
+        (approvals::section(&found.pending, found.pending_total, caller.is_approver()))
     }
 }

@@ -375,3 +375,69 @@ async fn a_key_is_its_callers_whatever_its_text() {
     assert!(!refused.to_string().contains("paid"), "{refused}");
     assert_eq!(tool.paid().len(), 1, "nothing sent again");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_is_shown_the_request_whole_not_only_its_reason() {
+    let tool = PayTool::start().await;
+    tool.manifest_status.store(404, Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, lead) = two_callers(&dir, ManualClock::new(), false).await;
+    let boss = TestGateway {
+        gateway: Arc::clone(&agent.gateway),
+        token: Some(BOSS.to_owned()),
+    };
+    let mut body = tool.pay("/api/transfer");
+    body["headers"] = json!([
+        ["X-Override", "wire"],
+        ["Authorization", "Bearer tool-secret-123456"]
+    ]);
+    body["approval"] = json!({"reason": "refund of 5 EUR to customer"});
+    let (status, asked) = agent.post(&body).await;
+    assert_eq!(status, 202, "{asked}");
+    let id = approval_id(&asked);
+
+    let (status, pending) = lead.get("/v1/approvals?state=pending").await;
+    assert_eq!(status, 200, "{pending}");
+    let shown = &pending["approvals"][0];
+    assert_eq!(shown["approval"]["id"], id.as_str(), "{pending}");
+    assert_eq!(shown["caller"], "agent");
+    assert_eq!(
+        shown["asked_by"], "request",
+        "the reason is the requester's words"
+    );
+    assert_eq!(shown["approval"]["reason"], "refund of 5 EUR to customer");
+    let request = &shown["request"];
+    assert_eq!(request["method"], "POST");
+    assert_eq!(request["url"], format!("{}/api/transfer", tool.base));
+    assert_eq!(
+        request["payload"],
+        json!({"amount": 50000, "to": "attacker-iban"})
+    );
+    assert_eq!(
+        request["headers"][0],
+        json!({"name": "X-Override", "value": "wire"})
+    );
+    assert_eq!(request["headers"][1]["value"], "[REDACTED]");
+    assert!(!pending.to_string().contains("tool-secret-123456"));
+    let (status, one) = lead.get(&format!("/v1/approvals/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(&one, shown);
+    // The agent sees its own; the list says nothing of others' to it.
+    assert_eq!(agent.get(&format!("/v1/approvals/{id}")).await.0, 200);
+    let (status, refused) = lead.get("/v1/approvals?state=approved").await;
+    assert_eq!(status, 400, "{refused}");
+
+    // Decided by the boss: the boss still reads it, the lead no longer.
+    let approved = decide(&boss, &id, "approve").await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(boss.get(&format!("/v1/approvals/{id}")).await.0, 200);
+    let call_id = asked["call_id"].as_str().unwrap();
+    agent
+        .wait_for(&format!("/v1/calls/{call_id}"), |b| {
+            b["state"] == "succeeded"
+        })
+        .await;
+    assert_eq!(lead.get(&format!("/v1/approvals/{id}")).await.0, 404);
+    let (_, pending) = lead.get("/v1/approvals").await;
+    assert_eq!(pending["approvals"], json!([]));
+}

@@ -631,10 +631,31 @@ async fn an_approver_approves_from_the_console_and_the_tool_writes_once() {
         "{}",
         home.text
     );
+    // The list decides nothing: the call's page shows the request whole,
+    // and has the form.
     let action = format!("/console/approvals/{approval_id}");
-    assert!(home.text.contains(&format!(r#"action="{action}""#)));
-    assert!(home.text.contains(&format!(r#"value="{hash}""#)));
-    let csrf = csrf_of(&home.text);
+    assert!(!home.text.contains(&format!(r#"action="{action}""#)));
+    assert!(home.text.contains("Review the request and decide"));
+    let page = lead.get(&format!("/console/calls/{id}")).await;
+    assert!(page.text.contains(&format!(r#"action="{action}""#)));
+    assert!(page.text.contains(&format!(r#"value="{hash}""#)));
+    assert!(
+        page.text.contains(r#"id="request-payload""#),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text.contains("sales-2024"),
+        "the payload: {}",
+        page.text
+    );
+    assert!(
+        page.text.contains("The requester&#39;s words")
+            || page.text.contains("The requester's words"),
+        "{}",
+        page.text
+    );
+    let csrf = csrf_of(&page.text);
 
     // Without the session's token, nothing is decided and nothing is sent.
     let zeros = "0".repeat(64);
@@ -766,7 +787,7 @@ async fn a_caller_without_the_role_sees_the_wait_but_may_not_decide() {
     assert_eq!(agent.log_in(AGENT).await.status, 303);
     let home = agent.get("/console").await;
     assert!(home.text.contains(&id), "its own call: {}", home.text);
-    assert!(home.text.contains("An approver decides."));
+    assert!(home.text.contains("Deciding needs the approver role."));
     assert!(!home.text.contains(r#"class="decide""#), "{}", home.text);
     let page = agent.get(&format!("/console/calls/{id}")).await;
     // A call waiting for a person has not ended.

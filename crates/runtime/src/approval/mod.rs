@@ -74,6 +74,7 @@
 
 mod ask;
 mod decide;
+mod shown;
 
 pub use crate::journal::expiry::{ApprovalOf, expire_due, find, refreshed};
 pub use ask::{AskApproval, Asked, ask};
@@ -82,3 +83,4 @@ pub use recourse_core::approval::{
     Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decider,
     Decision, ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required,
 };
+pub use shown::{AskedBy, ShownApproval, ShownHeader, ShownRequest};
