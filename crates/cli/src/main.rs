@@ -17,6 +17,7 @@ macro_rules! outln {
     };
 }
 
+mod approvals;
 mod approve;
 mod call;
 mod debug;
@@ -102,6 +103,11 @@ enum Command {
         after_help = r#"Example: recourse journal --journal recourse.db list --state unknown"#
     )]
     Journal(journal::JournalArgs),
+    /// Read and decide a gateway's approvals: what each would send, then approve or reject it.
+    #[command(
+        after_help = r#"Example: RECOURSE_GATEWAY_TOKEN=$LEAD_TOKEN recourse approvals list"#
+    )]
+    Approvals(approvals::ApprovalsArgs),
     /// Check a tool's error reporting: a fixed battery of bad requests, scored per check.
     #[command(after_help = r#"Example: recourse probe http://127.0.0.1:8700"#)]
     Probe(Box<probe::ProbeArgs>),
@@ -210,6 +216,7 @@ fn main() -> ExitCode {
         Command::Call(args) => block_on(s, call::run(args, s)),
         Command::Serve(args) => block_on(s, serve::serve(args, s)),
         Command::Journal(args) => block_on(s, journal::run(args, s)),
+        Command::Approvals(args) => block_on(s, approvals::run(args, s)),
         Command::Probe(args) => block_on(s, probe::run(args, s)),
         Command::Run(args) => block_on(s, workflow::run(args, s)),
         Command::Mcp { command } => block_on(s, mcp_proxy::run(command, s)),

@@ -8,6 +8,7 @@ mod held;
 #[path = "../support/gateway.rs"]
 mod support;
 
+mod approvals;
 mod attacks;
 mod call;
 mod call_correction;
