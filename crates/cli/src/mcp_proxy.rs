@@ -190,7 +190,7 @@ async fn proxy(args: &ProxyArgs, settings: &Settings) -> Result<i32> {
     args.executor.apply(&mut config);
     let chain = Arc::new(settings.chain(&config)?);
     let policies = match &args.tools {
-        Some(path) => ToolPolicies::read(path)?,
+        Some(path) => ToolPolicies::read(path).map_err(|e| anyhow::anyhow!("--tools {e}"))?,
         None => ToolPolicies::default(),
     };
     let mut builder = McpProxy::builder(config.clone())

@@ -21,8 +21,10 @@ use crate::request::CallRequest;
 use crate::resolve::check;
 use recourse_door::Caller;
 
-/// What approval `req` needs before it is sent: its own `approval`, else
-/// its tool's manifest entry's (an HTTP target only, asked within a
+/// What approval `req` needs before it is sent: its own `approval`; for an
+/// MCP server the gateway starts, its tool's entry in the `--mcp-policy`
+/// file whose pattern matches the command line; else its tool's manifest
+/// entry's (an HTTP target, asked within a
 /// quarter of the deadline and never longer than an attempt may take);
 /// `None` when it needs none. A manifest that cannot be read now refuses a
 /// call that may write (503 `MANIFEST_UNAVAILABLE`, nothing sent): whether
@@ -46,7 +48,10 @@ pub(crate) async fn needed(
             )
         });
     }
-    let (Some(url), None) = (req.url.as_deref(), &req.mcp) else {
+    if let Some(mcp) = &req.mcp {
+        return Ok(mcp_policy(g, mcp));
+    }
+    let Some(url) = req.url.as_deref() else {
         return Ok(None);
     };
     // What cannot be called is refused where the call is resolved.
@@ -87,6 +92,20 @@ pub(crate) async fn needed(
             )
             .with_retry_after(timing::MANIFEST_RETRY_AFTER),
         )),
+    }
+}
+
+/// The approval an MCP call needs under the policy files of `--mcp-policy`:
+/// a server started by a command line a pattern matches, a tool its file
+/// holds for a person. What cannot be started is refused where the call is
+/// resolved.
+fn mcp_policy(g: &Gateway, mcp: &serde_json::Value) -> Option<Required> {
+    let (line, tool) = (mcp["command"].as_str()?, mcp["tool"].as_str()?);
+    match recourse_mcp::McpTarget::command_line(line).ok()? {
+        recourse_mcp::McpTarget::Command { program, args, .. } => {
+            g.mcp_policy_approval(&program, &args, tool)
+        }
+        _ => None,
     }
 }
 

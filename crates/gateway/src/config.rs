@@ -49,6 +49,7 @@ pub struct GatewayConfig {
     settle_headers: Vec<(String, String)>,
     allow_targets: Vec<String>,
     allow_mcp_commands: Vec<String>,
+    mcp_policies: Vec<(String, recourse_door::ToolPolicies)>,
     mcp_env: Vec<String>,
     journal: Option<Arc<dyn Journal>>,
     shared: Option<Arc<dyn SharedState>>,
@@ -75,6 +76,10 @@ impl fmt::Debug for GatewayConfig {
             )
             .field("allow_targets", &self.allow_targets)
             .field("allow_mcp_commands", &self.allow_mcp_commands)
+            .field(
+                "mcp_policies",
+                &self.mcp_policies.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            )
             .field("mcp_env", &self.mcp_env)
             .field("journal", &self.journal.is_some())
             .field("shared", &self.shared.is_some())
@@ -97,6 +102,7 @@ impl GatewayConfig {
             settle_headers: Vec::new(),
             allow_targets: Vec::new(),
             allow_mcp_commands: Vec::new(),
+            mcp_policies: Vec::new(),
             mcp_env: Vec::new(),
             journal: None,
             shared: None,
@@ -169,6 +175,22 @@ impl GatewayConfig {
     #[must_use]
     pub fn allow_mcp_command(mut self, pattern: impl Into<String>) -> Self {
         self.allow_mcp_commands.push(pattern.into());
+        self
+    }
+
+    /// Applies `policies` (a `recourse mcp proxy --tools` file) to the MCP
+    /// servers whose whole command line `pattern` matches (the form of
+    /// [`allow_mcp_command`](Self::allow_mcp_command)): a tool whose entry
+    /// asks for `approval` is held for a person here as at the proxy, so
+    /// the gateway is no way around the proxy's approvals. Checked by
+    /// [`build`](Self::build).
+    #[must_use]
+    pub fn with_mcp_policy(
+        mut self,
+        pattern: impl Into<String>,
+        policies: recourse_door::ToolPolicies,
+    ) -> Self {
+        self.mcp_policies.push((pattern.into(), policies));
         self
     }
 
@@ -257,6 +279,12 @@ impl GatewayConfig {
             .map(|p| CommandPattern::new(p))
             .collect::<Result<_, _>>()
             .map_err(|e| GatewayError::new("--allow-mcp-command", e))?;
+        let mcp_policies = self
+            .mcp_policies
+            .into_iter()
+            .map(|(pattern, policies)| Ok((CommandPattern::new(&pattern)?, policies)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e: String| GatewayError::new("--mcp-policy", e))?;
         check_mcp_env(&self.mcp_env).map_err(|e| GatewayError::new("--mcp-env", e))?;
         // How a journaled call is settled: the executor's lease and limits,
         // the targets' allowlist, the settle headers — built once.
@@ -299,6 +327,7 @@ impl GatewayConfig {
             door,
             targets,
             mcp_commands,
+            mcp_policies,
             mcp_env: self.mcp_env,
             loopback_hosts_only,
             settle,

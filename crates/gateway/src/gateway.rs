@@ -29,6 +29,10 @@ pub struct Gateway {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) targets: Targets,
     pub(crate) mcp_commands: Vec<CommandPattern>,
+    /// The operator's tool policies for the MCP servers whose command line
+    /// a pattern matches (`--mcp-policy 'PATTERN=FILE'`): a tool that waits
+    /// for a person there is held here too.
+    pub(crate) mcp_policies: Vec<(CommandPattern, recourse_door::ToolPolicies)>,
     pub(crate) mcp_env: Vec<String>,
     /// Who may call, by token; `None` when the gateway has no token.
     pub(crate) callers: Option<Arc<Callers>>,
@@ -82,6 +86,24 @@ impl std::fmt::Debug for Gateway {
 pub(crate) const MAX_ENDPOINTS_PER_CALLER: usize = 1024;
 
 impl Gateway {
+    /// The approval a call of MCP `tool` on the server started by `program
+    /// args` needs under the policy files of `--mcp-policy`, if any: the
+    /// first file whose pattern matches the command line and that names the
+    /// tool decides.
+    pub(crate) fn mcp_policy_approval(
+        &self,
+        program: &str,
+        args: &[String],
+        tool: &str,
+    ) -> Option<recourse::approval::Required> {
+        self.mcp_policies
+            .iter()
+            .filter(|(pattern, _)| pattern.matches(program, args))
+            .find_map(|(_, policies)| policies.get(tool))
+            .and_then(|policy| policy.approval.as_ref())
+            .and_then(|approval| approval.required().ok())
+    }
+
     /// Remembers that `caller` called `endpoint`, for its views of the breakers.
     pub(crate) fn note_endpoint(&self, caller: &Caller, endpoint: &str) {
         if caller.is_admin() {

@@ -77,6 +77,8 @@ pub use journal_location::{
 };
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
-pub use recourse_door::{Access, Authorize, Caller, Callers, CallersError, authorize};
+pub use recourse_door::{
+    Access, Authorize, Caller, Callers, CallersError, PolicyError, ToolPolicies, authorize,
+};
 pub use routes::router;
 pub use serve::{ServeOptions, Served, serve, shutdown_signal};

@@ -20,8 +20,8 @@ use recourse_mcp::McpTool;
 use serde_json::Value;
 
 use crate::error::ProxyError;
-use crate::policy::{ToolPolicies, ToolPolicy};
 use crate::upstream::offered_name;
+use recourse_door::policy::{ToolPolicies, ToolPolicy};
 
 /// One tool as offered to the client.
 #[derive(Debug, Clone)]

@@ -26,9 +26,9 @@ use crate::capabilities;
 use crate::catalog::{Catalog, Listing};
 use crate::error::ProxyError;
 use crate::listeners::Listeners;
-use crate::policy::ToolPolicies;
 use crate::subscribers::Subscriptions;
 use crate::upstream::Upstream;
+use recourse_door::policy::ToolPolicies;
 
 /// How long an upstream may take to start and list its tools (a server
 /// started through `npx` or `uvx` may first be downloaded).

@@ -66,6 +66,11 @@ pub(crate) struct ServeArgs {
     /// gateway starts no processes.
     #[arg(long = "allow-mcp-command", value_name = "PATTERN")]
     allow_mcp_commands: Vec<String>,
+    /// Apply a `recourse mcp proxy --tools` policy FILE to the MCP servers whose whole command
+    /// line PATTERN matches (the --allow-mcp-command form): a tool held for a person there is
+    /// held here too. 'PATTERN=FILE', split at the last '='; repeatable.
+    #[arg(long = "mcp-policy", value_name = "PATTERN=FILE")]
+    mcp_policies: Vec<String>,
     /// Pass this environment variable to MCP server processes; they get only PATH, HOME,
     /// LANG, LANGUAGE, LC_*, TZ and these. Repeatable.
     #[arg(long = "mcp-env", value_name = "NAME")]
@@ -187,6 +192,15 @@ async fn gateway(
     }
     for pattern in &args.allow_mcp_commands {
         config = config.allow_mcp_command(pattern.clone());
+    }
+    for given in &args.mcp_policies {
+        let (pattern, file) = given
+            .rsplit_once('=')
+            .filter(|(p, f)| !p.trim().is_empty() && !f.is_empty())
+            .with_context(|| format!("--mcp-policy {given:?}: give 'PATTERN=FILE'"))?;
+        let policies = recourse_gateway::ToolPolicies::read(std::path::Path::new(file))
+            .map_err(|e| anyhow::anyhow!("--mcp-policy {e}"))?;
+        config = config.with_mcp_policy(pattern, policies);
     }
     for name in &args.mcp_env {
         config = config.pass_mcp_env(name.clone());

@@ -125,3 +125,96 @@ async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
     assert_eq!(code, 1);
     assert!(said.contains("APPROVAL_NOT_FOUND"), "{said}");
 }
+
+/// A gateway that may start an MCP server holds the tools the proxy's
+/// policy file holds: calling it directly is no way around an approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_holds_what_the_proxys_policy_holds() {
+    let bin = env!("CARGO_BIN_EXE_recourse");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(
+        &tokens,
+        json!({"callers": [
+            {"name": "agent", "token": AGENT},
+            {"name": "lead", "token": LEAD, "approver": true}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"tools": {"orders_refund": {"approval": {"reason": "refunds move money"}}}}"#,
+    )
+    .unwrap();
+    let pattern = format!("'{bin}' tools serve --mcp --port *");
+    let mcp_policy = format!("{pattern}={}", policy.display());
+    let journal = dir.path().join("journal.db");
+    let gw = Gateway::spawn()
+        .args(&[
+            "--tokens",
+            tokens.to_str().unwrap(),
+            "--journal",
+            journal.to_str().unwrap(),
+            "--allow-mcp-command",
+            &pattern,
+            "--mcp-policy",
+            &mcp_policy,
+        ])
+        .start();
+    let call = |tool: &str, payload: Value| {
+        let url = format!("{}/v1/calls", gw.url);
+        let body = json!({
+            "mcp": {"command": format!("{bin} tools serve --mcp --port 0"), "tool": tool},
+            "payload": payload
+        });
+        async move {
+            let answer = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(AGENT)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            (
+                answer.status().as_u16(),
+                answer.json::<Value>().await.unwrap(),
+            )
+        }
+    };
+    let (status, held) = call("orders_refund", json!({"order_id": "ORD-2002"})).await;
+    assert_eq!(status, 202, "{held}");
+    assert_eq!(held["approval"]["reason"], "refunds move money");
+    let id = held["approval"]["id"].as_str().unwrap().to_owned();
+    let (code, shown, _) = approvals(&gw, LEAD, &["show", &id]);
+    assert_eq!(code, 0);
+    assert!(shown.contains("operator's policy file's words"), "{shown}");
+    assert!(shown.contains("tool      orders_refund"), "{shown}");
+    assert!(shown.contains("tools serve --mcp --port 0"), "{shown}");
+    // A tool the file does not hold runs at once.
+    let (status, ran) = call("orders_lookup", json!({"order_id": "ORD-2002"})).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_ne!(ran["outcome"], "awaiting_approval", "{ran}");
+
+    // A policy file that cannot be read stops the gateway before it serves, named.
+    let out = Command::new(bin)
+        .args(["serve", "--port", "0", "--check", "--mcp-policy"])
+        .arg(format!(
+            "{pattern}={}",
+            dir.path().join("missing.json").display()
+        ))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--mcp-policy") && said.contains("missing.json"),
+        "{said}"
+    );
+}

@@ -1,5 +1,7 @@
-//! The operator's word on each tool: [`ToolPolicies`], read from the
-//! policy file (`--tools FILE`).
+//! The operator's word on each MCP tool: [`ToolPolicies`], read from a
+//! policy file — `recourse mcp proxy --tools FILE`, and the gateway's
+//! `serve --mcp-policy 'PATTERN=FILE'` for the servers it may start, so a
+//! tool that waits for a person is held at both doors.
 //!
 //! # Why a file, and why it is strict
 //!
@@ -19,28 +21,48 @@ use recourse::approval::ApprovalSpec;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::ProxyError;
+/// A policy file that cannot be used, and where in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError(String);
+
+impl PolicyError {
+    fn config(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+
+    fn caused_by(self, source: impl std::fmt::Display) -> Self {
+        Self(format!("{}: {source}", self.0))
+    }
+}
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PolicyError {}
 
 /// What the policy file declares for one tool.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ToolPolicy {
+pub struct ToolPolicy {
     /// Whether a call may be sent twice; unset, the tool's annotations decide.
     #[serde(default)]
-    pub(crate) idempotent: Option<bool>,
+    pub idempotent: Option<bool>,
     /// How to read a write back (an MCP tool of the same upstream).
     #[serde(default)]
-    pub(crate) verify: Option<VerifySpec>,
+    pub verify: Option<VerifySpec>,
     /// JSON Pointers into the arguments no correction may change.
     #[serde(default)]
-    pub(crate) protect: Vec<String>,
+    pub protect: Vec<String>,
     /// Same-payload resends at most, for this tool.
     #[serde(default)]
-    pub(crate) max_retries: Option<u32>,
+    pub max_retries: Option<u32>,
     /// A person approves each call before it is sent (on a gateway sharing
     /// the journal): why, and how long they have.
     #[serde(default)]
-    pub(crate) approval: Option<ApprovalSpec>,
+    pub approval: Option<ApprovalSpec>,
 }
 
 /// The policy file: `{"tools": {"NAME": {"idempotent", "verify", "protect",
@@ -49,7 +71,7 @@ pub(crate) struct ToolPolicy {
 /// for a person's decision on a gateway sharing the journal (see `ask`).
 ///
 /// ```
-/// use recourse_mcp_proxy::ToolPolicies;
+/// use recourse_door::ToolPolicies;
 ///
 /// let file = br#"{"tools": {
 ///     "exports_create": {
@@ -86,11 +108,10 @@ impl ToolPolicies {
     /// # Errors
     /// The file cannot be read, or as [`from_json`](Self::from_json), each
     /// naming the file.
-    pub fn read(path: &Path) -> Result<Self, ProxyError> {
+    pub fn read(path: &Path) -> Result<Self, PolicyError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| ProxyError::config(format!("--tools {}", path.display())).caused_by(e))?;
-        Self::from_json(&bytes)
-            .map_err(|e| ProxyError::config(format!("--tools {}: {e}", path.display())))
+            .map_err(|e| PolicyError::config(path.display().to_string()).caused_by(e))?;
+        Self::from_json(&bytes).map_err(|e| PolicyError::config(format!("{}: {e}", path.display())))
     }
 
     /// Reads a policy file's bytes.
@@ -101,16 +122,16 @@ impl ToolPolicies {
     /// JSON Pointer; a verification that reads a URL rather than a tool, or
     /// that could never run (no expectation, a malformed one, a template
     /// that reads anything but `{{payload.…}}`).
-    pub fn from_json(bytes: &[u8]) -> Result<Self, ProxyError> {
+    pub fn from_json(bytes: &[u8]) -> Result<Self, PolicyError> {
         let file: Value = serde_json::from_slice(bytes)
-            .map_err(|e| ProxyError::config("the policy file is not JSON").caused_by(e))?;
+            .map_err(|e| PolicyError::config("the policy file is not JSON").caused_by(e))?;
         let Value::Object(mut top) = file else {
-            return Err(ProxyError::config(
+            return Err(PolicyError::config(
                 "the policy file must be an object: {\"tools\": {\"NAME\": {…}}}",
             ));
         };
         if let Some(unknown) = top.keys().find(|k| *k != "tools") {
-            return Err(ProxyError::config(format!(
+            return Err(PolicyError::config(format!(
                 "the policy file has an unknown key {unknown:?} (it holds only \"tools\")"
             )));
         }
@@ -118,7 +139,7 @@ impl ToolPolicies {
             Some(Value::Object(tools)) => tools,
             None => serde_json::Map::new(),
             Some(_) => {
-                return Err(ProxyError::config(
+                return Err(PolicyError::config(
                     "\"tools\" must be an object: {\"NAME\": {…}}",
                 ));
             }
@@ -129,7 +150,7 @@ impl ToolPolicies {
                 let policy = read_policy(&name, policy)?;
                 Ok((name, policy))
             })
-            .collect::<Result<_, ProxyError>>()?;
+            .collect::<Result<_, PolicyError>>()?;
         Ok(Self { tools })
     }
 
@@ -148,13 +169,18 @@ impl ToolPolicies {
     }
 
     /// Each tool's policy, by the name the file gives it.
-    pub(crate) fn tools(&self) -> &[(String, ToolPolicy)] {
+    pub fn tools(&self) -> &[(String, ToolPolicy)] {
         &self.tools
+    }
+
+    /// The policy of the tool named `name`, if the file names it.
+    pub fn get(&self, name: &str) -> Option<&ToolPolicy> {
+        self.tools.iter().find(|(n, _)| n == name).map(|(_, p)| p)
     }
 }
 
 /// One tool's policy, checked as far as it can be without the upstreams.
-fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, ProxyError> {
+fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, PolicyError> {
     let policy: ToolPolicy = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." {
@@ -162,11 +188,11 @@ fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, ProxyError> {
         } else {
             format!(".{path}")
         };
-        ProxyError::config(format!("tools.{name}{at}: {}", e.into_inner()))
+        PolicyError::config(format!("tools.{name}{at}: {}", e.into_inner()))
     })?;
     for pointer in &policy.protect {
         recourse::protect::validate_pointer(pointer).map_err(|e| {
-            ProxyError::config(format!(
+            PolicyError::config(format!(
                 "tools.{name}.protect: {pointer:?}: {}",
                 e.problem()
             ))
@@ -175,18 +201,18 @@ fn read_policy(name: &str, value: Value) -> Result<ToolPolicy, ProxyError> {
     if let Some(approval) = &policy.approval {
         approval
             .required()
-            .map_err(|e| ProxyError::config(format!("tools.{name}.{e}")))?;
+            .map_err(|e| PolicyError::config(format!("tools.{name}.{e}")))?;
     }
     if let Some(verify) = &policy.verify {
         if verify.url.is_some() || verify.tool.is_none() {
-            return Err(ProxyError::config(format!(
+            return Err(PolicyError::config(format!(
                 "tools.{name}.verify: the proxy reads a write back through a tool of the same \
                  upstream: give \"tool\" (not \"url\")"
             )));
         }
         verify
             .check()
-            .map_err(|e| ProxyError::config(format!("tools.{name}.verify: {}", e.problem())))?;
+            .map_err(|e| PolicyError::config(format!("tools.{name}.verify: {}", e.problem())))?;
     }
     Ok(policy)
 }
