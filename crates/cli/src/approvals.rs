@@ -23,7 +23,13 @@ const DEFAULT_GATEWAY: &str = "http://127.0.0.1:8780";
 #[derive(Debug, Args)]
 pub(crate) struct ApprovalsArgs {
     /// The gateway's URL.
-    #[arg(long, global = true, env = "RECOURSE_GATEWAY_URL", default_value = DEFAULT_GATEWAY)]
+    #[arg(
+        long,
+        global = true,
+        env = "RECOURSE_GATEWAY_URL",
+        hide_env_values = true,
+        default_value = DEFAULT_GATEWAY
+    )]
     gateway: String,
     /// Print the gateway's JSON rather than the text.
     #[arg(long, global = true)]
@@ -35,13 +41,18 @@ pub(crate) struct ApprovalsArgs {
 #[derive(Debug, Subcommand)]
 enum ApprovalsCommand {
     /// The approvals waiting for a person that this caller sees, each with its request.
+    #[command(after_help = "Example: recourse approvals list --gateway http://127.0.0.1:8780")]
     List,
     /// One approval, with the request it lets go.
+    #[command(after_help = "Example: recourse approvals show 0193f2a4-…")]
     Show {
         /// The approval's id.
         id: String,
     },
     /// Approve: the request shown is sent, exactly as it is, once.
+    #[command(
+        after_help = "Example: recourse approvals approve 0193f2a4-… --note 'checked with finance'"
+    )]
     Approve {
         /// The approval's id.
         id: String,
@@ -50,6 +61,9 @@ enum ApprovalsCommand {
         note: Option<String>,
     },
     /// Reject: the call fails, nothing is sent.
+    #[command(
+        after_help = "Example: recourse approvals reject 0193f2a4-… --note 'not this amount'"
+    )]
     Reject {
         /// The approval's id.
         id: String,
@@ -223,23 +237,15 @@ struct Gateway {
 
 impl Gateway {
     fn new(base: &str, token: Option<&str>) -> Result<Self> {
-        let url: reqwest::Url = base
+        let _: reqwest::Url = base
             .parse()
             .with_context(|| format!("--gateway {base:?} is not a URL"))?;
-        let mut builder = reqwest::Client::builder()
+        // recourse's HTTPS client: the platform's roots and `--ca-file`, and
+        // a loopback gateway asked directly — the token never goes through
+        // a proxy the environment names.
+        let builder = recourse::tls::client_builder()
             .timeout(std::time::Duration::from_secs(30))
             .redirect(reqwest::redirect::Policy::none());
-        // A loopback gateway is asked directly: the token never goes
-        // through a proxy the environment names.
-        let loopback = url.host_str().is_some_and(|h| {
-            h == "localhost"
-                || h.trim_matches(['[', ']'])
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        });
-        if loopback {
-            builder = builder.no_proxy();
-        }
         Ok(Self {
             base: base.trim_end_matches('/').to_owned(),
             token: token.map(str::to_owned),

@@ -14,10 +14,12 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 /// Asks `gw` to call `url`: the status and the body.
+/// (A read: a write to a tool whose manifest cannot be read is refused
+/// before it runs, `MANIFEST_UNAVAILABLE`, and these calls are to be run.)
 async fn call(gw: &Gateway, client: &reqwest::Client, url: &str) -> (u16, String) {
     let resp = client
         .post(format!("{}/v1/calls", gw.url))
-        .json(&json!({"url": url, "payload": {"q": 1}}))
+        .json(&json!({"url": url, "method": "GET", "payload": {"q": 1}}))
         .send()
         .await
         .unwrap();
@@ -123,7 +125,7 @@ async fn metrics_stay_small_after_two_thousand_distinct_failing_urls() {
             calls.spawn(async move {
                 let resp = client
                     .post(format!("{gw_url}/v1/calls"))
-                    .json(&json!({"url": url, "payload": {}}))
+                    .json(&json!({"url": url, "method": "GET", "payload": {}}))
                     .send()
                     .await
                     .unwrap();
@@ -240,6 +242,7 @@ async fn a_caller_cannot_raise_the_gateways_limits() {
         .post(format!("{}/v1/calls", gw.url))
         .json(&json!({
             "url": format!("{tool}/api/x"),
+            "method": "GET",
             "payload": {},
             "max_retries": 1000,
             "max_corrections": 1000,

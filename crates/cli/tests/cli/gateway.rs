@@ -213,7 +213,7 @@ async fn allow_target_patterns_open_more_hosts() {
     let gw = start(&["--allow-target", "*.invalid"], None);
     let (status, body) = post(
         &gw,
-        json!({"url": "http://tool.invalid/x", "payload": {}, "max_retries": 0}),
+        json!({"url": "http://tool.invalid/x", "method": "GET", "payload": {}, "max_retries": 0}),
         None,
     )
     .await;

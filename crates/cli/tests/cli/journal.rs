@@ -313,8 +313,10 @@ async fn the_gateway_and_the_proxy_say_where_they_journal_and_journal_reads_it()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let body = serde_json::json!({"url": "http://127.0.0.1:9/api/exports", "payload": {},
-                                  "idempotency_key": "k-said"});
+    // (A keyed read: journaled as its key's call; a write to a port nobody
+    // serves would be refused before it runs, its manifest unreadable.)
+    let body = serde_json::json!({"url": "http://127.0.0.1:9/api/exports", "method": "GET",
+                                  "payload": {}, "idempotency_key": "k-said"});
     let (status, record) = gw.post(&body).await;
     assert_eq!(status, 200, "{record}");
     let listed =
