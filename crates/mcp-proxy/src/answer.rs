@@ -49,6 +49,12 @@ pub(crate) fn door_answer(
     }
 }
 
+/// How a call ended, from its record (not a replay): a rejection decided
+/// just now.
+pub(crate) fn ended(record: &Value, output: Option<&Schema>) -> CallToolResult {
+    typed(of_record(record, false, output))
+}
+
 /// A call that ran: the tool's own result when the call succeeded on it,
 /// otherwise what its record says.
 fn ran(

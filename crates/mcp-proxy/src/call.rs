@@ -21,6 +21,7 @@ use recourse::config::CallField;
 use recourse::{Call, CallBuilder};
 use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
 use rmcp::model::CallToolResult;
+use rmcp::service::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +30,7 @@ use crate::ask;
 use crate::capture::Capture;
 use crate::catalog::Offered;
 use crate::client::Client;
+use crate::elicit;
 use crate::proxy::Shared;
 
 /// A request the proxy cannot route: a JSON-RPC error, not a tool's failure.
@@ -43,12 +45,16 @@ pub(crate) enum Fault {
 }
 
 /// Runs the call the client asked for and answers it.
+/// `in_client` is the client's user when they can be asked (the client
+/// declared form elicitation): a held call whose policy says `via: client`
+/// is put to them ([`elicit`](crate::elicit)).
 pub(crate) async fn run(
     shared: &Arc<Shared>,
     name: &str,
     arguments: Map<String, Value>,
     key: Option<String>,
     client: Option<&Client>,
+    in_client: Option<&Peer<RoleServer>>,
     cancel: CancellationToken,
 ) -> Result<CallToolResult, Fault> {
     let catalog = shared.catalog();
@@ -72,6 +78,8 @@ pub(crate) async fn run(
             .and(digest.as_ref())
             .map(|d| ask::derived_key(d.as_str()))
     });
+    // Kept to send an approved call when the client's user approves it.
+    let kept = approval.map(|_| (payload.clone(), key.clone()));
     let mut call = described(offered, payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
@@ -96,9 +104,26 @@ pub(crate) async fn run(
             caller_key: call.idempotency_key().map(str::to_owned),
             request_hash: digest.as_str().to_owned(),
             request: spec,
-            required,
+            required: required.clone(),
         };
         let held = shared.door.hold(&asking).await;
+        if let (DoorAnswer::Awaiting { .. }, Some(peer), Some(claimed), Some((payload, key))) =
+            (&held, in_client, asking.caller_key.as_deref(), kept)
+            && required.in_client()
+        {
+            let dispatch = |entry: &recourse::journal::JournalEntry| {
+                let call = described(offered, payload, &entry.call_id, key);
+                match client {
+                    Some(client) => call.caller(client.name(), client.keys()),
+                    None => call,
+                }
+            };
+            if let Some(decided) =
+                elicit::decide_in_client(shared, peer, offered, &required, claimed, dispatch).await
+            {
+                return Ok(decided);
+            }
+        }
         return Ok(answer::door_answer(
             held,
             &call_id,

@@ -92,6 +92,7 @@ mod capabilities;
 mod capture;
 mod catalog;
 mod client;
+mod elicit;
 mod error;
 mod failure;
 mod follow;

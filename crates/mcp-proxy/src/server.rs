@@ -207,12 +207,14 @@ impl rmcp::ServerHandler for McpProxy {
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Client>());
+        let in_client = crate::elicit::askable(&context.peer);
         let answer = call::run(
             &self.shared,
             &request.name,
             arguments,
             key,
             client,
+            in_client.as_ref(),
             context.ct,
         )
         .await;

@@ -71,6 +71,6 @@ pub use decide::{Decider, Decision, Judgement};
 pub use record::Approval;
 pub use spec::{
     ApprovalSpec, ApprovalSpecError, DEFAULT_EXPIRES_IN, ExpiresIn, MAX_EXPIRES_IN, MAX_REASON,
-    Required,
+    Required, Via,
 };
 pub use state::ApprovalState;

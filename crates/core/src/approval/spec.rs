@@ -41,16 +41,43 @@ pub struct ApprovalSpec {
     /// `7d`) or a number of seconds; at most 30 days. Default `24h`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_in: Option<ExpiresIn>,
+    /// Where a person is asked: `console` (the gateway's console and API,
+    /// always) and `client` (the MCP client's own UI, through elicitation,
+    /// when the client offers it — `recourse mcp proxy` only). Default
+    /// `["console"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Vec<Via>>,
 }
 
-/// What an approval requires, checked: the reason (trimmed) and how long
-/// a person has.
+/// Where a person may be asked to approve a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// The gateway's console and `POST /v1/approvals/{id}` (always open).
+    Console,
+    /// The MCP client's own UI: an elicitation form, for a client that
+    /// declares elicitation.
+    Client,
+}
+
+/// What an approval requires, checked: the reason (trimmed), how long a
+/// person has, and where they may be asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Required {
     /// Why (1–500 characters, trimmed).
     pub reason: String,
     /// How long a person has to decide.
     pub expires_in: Duration,
+    /// Where a person is asked: never empty (`[console]` by default).
+    pub via: Vec<Via>,
+}
+
+impl Required {
+    /// Whether the person may be asked in the MCP client.
+    pub fn in_client(&self) -> bool {
+        self.via.contains(&Via::Client)
+    }
 }
 
 /// An approval that cannot be asked for as written, and why.
@@ -60,6 +87,8 @@ pub enum ApprovalSpecError {
     Reason,
     /// The time to decide is zero or longer than [`MAX_EXPIRES_IN`].
     ExpiresIn,
+    /// `via` names no place to ask.
+    Via,
 }
 
 impl ApprovalSpecError {
@@ -68,6 +97,7 @@ impl ApprovalSpecError {
         match self {
             Self::Reason => "reason",
             Self::ExpiresIn => "expires_in",
+            Self::Via => "via",
         }
     }
 }
@@ -82,6 +112,9 @@ impl fmt::Display for ApprovalSpecError {
             Self::ExpiresIn => {
                 f.write_str("approval.expires_in is more than zero and at most 30 days (720h, 30d)")
             }
+            Self::Via => f.write_str(
+                "approval.via names where a person is asked: [\"console\"], [\"client\"] or both",
+            ),
         }
     }
 }
@@ -94,6 +127,7 @@ impl ApprovalSpec {
         Self {
             reason: reason.into(),
             expires_in: None,
+            via: None,
         }
     }
 
@@ -111,9 +145,19 @@ impl ApprovalSpec {
         if expires_in.is_zero() || expires_in > MAX_EXPIRES_IN {
             return Err(ApprovalSpecError::ExpiresIn);
         }
+        let via = match &self.via {
+            None => vec![Via::Console],
+            Some(via) if via.is_empty() => return Err(ApprovalSpecError::Via),
+            Some(via) => {
+                let mut via = via.clone();
+                via.dedup();
+                via
+            }
+        };
         Ok(Required {
             reason: reason.to_owned(),
             expires_in,
+            via,
         })
     }
 }
@@ -246,8 +290,23 @@ mod tests {
             Ok(Required {
                 reason: "moves money".into(),
                 expires_in: Duration::from_secs(900),
+                via: vec![Via::Console],
             })
         );
+        let both = spec(r#"{"reason": "r", "via": ["console", "client"]}"#).unwrap();
+        let required = both.required().unwrap();
+        assert!(required.in_client());
+        assert_eq!(required.via, [Via::Console, Via::Client]);
+        assert!(!ok.required().unwrap().in_client());
+        assert_eq!(
+            spec(r#"{"reason": "r", "via": []}"#)
+                .unwrap()
+                .required()
+                .unwrap_err()
+                .field(),
+            "via"
+        );
+        assert!(spec(r#"{"reason": "r", "via": ["email"]}"#).is_err());
         for (bad, field) in [
             (r#"{"reason": "   "}"#, "reason"),
             (r#"{"reason": "r", "expires_in": 0}"#, "expires_in"),

@@ -81,6 +81,6 @@ pub use ask::{AskApproval, Asked, ask};
 pub use decide::{Decide, DecideError, Decided, decide, end_undispatched};
 pub use recourse_core::approval::{
     Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decider,
-    Decision, ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required,
+    Decision, ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required, Via,
 };
 pub use shown::{AskedBy, ShownApproval, ShownHeader, ShownRequest};
