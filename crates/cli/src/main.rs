@@ -97,7 +97,7 @@ enum Command {
     #[command(
         after_help = r#"Example: RECOURSE_GATEWAY_TOKEN=$(openssl rand -hex 32) recourse serve --port 8780"#
     )]
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Inspect and settle the journal of calls.
     #[command(
         after_help = r#"Example: recourse journal --journal recourse.db list --state unknown"#

@@ -21,12 +21,15 @@ const AGENT: &str = "agent-token-0123456789";
 const LEAD: &str = "lead-token-0123456789";
 const BOSS: &str = "boss-token-0123456789";
 
+/// What the payment endpoint received: each request's path and payload.
+type Paid = Arc<Mutex<Vec<(String, Value)>>>;
+
 /// A payment endpoint whose manifest says a person approves every payment;
 /// the manifest's status is the test's to set (200: the manifest).
 struct PayTool {
     base: String,
     manifest_status: Arc<AtomicU16>,
-    paid: Arc<Mutex<Vec<(String, Value)>>>,
+    paid: Paid,
 }
 
 impl PayTool {
@@ -36,7 +39,7 @@ impl PayTool {
         use axum::response::IntoResponse;
         use axum::routing::{get, post};
         let manifest_status = Arc::new(AtomicU16::new(200));
-        let paid: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+        let paid: Paid = Arc::default();
         let status = Arc::clone(&manifest_status);
         let log = Arc::clone(&paid);
         let app = axum::Router::new()
@@ -58,7 +61,7 @@ impl PayTool {
                 }),
             )
             .fallback(post(
-                |State(log): State<Arc<Mutex<Vec<(String, Value)>>>>,
+                |State(log): State<Paid>,
                  uri: axum::http::Uri,
                  axum::Json(payload): axum::Json<Value>| async move {
                     log.lock().unwrap().push((uri.path().to_owned(), payload));
