@@ -536,6 +536,11 @@ pub struct AwaitingCall {
     pub reason: String,
     /// Until when a person may decide it (RFC 3339, UTC).
     pub expires_at: String,
+    /// The process that sends the call once approved, when it must be the
+    /// asker's (an MCP proxy holding the upstream: no other process starts
+    /// a second copy of its server); `None` lets the deciding process send
+    /// it. Kept as the call's `owner` while it waits.
+    pub dispatcher: Option<String>,
 }
 
 /// A decision on a pending approval, for [`Journal::decide_approval`].

@@ -151,6 +151,7 @@ pub(crate) async fn call(
         request_hash: digest.as_str().to_owned(),
         request: req,
         required,
+        dispatched_by_asker: false,
     };
     door_answer(g.door.hold(&asking).await)
 }

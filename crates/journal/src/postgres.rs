@@ -510,6 +510,7 @@ impl Journal for PostgresJournal {
                     &call.reason,
                     &call.expires_at,
                     &request,
+                    &call.dispatcher,
                 ],
             )
             .await

@@ -219,22 +219,24 @@ impl ApprovalColumns {
 /// Records a call as awaiting approval: a new row, or its claimed key's
 /// row while nothing of it was sent (then its claim's lease is let go).
 /// Parameters: call id, target, capability, payload, now, request hash,
-/// caller, approval id, reason, expires at, request.
+/// caller, approval id, reason, expires at, request, dispatcher (kept as
+/// the owner while the call waits).
 pub(crate) fn await_sql(mark: fn(usize) -> String) -> String {
-    let m: Vec<String> = (1..=11).map(mark).collect();
+    let m: Vec<String> = (1..=12).map(mark).collect();
     format!(
         "INSERT INTO recourse_calls (call_id, target, capability, payload, state, attempts, started_at, updated_at,
-           request_hash, caller, approval_id, approval_state, approval_reason, approval_expires_at, approval_request)
-         VALUES ({}, {}, {}, {}, 'awaiting_approval', 0, {}, {}, {}, {}, {}, 'pending', {}, {}, {})
+           request_hash, caller, approval_id, approval_state, approval_reason, approval_expires_at, approval_request,
+           owner)
+         VALUES ({}, {}, {}, {}, 'awaiting_approval', 0, {}, {}, {}, {}, {}, 'pending', {}, {}, {}, {})
          ON CONFLICT (call_id) DO UPDATE SET target = excluded.target, capability = excluded.capability,
            payload = excluded.payload, state = 'awaiting_approval', updated_at = excluded.updated_at,
-           request_hash = excluded.request_hash, owner = NULL, lease_until = NULL, record = NULL,
+           request_hash = excluded.request_hash, owner = excluded.owner, lease_until = NULL, record = NULL,
            caller = excluded.caller, approval_id = excluded.approval_id, approval_state = 'pending',
            approval_reason = excluded.approval_reason, approval_expires_at = excluded.approval_expires_at,
            approval_request = excluded.approval_request, approval_decided_by = NULL,
            approval_decided_at = NULL, approval_note = NULL
          WHERE recourse_calls.attempts = 0",
-        m[0], m[1], m[2], m[3], m[4], m[4], m[5], m[6], m[7], m[8], m[9], m[10]
+        m[0], m[1], m[2], m[3], m[4], m[4], m[5], m[6], m[7], m[8], m[9], m[10], m[11]
     )
 }
 

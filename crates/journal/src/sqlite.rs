@@ -423,6 +423,7 @@ impl Journal for SqliteJournal {
                         call.reason,
                         call.expires_at,
                         call.request.to_string(),
+                        call.dispatcher,
                     ])?;
                 // The key's call sent something already: it cannot wait for approval now.
                 if n == 1 {

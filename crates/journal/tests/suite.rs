@@ -590,6 +590,7 @@ fn awaiting(id: &str, approval_id: &str) -> AwaitingCall {
         approval_id: approval_id.to_owned(),
         reason: "moves data out".to_owned(),
         expires_at: EXPIRES.to_owned(),
+        dispatcher: None,
     }
 }
 

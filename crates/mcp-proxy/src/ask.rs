@@ -36,8 +36,8 @@ pub(crate) fn derived_key(request_hash: &str) -> String {
 /// A call of `offered`, on the upstream at `target`, as a door describes
 /// it: the same MCP server and tool, the arguments, the operator's policy
 /// for it. Its digest is what a keyed resend is told apart by and what an
-/// approval is bound to; it is also the request a gateway sharing the
-/// journal dispatches once a person approves it.
+/// approval is bound to; it is also the request this proxy sends once a
+/// person approves it ([`approved`](crate::approved)).
 pub(crate) fn spec(offered: &Offered, target: &McpTarget, payload: &Value) -> CallSpec {
     let tool = &offered.tool.name;
     let mcp = match target {
@@ -53,7 +53,8 @@ pub(crate) fn spec(offered: &Offered, target: &McpTarget, payload: &Value) -> Ca
         spec.verify.clone_from(&policy.verify);
         spec.protect.clone_from(&policy.protect);
         spec.max_retries = policy.max_retries;
-        spec.approval.clone_from(&policy.approval);
+        // The approval is the operator's, not the request's: a person sees
+        // it asked by the policy file.
     }
     spec
 }

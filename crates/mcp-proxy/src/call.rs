@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use recourse::approval::AskApproval;
+use recourse::approval::{ApprovalOf, AskApproval, find};
 use recourse::config::CallField;
 use recourse::{Call, CallBuilder};
 use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::answer;
+use crate::approved;
 use crate::ask;
 use crate::capture::Capture;
 use crate::catalog::Offered;
@@ -91,11 +92,27 @@ pub(crate) async fn run(
         }
         Err(e) => return Ok(invalid(&call_id, e.problem())),
     };
-    if let (Some(approval), Some(spec), Some(digest)) = (approval, spec, &digest) {
+    if let (Some(approval), Some(mut spec), Some(digest)) = (approval, spec, &digest) {
         let required = match approval.required() {
             Ok(required) => required,
             Err(e) => return Ok(invalid(&call_id, &e.to_string())),
         };
+        // Approved since it was asked, and this proxy's to send: sent now,
+        // this call waiting for its answer.
+        if let (Some(journal), Some(claimed)) = (&shared.journal, call.idempotency_key())
+            && let Ok(Some(entry)) = find(
+                journal.as_ref(),
+                ApprovalOf::Key(claimed),
+                SystemTime::now(),
+            )
+            .await
+            && approved::is_ours_to_send(&entry)
+            && let Some(sent) = approved::send(shared, &entry).await
+        {
+            return Ok(sent);
+        }
+        // The key it is asked under (the digest leaves it out), for the send.
+        spec.idempotency_key = kept.as_ref().and_then(|(_, key)| key.clone());
         let asking = AskApproval {
             call_id: Some(call_id.clone()),
             target: offered.tool.name.clone(),
@@ -105,6 +122,9 @@ pub(crate) async fn run(
             request_hash: digest.as_str().to_owned(),
             request: spec,
             required: required.clone(),
+            // This proxy holds the upstream: it sends the call once
+            // approved, wherever a person decides it.
+            dispatched_by_asker: true,
         };
         let held = shared.door.hold(&asking).await;
         if let (DoorAnswer::Awaiting { .. }, Some(peer), Some(claimed), Some((payload, key))) =
@@ -155,7 +175,12 @@ pub(crate) async fn run(
 
 /// The call `offered` describes, with the operator's policy for it and the
 /// caller's key.
-fn described(offered: &Offered, payload: Value, call_id: &str, key: Option<String>) -> CallBuilder {
+pub(crate) fn described(
+    offered: &Offered,
+    payload: Value,
+    call_id: &str,
+    key: Option<String>,
+) -> CallBuilder {
     let mut call = Call::builder(offered.tool.name.clone(), payload).call_id(call_id);
     // Compiled with the catalog: `prepare` compiles only a schema not given.
     if let Some(input) = &offered.input {

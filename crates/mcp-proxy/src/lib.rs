@@ -86,6 +86,7 @@
 //!   its resource and prompt list changes are passed on.
 
 mod answer;
+mod approved;
 mod ask;
 mod call;
 mod capabilities;

@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) sessions: AtomicU64,
     /// Stopping: no new call is taken (see `stopping`).
     pub(crate) stopping: AtomicBool,
+    /// The approved calls being sent now (see `approved`).
+    pub(crate) sending: crate::approved::Sending,
 }
 
 /// Where a proxy's warnings go, one line each.
@@ -280,6 +282,7 @@ impl McpProxyBuilder {
                 subscriptions: Subscriptions::default(),
                 sessions: AtomicU64::new(0),
                 stopping: AtomicBool::new(false),
+                sending: crate::approved::Sending::default(),
             }),
             session: 0,
         };

@@ -2,10 +2,11 @@
 //! stdio front (an in-memory duplex) and a gateway on the same journal,
 //! where an approver decides — both in this process: the client is told
 //! `approval_required` with the call's id and nothing is sent; an approval
-//! has the gateway send the call once, and the client's next identical call
-//! gets its result; a rejection reaches the client as the call's end,
-//! nothing written. (The gateway starting the proxy's own upstream command
-//! is in `upstream_processes.rs`.)
+//! has the call sent once, and the client's next identical call gets its
+//! result; a rejection reaches the client as the call's end, nothing
+//! written. (In one process the gateway is the proxy's own process, and
+//! sends it; that a gateway in another process leaves it to the proxy —
+//! no second copy of the server — is in the CLI's tests, `approvals.rs`.)
 
 mod support;
 

@@ -1,9 +1,10 @@
 //! The proxy in this process in front of upstreams that are processes it
 //! starts over stdio — the reference tools, served by this test binary
-//! started again with [`SERVE_FLAG`] — which die and are started again, or
-//! which a gateway on the same journal starts too: a write lost with its
-//! upstream is never resent, a restarted upstream's tools are offered anew,
-//! and an approved call is sent by the gateway to the proxy's own command.
+//! started again with [`SERVE_FLAG`] — which die and are started again: a write lost with its upstream is never
+//! resent, and a restarted upstream's tools are offered anew. (An approved
+//! call is sent by the proxy that holds the upstream, never by a gateway
+//! starting a copy of its server: that takes two processes, and is in the
+//! CLI's tests, `approvals.rs`.)
 //!
 //! Hence `harness = false` and the small runner in `main`: libtest would
 //! write to the stdout that carries the served protocol.
@@ -18,14 +19,13 @@ use recourse_mcp::McpTarget;
 use recourse_mcp_proxy::{ToolPolicies, Upstream};
 use recourse_test_support::harness::{self, Test};
 use serde_json::json;
-use support::approvals::{LEAD, Setup, awaiting, decide, ended};
 use support::tools::{SERVE_FLAG, serve_stdio, stdio_command};
 use support::{
     CALL_META, FAILURE_META, WAIT, Warnings, builder, export, exports, journal_in, names, ok,
     scripted, served, wait_for,
 };
 
-const TESTS: [(&str, Test); 3] = [
+const TESTS: [(&str, Test); 2] = [
     (
         "mcp_proxy_restarts_a_dead_upstream_and_never_resends_the_write_it_was_running",
         || {
@@ -42,10 +42,6 @@ const TESTS: [(&str, Test); 3] = [
                 ),
             )
         },
-    ),
-    (
-        "the_gateway_starts_the_proxys_own_upstream_command_to_send_an_approved_call",
-        || Box::pin(the_gateway_starts_the_proxys_own_upstream_command_to_send_an_approved_call()),
     ),
 ];
 
@@ -183,33 +179,4 @@ async fn mcp_proxy_offers_what_a_restarted_upstream_lists_and_warns_of_a_policy_
     let listed = listed.unwrap()["tools"].as_array().unwrap().clone();
     assert!(names(&listed).contains(&"exports_create"), "{listed:?}");
     assert_eq!(exports(&proxied, "exports_lookup").await, 0);
-}
-
-async fn the_gateway_starts_the_proxys_own_upstream_command_to_send_an_approved_call() {
-    let setup = Setup::new();
-    let words = stdio_command(&[]);
-    let gateway = setup.gateway(&[&words.join(" ")]).await;
-    let upstream = Upstream::unnamed(McpTarget::Command {
-        program: words[0].clone(),
-        args: words[1..].to_vec(),
-        pass_env: Vec::new(),
-        env: recourse_mcp::ChildEnv::Cleared,
-    });
-    let mut proxy = setup.proxy(upstream).await;
-
-    let (call_id, approval_id) =
-        awaiting(&proxy.call("exports_create", &export(), Some("k-9")).await);
-    let (status, _) = decide(&gateway, LEAD, &approval_id, "approve").await;
-    assert_eq!(status, 200);
-    let record = ended(&gateway, &call_id).await;
-    assert_eq!(record["outcome"], "succeeded", "{record}");
-    assert_eq!(record["attempts"].as_array().unwrap().len(), 1, "{record}");
-
-    let done = proxy.call("exports_create", &export(), Some("k-9")).await;
-    assert_eq!(done["isError"], false, "{done}");
-    assert_eq!(done["_meta"]["recourse/call"]["call_id"], call_id.as_str());
-    // The gateway's own server wrote it: the proxy's (another process,
-    // exports kept in memory) never received the call.
-    let found = proxy.call("exports_lookup", &export(), None).await;
-    assert_eq!(found["structuredContent"]["count"], 0, "{found}");
 }

@@ -218,3 +218,111 @@ async fn the_gateway_holds_what_the_proxys_policy_holds() {
         "{said}"
     );
 }
+
+/// A proxy's held call approved on a gateway in another process: the
+/// gateway starts no copy of the proxy's server; the proxy that holds the
+/// upstream sends it, once, when its client calls again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
+    use crate::mcp_stdio_proxy::StdioProxy;
+    let bin = env!("CARGO_BIN_EXE_recourse");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.json");
+    std::fs::write(
+        &tokens,
+        json!({"callers": [{"name": "lead", "token": LEAD, "approver": true}]}).to_string(),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"tools": {"exports_create": {"approval": {"reason": "exports leave the building"}}}}"#,
+    )
+    .unwrap();
+    let journal = dir.path().join("journal.db");
+    let journal = journal.to_str().unwrap();
+    // The gateway may start the very server the proxy runs: it must not.
+    let pattern = format!("'{bin}' tools serve --mcp **");
+    let gw = Gateway::spawn()
+        .args(&[
+            "--tokens",
+            tokens.to_str().unwrap(),
+            "--journal",
+            journal,
+            "--allow-mcp-command",
+            &pattern,
+        ])
+        .start();
+    let args: Vec<String> = [
+        "mcp",
+        "proxy",
+        "--journal",
+        journal,
+        "--tools",
+        policy.to_str().unwrap(),
+        "--",
+        bin,
+        "tools",
+        "serve",
+        "--mcp",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut proxy = StdioProxy::start(&args);
+    let export = json!({"source_id": "sales-2024", "format": "pdf"});
+    let call = |proxy: &mut StdioProxy, tool: &str| {
+        proxy.request(
+            "tools/call",
+            json!({"name": tool, "arguments": export,
+                   "_meta": {"recourse/idempotency-key": "held-1"}}),
+        )
+    };
+    let held = call(&mut proxy, "exports_create");
+    let meta = &held["_meta"]["recourse/call"];
+    assert_eq!(meta["outcome"], "awaiting_approval", "{held}");
+    let approval_id = meta["approval_id"].as_str().unwrap().to_owned();
+    let call_id = meta["call_id"].as_str().unwrap().to_owned();
+
+    let (code, decided, said) = approvals(&gw, LEAD, &["approve", &approval_id]);
+    assert_eq!(code, 0, "{said}");
+    assert!(decided.contains("approved by lead"), "{decided}");
+    // The gateway sent nothing: the call waits, in flight, for the proxy.
+    let seen: Value = reqwest::Client::new()
+        .get(format!("{}/v1/calls/{call_id}", gw.url))
+        .bearer_auth(LEAD)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        seen["record"]["attempts"].as_array().map_or(0, Vec::len),
+        0,
+        "{seen}"
+    );
+
+    // The client calls again: the proxy sends it now, to its own server.
+    let done = call(&mut proxy, "exports_create");
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(done["_meta"]["recourse/call"]["call_id"], call_id.as_str());
+    let found = proxy.request(
+        "tools/call",
+        json!({"name": "exports_lookup", "arguments": export}),
+    );
+    assert_eq!(found["structuredContent"]["count"], 1, "{found}");
+    // Once: the same call again is its result, nothing sent.
+    let again = call(&mut proxy, "exports_create");
+    assert_eq!(again["_meta"]["recourse/call"]["replayed"], true, "{again}");
+    let found = proxy.request(
+        "tools/call",
+        json!({"name": "exports_lookup", "arguments": export}),
+    );
+    assert_eq!(found["structuredContent"]["count"], 1, "{found}");
+}

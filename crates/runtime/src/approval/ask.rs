@@ -40,6 +40,10 @@ pub struct AskApproval {
     pub request: CallSpec,
     /// Why, and how long a person has.
     pub required: Required,
+    /// Whether this process sends the call once approved, whoever decides
+    /// it (an MCP proxy: the process holding the upstream — no other starts
+    /// a second copy of its server); otherwise the deciding process sends it.
+    pub dispatched_by_asker: bool,
 }
 
 /// What asking came to.
@@ -100,6 +104,7 @@ pub async fn ask(
         approval_id: new_id(),
         reason: redact(&call.required.reason),
         expires_at: rfc3339(now + call.required.expires_in),
+        dispatcher: call.dispatched_by_asker.then(|| process_owner().to_owned()),
     };
     journal.await_approval(&awaiting).await?;
     match journal.get(&call_id).await? {

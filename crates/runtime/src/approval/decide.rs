@@ -39,13 +39,15 @@ pub struct Decide<'a> {
 pub struct Decided {
     /// The approval as decided.
     pub approval: Approval,
-    /// The call after it: in flight (approved: held by this process's
-    /// lease, to be dispatched by it) or failed (rejected).
+    /// The call after it: in flight (approved: held by its dispatcher's
+    /// lease — this process's, or the asker's when it must send it) or
+    /// failed (rejected).
     pub entry: JournalEntry,
     /// With an approval: the request to dispatch now, exactly once, by this
     /// process alone — its `approval` taken out. `None` after a rejection,
-    /// and when the kept request could not be read (then the call was
-    /// ended `failed`, nothing sent).
+    /// for a call its asker sends (an MCP proxy's), and when the kept
+    /// request could not be read (then the call was ended `failed`, nothing
+    /// sent).
     pub dispatch: Option<CallSpec>,
 }
 
@@ -142,8 +144,14 @@ pub async fn decide(
             StopReason::ApprovalRejected,
             None,
         )),
+        // Approved: in flight under its dispatcher's lease — the asker's,
+        // when it must send it (a proxy holding the upstream), else this
+        // process's.
         Judgement::Decide(_) => DecidedTo::Approved {
-            owner: process_owner().to_owned(),
+            owner: entry
+                .owner
+                .clone()
+                .unwrap_or_else(|| process_owner().to_owned()),
             lease,
         },
     };
@@ -161,8 +169,11 @@ pub async fn decide(
     let entry = found(journal.get_by_approval(decide.approval_id).await?)?;
     let approval = entry.approval.clone().ok_or(DecideError::NotFound)?;
     let dispatch = match &decision.to {
-        DecidedTo::Approved { .. } => approved_request(journal, &entry).await?,
-        DecidedTo::Rejected(_) | DecidedTo::Expired(_) => None,
+        DecidedTo::Approved { owner, .. } if owner == process_owner() => {
+            approved_request(journal, &entry).await?
+        }
+        // Another process sends it: the one that asked, and holds its server.
+        DecidedTo::Approved { .. } | DecidedTo::Rejected(_) | DecidedTo::Expired(_) => None,
     };
     Ok(Decided {
         approval,

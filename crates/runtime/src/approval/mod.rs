@@ -32,6 +32,7 @@
 //!     request_hash: recourse::keyed::request_hash(&serde_json::to_value(&request).unwrap()),
 //!     required: request.approval.as_ref().unwrap().required().unwrap(),
 //!     request,
+//!     dispatched_by_asker: false,
 //! }, now, Duration::from_secs(30)).await.unwrap();
 //! let Asked::Awaiting(entry) = asked else { unreachable!() };
 //! let pending = entry.approval.clone().unwrap();

@@ -1,0 +1,167 @@
+//! The approved calls this proxy sends itself.
+//!
+//! # Why the proxy, and not whoever approved
+//!
+//! A person may approve a held call anywhere — the console of a gateway
+//! sharing the journal, the API, the client's own form. Had the deciding
+//! process sent it, a gateway would start a second copy of the proxy's
+//! upstream server to do so (and a server keeping its state in memory would
+//! then have two). So the proxy asks with itself as the call's dispatcher
+//! ([`AskApproval::dispatched_by_asker`](recourse::approval::AskApproval)):
+//! an approval puts the call in flight under this process's lease, and this
+//! process sends it — when the client calls again, or on its next look at
+//! the journal ([`McpProxy::sweep`](crate::McpProxy::sweep)) — exactly the
+//! kept request, once, no correction allowed to change it. A proxy that
+//! stopped before sending it leaves it to its lease: the journal then ends
+//! it unsent, and the client's next identical call runs it.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use recourse::SystemClock;
+use recourse::approval::{ApprovalState, end_undispatched};
+use recourse::call::{CallSpec, KeyScope};
+use recourse::journal::{CallState, JournalEntry, LeaseKeeper, ListQuery, process_owner};
+use recourse_door::DoorAnswer;
+use rmcp::model::CallToolResult;
+
+use crate::answer;
+use crate::ask;
+use crate::call;
+use crate::capture::Capture;
+use crate::proxy::Shared;
+
+/// The approved calls being sent now, by id: none is sent twice at once.
+#[derive(Debug, Default)]
+pub(crate) struct Sending(Mutex<HashSet<String>>);
+
+/// One call's place among those being sent; let go when dropped.
+struct Place<'a> {
+    sending: &'a Sending,
+    call_id: String,
+}
+
+impl Sending {
+    fn take(&self, call_id: &str) -> Option<Place<'_>> {
+        let mut now = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        now.insert(call_id.to_owned()).then(|| Place {
+            sending: self,
+            call_id: call_id.to_owned(),
+        })
+    }
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        let mut now = self
+            .sending
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        now.remove(&self.call_id);
+    }
+}
+
+/// Whether `entry` is an approved call this process is to send: in flight
+/// under its lease, nothing sent yet.
+pub(crate) fn is_ours_to_send(entry: &JournalEntry) -> bool {
+    entry.state == CallState::InFlight
+        && entry.attempts == 0
+        && entry.owner.as_deref() == Some(process_owner())
+        && entry
+            .approval
+            .as_ref()
+            .is_some_and(|a| a.state == ApprovalState::Approved)
+}
+
+/// Sends the approved call `entry`, if it is this process's to send and
+/// not being sent already: its answer.
+pub(crate) async fn send(shared: &Arc<Shared>, entry: &JournalEntry) -> Option<CallToolResult> {
+    if !is_ours_to_send(entry) {
+        return None;
+    }
+    let journal = shared.journal.clone()?;
+    let spec: CallSpec = serde_json::from_value(entry.approval_request.clone()?).ok()?;
+    let catalog = shared.catalog();
+    // The tool whose request it is: the same server and tool as when asked.
+    let offered = catalog.tools().iter().find(|o| {
+        let target = shared.upstreams[o.upstream].upstream.target();
+        ask::spec(o, target, &spec.payload).mcp == spec.mcp
+    })?;
+    let _place = shared.sending.take(&entry.call_id)?;
+    let upstream = &shared.upstreams[offered.upstream];
+    let lease = upstream.executor.config().lease;
+    let _held = LeaseKeeper::start(
+        Arc::clone(&journal),
+        entry.call_id.clone(),
+        lease,
+        Arc::new(SystemClock),
+    );
+    let key = spec.idempotency_key.clone();
+    let mut built = call::described(offered, spec.payload.clone(), &entry.call_id, key.clone());
+    if let (Some(name), Some(key)) = (&entry.caller, &key) {
+        // Claimed as given, or in the caller's own space.
+        let scope = if entry.caller_key.as_deref() == Some(key.as_str()) {
+            KeyScope::Shared
+        } else {
+            KeyScope::PerCaller
+        };
+        built = built.caller(name.clone(), scope);
+    }
+    let call = match built.approved().build() {
+        Ok(call) => call,
+        Err(e) => {
+            let error =
+                recourse_protocol::ToolError::input_error("APPROVED_CALL_INVALID", e.problem());
+            let _ = end_undispatched(journal.as_ref(), &entry.call_id, error).await;
+            return None;
+        }
+    };
+    // Still this process's: a lease lost meanwhile leaves it to its taker.
+    if !journal
+        .renew_lease(&entry.call_id, process_owner(), lease)
+        .await
+        .unwrap_or(false)
+    {
+        return None;
+    }
+    let capture = Arc::new(Capture::new(
+        Arc::clone(&upstream.transport),
+        offered.tool.name.clone(),
+    ));
+    let executor = upstream.executor.with_transport(Arc::clone(&capture) as _);
+    let report = executor.execute(call).await;
+    Some(answer::door_answer(
+        DoorAnswer::of_report(Box::new(report)),
+        &entry.call_id,
+        capture.take(),
+        offered.output.as_ref(),
+        SystemTime::now(),
+    ))
+}
+
+/// Sends every approved call the journal holds for this process, each in
+/// the proxy's call tracker: what the sweep does between clients' calls.
+pub(crate) async fn send_waiting(shared: &Arc<Shared>) {
+    let Some(journal) = shared.journal.clone() else {
+        return;
+    };
+    let query = ListQuery {
+        state: Some(CallState::InFlight),
+        limit: Some(200),
+        ..ListQuery::default()
+    };
+    let Ok(entries) = journal.list(&query).await else {
+        return;
+    };
+    for entry in entries.into_iter().filter(is_ours_to_send) {
+        let shared = Arc::clone(shared);
+        shared.door.calls().spawn({
+            let shared = Arc::clone(&shared);
+            async move {
+                send(&shared, &entry).await;
+            }
+        });
+    }
+}
