@@ -104,6 +104,11 @@ impl ExportStore {
         self.committed.load(Ordering::SeqCst)
     }
 
+    /// How many writes were started (each a new operation), committed or not.
+    pub(crate) fn started(&self) -> usize {
+        usize::try_from(self.lock().started).unwrap_or(usize::MAX)
+    }
+
     /// The committed result for `key` if it was sent with this payload;
     /// `None` when the key is unbound.
     pub(crate) fn replay(

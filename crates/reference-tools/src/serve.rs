@@ -206,6 +206,12 @@ impl RunningTools {
         self.shared.exports.committed()
     }
 
+    /// How many export writes have started (a new operation each, committed
+    /// or not yet): the tool has the request.
+    pub fn exports_started(&self) -> usize {
+        self.shared.exports.started()
+    }
+
     /// Replaces the injected faults; call counters (and so the seeded
     /// sequence) carry on.
     pub fn set_faults(&self, faults: Vec<Fault>) {

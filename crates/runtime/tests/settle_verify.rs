@@ -374,13 +374,8 @@ async fn the_sweeper_looks_up_through_a_placeholder_under_a_credential_name() {
     .unwrap()
     .build()
     .unwrap();
-    // The export answers 200 ms after it arrives: the run is stopped 50 ms
-    // after its attempt is journaled, the request on its way by then.
-    let journaled = std::time::Instant::now();
-    let id = die_mid_call(&journal, call, move || {
-        journaled.elapsed() > Duration::from_millis(50)
-    })
-    .await;
+    // Stopped once the tool has the write (it answers 200 ms later).
+    let id = die_mid_call(&journal, call, || tools.exports_started() > 0).await;
     // The tool finishes the write its caller no longer waits for.
     let started = std::time::Instant::now();
     while tools.exports_committed() == 0 {
