@@ -79,8 +79,8 @@ pub(crate) async fn run(
             .and(digest.as_ref())
             .map(|d| ask::derived_key(d.as_str()))
     });
-    // Kept to send an approved call when the client's user approves it.
-    let kept = approval.map(|_| (payload.clone(), key.clone()));
+    // The key an approval's kept request is sent under (the digest leaves it out).
+    let kept_key = approval.and(key.clone());
     let mut call = described(offered, payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
@@ -111,8 +111,7 @@ pub(crate) async fn run(
         {
             return Ok(sent);
         }
-        // The key it is asked under (the digest leaves it out), for the send.
-        spec.idempotency_key = kept.as_ref().and_then(|(_, key)| key.clone());
+        spec.idempotency_key = kept_key;
         let asking = AskApproval {
             call_id: Some(call_id.clone()),
             target: offered.tool.name.clone(),
@@ -127,22 +126,13 @@ pub(crate) async fn run(
             dispatched_by_asker: true,
         };
         let held = shared.door.hold(&asking).await;
-        if let (DoorAnswer::Awaiting { .. }, Some(peer), Some(claimed), Some((payload, key))) =
-            (&held, in_client, asking.caller_key.as_deref(), kept)
+        if let (DoorAnswer::Awaiting { .. }, Some(peer), Some(claimed)) =
+            (&held, in_client, asking.caller_key.as_deref())
             && required.in_client()
+            && let Some(decided) =
+                elicit::decide_in_client(shared, peer, offered, &required, claimed).await
         {
-            let dispatch = |entry: &recourse::journal::JournalEntry| {
-                let call = described(offered, payload, &entry.call_id, key);
-                match client {
-                    Some(client) => call.caller(client.name(), client.keys()),
-                    None => call,
-                }
-            };
-            if let Some(decided) =
-                elicit::decide_in_client(shared, peer, offered, &required, claimed, dispatch).await
-            {
-                return Ok(decided);
-            }
+            return Ok(decided);
         }
         return Ok(answer::door_answer(
             held,

@@ -19,15 +19,13 @@ use std::time::{Duration, SystemTime};
 use recourse::approval::{
     ApprovalOf, ApprovalState, Decide, Decision, Required, ShownApproval, decide, find,
 };
-use recourse::journal::JournalEntry;
-use recourse_door::DoorAnswer;
 use rmcp::model::{CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::answer;
-use crate::capture::Capture;
+use crate::approved;
 use crate::catalog::Offered;
 use crate::proxy::Shared;
 
@@ -61,7 +59,6 @@ pub(crate) async fn decide_in_client(
     offered: &Offered,
     required: &Required,
     caller_key: &str,
-    dispatch: impl FnOnce(&JournalEntry) -> recourse::CallBuilder,
 ) -> Option<CallToolResult> {
     let journal = shared.journal.clone()?;
     let entry = find(
@@ -113,34 +110,7 @@ pub(crate) async fn decide_in_client(
         ));
     }
     // Approved: this proxy holds the upstream, and sends it now, once.
-    let call = match dispatch(&decided.entry).approved().build() {
-        Ok(call) => call,
-        Err(e) => {
-            let error =
-                recourse_protocol::ToolError::input_error("APPROVED_CALL_INVALID", e.problem());
-            let _ = recourse::approval::end_undispatched(
-                journal.as_ref(),
-                &decided.entry.call_id,
-                error,
-            )
-            .await;
-            return None;
-        }
-    };
-    let upstream = &shared.upstreams[offered.upstream];
-    let capture = Arc::new(Capture::new(
-        Arc::clone(&upstream.transport),
-        offered.tool.name.clone(),
-    ));
-    let executor = upstream.executor.with_transport(Arc::clone(&capture) as _);
-    let report = executor.execute(call).await;
-    Some(answer::door_answer(
-        DoorAnswer::of_report(Box::new(report)),
-        &decided.entry.call_id,
-        capture.take(),
-        offered.output.as_ref(),
-        SystemTime::now(),
-    ))
+    approved::send(shared, &decided.entry).await
 }
 
 /// The form's text: what will be sent, and why it waits.

@@ -28,25 +28,30 @@ fn approvals(gw: &Gateway, token: &str, args: &[&str]) -> (i32, String, String) 
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
-    let tools = spawn(ToolsConfig::default()).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.json");
-    std::fs::write(
-        &tokens,
-        json!({"callers": [
-            {"name": "agent", "token": AGENT},
-            {"name": "lead", "token": LEAD, "approver": true}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
+/// A tokens file in `dir` naming `callers` (`{"name", "token", …}` each),
+/// readable by its owner alone.
+fn tokens_file(dir: &std::path::Path, callers: Value) -> std::path::PathBuf {
+    let tokens = dir.join("tokens.json");
+    std::fs::write(&tokens, json!({ "callers": callers }).to_string()).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
+    tokens
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
+    let tools = spawn(ToolsConfig::default()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = tokens_file(
+        dir.path(),
+        json!([
+            {"name": "agent", "token": AGENT},
+            {"name": "lead", "token": LEAD, "approver": true}
+        ]),
+    );
     let journal = dir.path().join("journal.db");
     let gw = Gateway::spawn()
         .args(&[
@@ -132,21 +137,13 @@ async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
 async fn the_gateway_holds_what_the_proxys_policy_holds() {
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.json");
-    std::fs::write(
-        &tokens,
-        json!({"callers": [
+    let tokens = tokens_file(
+        dir.path(),
+        json!([
             {"name": "agent", "token": AGENT},
             {"name": "lead", "token": LEAD, "approver": true}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
+        ]),
+    );
     let policy = dir.path().join("policy.json");
     std::fs::write(
         &policy,
@@ -227,17 +224,10 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
     use crate::mcp_stdio_proxy::StdioProxy;
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.json");
-    std::fs::write(
-        &tokens,
-        json!({"callers": [{"name": "lead", "token": LEAD, "approver": true}]}).to_string(),
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
+    let tokens = tokens_file(
+        dir.path(),
+        json!([{"name": "lead", "token": LEAD, "approver": true}]),
+    );
     let policy = dir.path().join("policy.json");
     std::fs::write(
         &policy,
