@@ -50,6 +50,7 @@ mod finish;
 pub mod policy;
 mod refusal;
 mod refused;
+mod served;
 pub mod throttle;
 
 pub use access::Access;
@@ -62,3 +63,4 @@ pub use door::{ClientLeft, Door};
 pub use policy::{PolicyError, ToolPolicies, ToolPolicy};
 pub use refusal::Refusal;
 pub use refused::Refused;
+pub use served::Served;

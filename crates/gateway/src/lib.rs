@@ -77,8 +77,9 @@ pub use journal_location::{
 };
 pub use openapi::document as openapi_document;
 pub use recourse_door::Refusal;
+pub use recourse_door::Served;
 pub use recourse_door::{
     Access, Authorize, Caller, Callers, CallersError, PolicyError, ToolPolicies, authorize,
 };
 pub use routes::router;
-pub use serve::{ServeOptions, Served, serve, shutdown_signal};
+pub use serve::{ServeOptions, serve, shutdown_signal};

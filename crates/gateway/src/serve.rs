@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::gateway::Gateway;
 use crate::routes::router;
+use recourse_door::Served;
 
 /// How a gateway is served.
 #[derive(Clone)]
@@ -75,17 +76,6 @@ impl ServeOptions {
     }
 }
 
-/// How serving ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Served {
-    /// Connections still open after the shutdown grace, closed.
-    pub connections_cut: usize,
-    /// Calls still running after the shutdown grace: they stay in flight in
-    /// the journal, for a later start (or another replica) to settle once
-    /// their lease runs out.
-    pub calls_left: usize,
-}
-
 /// Serves `gateway` on `listener` until `shutdown` resolves; then `/readyz`
 /// turns to 503 `draining` at once, the gateway keeps serving for the drain
 /// delay, stops accepting, lets open requests finish within the limits'
@@ -119,10 +109,7 @@ pub async fn serve(
             }
         })
         .await;
-    Served {
-        connections_cut: stopped.connections_cut(),
-        calls_left: gateway.finish_calls(grace).await,
-    }
+    Served::new(gateway.finish_calls(grace).await, stopped.connections_cut())
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -29,9 +29,9 @@ use tokio_util::sync::CancellationToken;
 use crate::client::Client;
 use crate::json_answer;
 use crate::proxy::McpProxy;
-use crate::server::Served;
 use crate::session_end;
 use crate::session_owners::{self, DEFAULT_MAX_SESSIONS, SessionOwners};
+use recourse_door::Served;
 
 /// The path the Streamable HTTP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -166,8 +166,8 @@ pub async fn serve_http(
             stop.cancel();
         })
         .await;
-    Served {
-        connections_cut: stopped.connections_cut(),
-        calls_left: proxy.stop(proxy.calls_grace()).await,
-    }
+    Served::new(
+        proxy.stop(proxy.calls_grace()).await,
+        stopped.connections_cut(),
+    )
 }

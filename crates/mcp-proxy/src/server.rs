@@ -29,19 +29,7 @@ use crate::call::{self, Fault};
 use crate::client::Client;
 use crate::error::ProxyError;
 use crate::proxy::McpProxy;
-
-/// How a proxy's serving ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Served {
-    /// Calls that may write still running when the proxy stopped waiting for
-    /// them: each is in flight in the journal, to be settled once its lease
-    /// expires (`recourse journal reconcile`).
-    pub calls_left: usize,
-    /// Over HTTP, connections still open after the shutdown grace, closed
-    /// (0 on stdio).
-    pub connections_cut: usize,
-}
+use recourse_door::Served;
 
 impl McpProxy {
     /// Serves the client that started this process, over stdin and stdout,

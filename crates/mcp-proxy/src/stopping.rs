@@ -26,7 +26,7 @@ use rmcp::model::{ErrorCode, ErrorData};
 
 use crate::error::ProxyError;
 use crate::proxy::McpProxy;
-use crate::server::Served;
+use recourse_door::Served;
 
 /// The JSON-RPC error code of a call refused because the proxy is stopping
 /// (in the range servers define for their own errors; nothing was sent).
@@ -107,10 +107,7 @@ impl McpProxy {
                 left
             }
         };
-        Ok(Served {
-            calls_left,
-            connections_cut: 0,
-        })
+        Ok(Served::new(calls_left, 0))
     }
 
     /// Stops taking calls, waits (at most `grace`) for the calls that may

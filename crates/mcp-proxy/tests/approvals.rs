@@ -11,7 +11,7 @@
 mod support;
 
 use serde_json::json;
-use support::approvals::{AGENT, LEAD, Setup, awaiting, decide, ended};
+use support::approvals::{AGENT, LEAD, ApprovalSetup, awaiting, decide, ended};
 use support::duplex::StdioClient;
 use support::export;
 use support::tools::McpTools;
@@ -26,7 +26,7 @@ async fn exports(proxy: &mut StdioClient) -> u64 {
 #[tokio::test]
 async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result() {
     let tools = McpTools::start(&[]).await;
-    let setup = Setup::new();
+    let setup = ApprovalSetup::new();
     let gateway = setup.gateway(&[]).await;
     let mut proxy = setup.proxy(tools.upstream(Some("tools"))).await;
 
@@ -92,7 +92,7 @@ async fn an_approved_call_is_written_once_and_the_same_call_then_gets_its_result
 #[tokio::test]
 async fn a_rejected_call_is_never_written_and_identical_calls_without_a_key_are_one() {
     let tools = McpTools::start(&[]).await;
-    let setup = Setup::new();
+    let setup = ApprovalSetup::new();
     let gateway = setup.gateway(&[]).await;
     let mut proxy = setup.proxy(tools.upstream(Some("tools"))).await;
 

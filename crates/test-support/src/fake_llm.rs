@@ -7,7 +7,7 @@
 //! A reply is a message's content, a raw status and body, or tool calls in
 //! the OpenAI tool-calling format (an assistant message with `tool_calls`,
 //! `finish_reason: "tool_calls"`), which an agent loop answers with `tool`
-//! messages on its next request ([`Seen::tool_results`]).
+//! messages on its next request ([`SeenRequest::tool_results`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -62,14 +62,14 @@ impl Reply {
 
 /// A request as the fake model received it.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub struct SeenRequest {
     /// The JSON body.
     pub body: Value,
     /// The `Authorization` header, if any.
     pub authorization: Option<String>,
 }
 
-impl Seen {
+impl SeenRequest {
     /// Every message's content, joined: what the model was told.
     pub fn prompt(&self) -> String {
         self.body["messages"]
@@ -111,7 +111,7 @@ impl Seen {
 #[derive(Debug, Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
-    seen: Mutex<Vec<Seen>>,
+    seen: Mutex<Vec<SeenRequest>>,
 }
 
 /// A running fake model; it serves until the test's runtime ends.
@@ -149,7 +149,7 @@ impl FakeLlm {
     }
 
     /// Every request received, in order.
-    pub fn seen(&self) -> Vec<Seen> {
+    pub fn seen(&self) -> Vec<SeenRequest> {
         self.shared.seen.lock().unwrap().clone()
     }
 
@@ -161,7 +161,7 @@ impl FakeLlm {
 
 async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
     let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    shared.seen.lock().unwrap().push(Seen {
+    shared.seen.lock().unwrap().push(SeenRequest {
         body: body.clone(),
         authorization: headers
             .get("authorization")

@@ -48,7 +48,7 @@ mod redis_server;
 mod skip;
 
 pub use exports::{export, keyed, tools, tools_without_lookups, wait_until_the_tool_has};
-pub use fake_llm::{FakeLlm, Reply, Seen, ToolCall};
+pub use fake_llm::{FakeLlm, Reply, SeenRequest, ToolCall};
 pub use faulty_journal::FaultyJournal;
 pub use lookup::KeyLookup;
 pub use openapi::{check_openapi, openapi_mismatches};

@@ -10,7 +10,7 @@ use recourse_mcp_proxy::{ToolPolicies, Upstream};
 use serde_json::{Value, json};
 
 use super::duplex::StdioClient;
-use super::gateway::Gateway;
+use super::gateway::GatewayOnLoopback;
 
 pub const AGENT: &str = "agent-token-0123456789abcdef0123456789";
 pub const LEAD: &str = "lead-token-0123456789abcdef0123456789ab";
@@ -18,11 +18,11 @@ pub const POLICY: &str = r#"{"tools": {"exports_create": {"approval":
   {"reason": "an export leaves the building", "expires_in": "1h"}}}}"#;
 
 /// The files a proxy and a gateway share.
-pub struct Setup {
+pub struct ApprovalSetup {
     dir: tempfile::TempDir,
 }
 
-impl Setup {
+impl ApprovalSetup {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let tokens = json!({"callers": [
@@ -45,8 +45,8 @@ impl Setup {
     }
 
     /// A gateway on the journal, starting MCP servers only for `allow`.
-    pub async fn gateway(&self, allow: &[&str]) -> Gateway {
-        Gateway::start(&self.journal(), &self.dir.path().join("tokens.json"), allow).await
+    pub async fn gateway(&self, allow: &[&str]) -> GatewayOnLoopback {
+        GatewayOnLoopback::start(&self.journal(), &self.dir.path().join("tokens.json"), allow).await
     }
 
     /// The proxy on the journal with the policy, in front of `upstream`,
@@ -86,7 +86,7 @@ pub fn awaiting(result: &Value) -> (String, String) {
 
 /// `POST /v1/approvals/{id}` with `decision`, as `token`'s caller.
 pub async fn decide(
-    gateway: &Gateway,
+    gateway: &GatewayOnLoopback,
     token: &str,
     approval_id: &str,
     decision: &str,
@@ -103,7 +103,7 @@ pub async fn decide(
 }
 
 /// Follows the call on the gateway (`Prefer: wait=10`) until it has ended.
-pub async fn ended(gateway: &Gateway, call_id: &str) -> Value {
+pub async fn ended(gateway: &GatewayOnLoopback, call_id: &str) -> Value {
     let started = Instant::now();
     loop {
         let resp = reqwest::Client::new()

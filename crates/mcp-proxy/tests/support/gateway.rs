@@ -9,13 +9,13 @@ use recourse_gateway::{Callers, GatewayConfig, router};
 use tokio_util::sync::CancellationToken;
 
 /// The gateway, stopped when dropped.
-pub struct Gateway {
+pub struct GatewayOnLoopback {
     /// Its base URL.
     pub url: String,
     stop: CancellationToken,
 }
 
-impl Gateway {
+impl GatewayOnLoopback {
     /// A gateway on the SQLite journal at `journal`, serving the callers of
     /// the tokens file at `tokens`, starting MCP servers only for `allow`.
     pub async fn start(journal: &Path, tokens: &Path, allow: &[&str]) -> Self {
@@ -35,7 +35,7 @@ impl Gateway {
     }
 }
 
-impl Drop for Gateway {
+impl Drop for GatewayOnLoopback {
     fn drop(&mut self) {
         self.stop.cancel();
     }
