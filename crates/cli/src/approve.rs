@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 
 use recourse::transport::BoxFuture;
-use recourse::workflow::{Approval, ApprovalRequest, Approver};
+use recourse::workflow::{ApprovalRequest, Approver, StepApproval};
 use tokio::sync::Mutex;
 
 /// Approves by flag, or by asking on the terminal.
@@ -33,7 +33,7 @@ impl CliApprover {
         }
     }
 
-    async fn ask(&self, request: &ApprovalRequest<'_>) -> Approval {
+    async fn ask(&self, request: &ApprovalRequest<'_>) -> StepApproval {
         let _turn = self.asking.lock().await;
         let question = format!(
             "step {:?} of plan {:?} needs approval\n  POST {}\n  {}\nApprove? [y/N] ",
@@ -54,25 +54,25 @@ impl CliApprover {
         .await;
         match answer {
             Ok(Ok(line)) if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") => {
-                Approval::Approved
+                StepApproval::Approved
             }
-            Ok(Ok(_)) => Approval::rejected("declined at the terminal"),
-            _ => Approval::rejected("could not read an answer from the terminal"),
+            Ok(Ok(_)) => StepApproval::rejected("declined at the terminal"),
+            _ => StepApproval::rejected("could not read an answer from the terminal"),
         }
     }
 }
 
 impl Approver for CliApprover {
-    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
+    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, StepApproval> {
         Box::pin(async move {
             if self.reject.contains(request.step_id) {
-                Approval::rejected("--reject")
+                StepApproval::rejected("--reject")
             } else if self.all || self.approve.contains(request.step_id) {
-                Approval::Approved
+                StepApproval::Approved
             } else if self.interactive {
                 self.ask(&request).await
             } else {
-                Approval::rejected(
+                StepApproval::rejected(
                     "no terminal to ask and no --approve STEP or --approve-all given",
                 )
             }

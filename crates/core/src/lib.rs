@@ -16,24 +16,24 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use recourse_core::machine::{CallMachine, Command, Finish, Lookup, Setup, Verdict};
+//! use recourse_core::machine::{CallMachine, Command, Finish, Lookup, MachineSetup, Ruling};
 //! use recourse_core::policy::{Limits, Observation, Traits};
 //! use recourse_core::reconcile::Reconciliation;
 //! use recourse_protocol::parse_response;
 //!
 //! // A write whose answer says its outcome is unknown, settled by a lookup.
 //! let write = Traits { idempotent: false, delegated: false };
-//! let setup = Setup::new(Limits::default(), write, Duration::from_secs(10)).with_lookup(Lookup::Operation);
+//! let setup = MachineSetup::new(Limits::default(), write, Duration::from_secs(10)).with_lookup(Lookup::Operation);
 //! let mut machine = CallMachine::new(setup);
 //! let now = Instant::now();
 //! let Command::Admit(admit) = machine.start(now) else { unreachable!() };
 //! let Command::Dispatch(dispatch) = machine.admitted(admit, true, now) else { unreachable!() };
 //! let unknown = parse_response(500, [("content-type", "application/json")],
 //!     br#"{"success":false,"error":{"code":"TIMEOUT","message":"maybe","category":"UNKNOWN_OUTCOME"}}"#);
-//! let Verdict::Decided(decided) = machine.answered(dispatch, Observation::Response(&unknown), now).verdict else { unreachable!() };
+//! let Ruling::DecisionMade(decided) = machine.answered(dispatch, Observation::Response(&unknown), now).verdict else { unreachable!() };
 //! // Never a blind resend: the write is looked up first.
 //! let Command::LookUp(lookup) = machine.follow(decided) else { unreachable!() };
-//! let Verdict::Decided(decided) = machine.looked_up(lookup, Reconciliation::Committed(serde_json::json!({"id": 7})), now) else { unreachable!() };
+//! let Ruling::DecisionMade(decided) = machine.looked_up(lookup, Reconciliation::Committed(serde_json::json!({"id": 7})), now) else { unreachable!() };
 //! assert!(matches!(machine.follow(decided), Command::Finish(Finish::Succeeded(_))));
 //! ```
 //!

@@ -11,7 +11,7 @@
 mod support;
 
 use serde_json::json;
-use support::approvals::{AGENT, LEAD, ApprovalSetup, awaiting, decide, ended};
+use support::approvals::{AGENT, ApprovalSetup, LEAD, awaiting, decide, ended};
 use support::duplex::StdioClient;
 use support::export;
 use support::tools::McpTools;

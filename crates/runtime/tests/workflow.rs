@@ -9,7 +9,8 @@ use recourse::correction::{Correction, CorrectionRequest};
 use recourse::record::{CorrectionLayer, Event, GateRule, Verdict};
 use recourse::transport::{RawResponse, Request};
 use recourse::workflow::{
-    Approval, ApprovalRequest, Approver, Catalogue, Plan, Workflow, WorkflowReport, WorkflowRunner,
+    ApprovalRequest, Approver, Catalogue, Plan, StepApproval, Workflow, WorkflowReport,
+    WorkflowRunner,
 };
 use recourse::{Corrector, Executor, InProcessTransport, ManualClock};
 use recourse_protocol::{ToolError, ToolResponse};
@@ -417,7 +418,7 @@ async fn referenced_values_are_exact_bound() {
 
 /// Records what it was shown and answers as configured.
 struct Recorder {
-    answer: Approval,
+    answer: StepApproval,
     shown: Mutex<Vec<(String, Value)>>,
 }
 
@@ -425,7 +426,7 @@ impl Approver for Recorder {
     fn review<'a>(
         &'a self,
         request: ApprovalRequest<'a>,
-    ) -> recourse::transport::BoxFuture<'a, Approval> {
+    ) -> recourse::transport::BoxFuture<'a, StepApproval> {
         self.shown
             .lock()
             .unwrap()
@@ -458,7 +459,7 @@ async fn approval_steps_show_the_resolved_payload_and_respect_the_answer() {
     assert_eq!(log.names(), ["quote"]);
 
     let rejecting = Arc::new(Recorder {
-        answer: Approval::rejected(""),
+        answer: StepApproval::rejected(""),
         shown: Mutex::default(),
     });
     let log = Arc::new(Log::default());
@@ -473,7 +474,7 @@ async fn approval_steps_show_the_resolved_payload_and_respect_the_answer() {
     );
 
     let approving = Arc::new(Recorder {
-        answer: Approval::Approved,
+        answer: StepApproval::Approved,
         shown: Mutex::default(),
     });
     let log = Arc::new(Log::default());

@@ -27,17 +27,17 @@
 //! use std::time::{Duration, Instant};
 //! use recourse_core::backoff::Backoff;
 //! use recourse_core::policy::{Limits, Observation, Traits};
-//! use recourse_core::machine::{CallMachine, Command, Finish, Lookup, Setup, Verdict};
+//! use recourse_core::machine::{CallMachine, Command, Finish, Lookup, MachineSetup, Ruling};
 //! use recourse_protocol::parse_response;
 //!
-//! let setup = Setup::new(Limits::default(), Traits::default(), Duration::from_secs(10))
+//! let setup = MachineSetup::new(Limits::default(), Traits::default(), Duration::from_secs(10))
 //!     .with_backoff(Backoff::full_jitter(Duration::from_millis(100), Duration::from_secs(1)).with_seed(7));
 //! let mut machine = CallMachine::new(setup);
 //! let now = Instant::now();
 //! let Command::Admit(admit) = machine.start(now) else { unreachable!() };
 //! let Command::Dispatch(dispatch) = machine.admitted(admit, true, now) else { unreachable!() };
 //! let answer = parse_response(200, [("content-type", "application/json")], br#"{"success":true,"data":1}"#);
-//! let Verdict::Decided(decided) = machine.answered(dispatch, Observation::Response(&answer), now).verdict else { unreachable!() };
+//! let Ruling::DecisionMade(decided) = machine.answered(dispatch, Observation::Response(&answer), now).verdict else { unreachable!() };
 //! assert!(matches!(machine.follow(decided), Command::Finish(Finish::Succeeded(_))));
 //! ```
 
@@ -57,7 +57,7 @@ use crate::reconcile::Reconciliation;
 
 /// What a [`CallMachine`] is set up with.
 #[derive(Debug, Clone)]
-pub struct Setup {
+pub struct MachineSetup {
     limits: Limits,
     traits: Traits,
     per_attempt: Duration,
@@ -69,7 +69,7 @@ pub struct Setup {
     mutable_inputs: bool,
 }
 
-impl Setup {
+impl MachineSetup {
     /// A call under `limits` with `traits`, each attempt allowed
     /// `per_attempt`: no deadline, no corrector, no lookup, mutable inputs,
     /// full-jitter backoff from 1 s.
@@ -126,7 +126,7 @@ impl Setup {
 #[derive(Debug)]
 pub struct CallMachine {
     policy: Policy,
-    setup: Setup,
+    setup: MachineSetup,
     backoff: Backoff,
     deadline: Option<Instant>,
     attempts: u32,
@@ -169,7 +169,7 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finish {
     /// It succeeded.
-    Succeeded(Success),
+    Succeeded(SuccessFrom),
     /// It stopped, for a reason (some leave the outcome unknown:
     /// [`StopReason::leaves_outcome_unknown`]).
     Stopped(StopReason),
@@ -177,7 +177,7 @@ pub enum Finish {
 
 /// Where a success's data comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Success {
+pub enum SuccessFrom {
     /// The last answer's data (read back and confirmed, when the call reads
     /// its successes back).
     Answered,
@@ -341,15 +341,15 @@ pub struct Answered {
     /// For the breaker and the record.
     pub assessment: Assessment,
     /// The decision, or the retry budget to ask first.
-    pub verdict: Verdict<Action>,
+    pub verdict: Ruling<Action>,
 }
 
 /// A decision, or — when it resends — the retry budget's verdict to get first.
 #[derive(Debug)]
 #[must_use = "a verdict must be followed"]
-pub enum Verdict<A> {
-    /// Decided.
-    Decided(Decided<A>),
+pub enum Ruling<A> {
+    /// DecisionMade.
+    DecisionMade(DecisionMade<A>),
     /// A resend: ask the shared retry budget, and give its answer to
     /// [`AskBudget::answer`].
     AskBudget(AskBudget<A>),
@@ -358,9 +358,9 @@ pub enum Verdict<A> {
 /// A decision made; [`CallMachine::follow`] turns it into the next command.
 #[derive(Debug)]
 #[must_use = "a decision must be followed"]
-pub struct Decided<A>(A);
+pub struct DecisionMade<A>(A);
 
-impl<A> Decided<A> {
+impl<A> DecisionMade<A> {
     /// What was decided.
     pub fn action(&self) -> &A {
         &self.0
@@ -375,11 +375,11 @@ pub struct AskBudget<A>(A);
 impl<A: Resend> AskBudget<A> {
     /// The budget's verdict: granted, the resend stands; refused, the call
     /// stops ([`StopReason::RetryBudgetExhausted`]).
-    pub fn answer(self, granted: bool) -> Decided<A> {
+    pub fn answer(self, granted: bool) -> DecisionMade<A> {
         if granted {
-            Decided(self.0)
+            DecisionMade(self.0)
         } else {
-            Decided(A::refused())
+            DecisionMade(A::refused())
         }
     }
 }
@@ -453,7 +453,7 @@ impl Resend for AfterLookup {
 pub enum AfterRead {
     /// The call succeeded: the effect is there (or, after a success, the
     /// read cannot tell otherwise).
-    Succeed(Success),
+    Succeed(SuccessFrom),
     /// Not committed: one resend with the same key; its success is read back.
     Resend,
     /// Stop, for a reason.
@@ -496,7 +496,7 @@ pub trait Phase: Resend {
 impl Phase for Action {
     fn next(self, m: &mut CallMachine) -> Command {
         match self {
-            Self::Succeed => Command::Finish(Finish::Succeeded(Success::Answered)),
+            Self::Succeed => Command::Finish(Finish::Succeeded(SuccessFrom::Answered)),
             Self::RetrySame { wait, cause } => m.wait(wait, cause, AfterWait::Resend),
             Self::Correct => Command::Correct(Correct {
                 n: m.corrections + 1,
@@ -513,7 +513,9 @@ impl Phase for Action {
 impl Phase for AfterLookup {
     fn next(self, m: &mut CallMachine) -> Command {
         match self {
-            Self::Succeed(result) => Command::Finish(Finish::Succeeded(Success::Committed(result))),
+            Self::Succeed(result) => {
+                Command::Finish(Finish::Succeeded(SuccessFrom::Committed(result)))
+            }
             Self::Resend => m.resend(),
             Self::LookAgain { wait } => {
                 m.wait(wait, WaitCause::PendingLookup, AfterWait::LookAgain)
@@ -539,7 +541,7 @@ impl Phase for AfterRead {
 impl CallMachine {
     /// A machine for one call, set up with `setup`. Nothing happens until
     /// [`start`](Self::start).
-    pub fn new(mut setup: Setup) -> Self {
+    pub fn new(mut setup: MachineSetup) -> Self {
         let backoff = setup.backoff.take().unwrap_or_else(|| {
             Backoff::full_jitter(Duration::from_secs(1), setup.limits.max_backoff)
         });
@@ -670,7 +672,7 @@ impl CallMachine {
     }
 
     /// Carries a decision out: the next command.
-    pub fn follow<A: Phase>(&mut self, decided: Decided<A>) -> Command {
+    pub fn follow<A: Phase>(&mut self, decided: DecisionMade<A>) -> Command {
         decided.0.next(self)
     }
 
@@ -702,7 +704,7 @@ impl CallMachine {
         _: LookUp,
         found: Reconciliation,
         now: Instant,
-    ) -> Verdict<AfterLookup> {
+    ) -> Ruling<AfterLookup> {
         self.lookups += 1;
         let situation = self.situation(now);
         let after = self.policy.after_lookup(found, self.permission, &situation);
@@ -720,7 +722,7 @@ impl CallMachine {
         before: Option<VerifyResult>,
         after: VerifyResult,
         now: Instant,
-    ) -> Verdict<AfterRead> {
+    ) -> Ruling<AfterRead> {
         self.lookups += 1;
         let situation = self.situation(now);
         let decided = self
@@ -802,9 +804,9 @@ impl CallMachine {
 /// use std::time::{Duration, Instant};
 /// use recourse_core::policy::{Limits, Traits};
 /// use recourse_core::reconcile::Reconciliation;
-/// use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, Setup, Success};
+/// use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, MachineSetup, SuccessFrom};
 ///
-/// let setup = Setup::new(Limits::default(), Traits { idempotent: false, delegated: false }, Duration::from_secs(10))
+/// let setup = MachineSetup::new(Limits::default(), Traits { idempotent: false, delegated: false }, Duration::from_secs(10))
 ///     .with_lookup(Lookup::Operation);
 /// let mut settle = Settle::new(setup, true);
 /// let now = Instant::now();
@@ -838,7 +840,7 @@ pub enum SettleCommand {
 impl Settle {
     /// Settles a call set up as `setup` (its deadline bounds the whole
     /// settling); `dispatched` is whether any attempt of it was recorded.
-    pub fn new(setup: Setup, dispatched: bool) -> Self {
+    pub fn new(setup: MachineSetup, dispatched: bool) -> Self {
         Self {
             machine: CallMachine::new(setup),
             dispatched,
@@ -865,8 +867,8 @@ impl Settle {
         now: Instant,
     ) -> SettleCommand {
         match self.machine.looked_up(lookup, found, now) {
-            Verdict::Decided(decided) => Self::settle(self.machine.follow(decided)),
-            Verdict::AskBudget(_) => Self::never_resent(),
+            Ruling::DecisionMade(decided) => Self::settle(self.machine.follow(decided)),
+            Ruling::AskBudget(_) => Self::never_resent(),
         }
     }
 
@@ -878,8 +880,8 @@ impl Settle {
         now: Instant,
     ) -> SettleCommand {
         match self.machine.read_back(read, None, after, now) {
-            Verdict::Decided(decided) => Self::settle(self.machine.follow(decided)),
-            Verdict::AskBudget(_) => Self::never_resent(),
+            Ruling::DecisionMade(decided) => Self::settle(self.machine.follow(decided)),
+            Ruling::AskBudget(_) => Self::never_resent(),
         }
     }
 
@@ -911,11 +913,11 @@ impl Settle {
     }
 }
 
-fn verdict<A: Resend>(action: A) -> Verdict<A> {
+fn verdict<A: Resend>(action: A) -> Ruling<A> {
     if action.resends() {
-        Verdict::AskBudget(AskBudget(action))
+        Ruling::AskBudget(AskBudget(action))
     } else {
-        Verdict::Decided(Decided(action))
+        Ruling::DecisionMade(DecisionMade(action))
     }
 }
 

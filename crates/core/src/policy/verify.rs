@@ -13,7 +13,7 @@ use recourse_protocol::RetryPermission;
 use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
-use super::machine::{AfterRead, Success};
+use super::machine::{AfterRead, SuccessFrom};
 use super::{Policy, Situation, StopReason};
 
 /// What one verification read found.
@@ -133,8 +133,8 @@ impl Policy {
         situation: &Situation,
     ) -> AfterRead {
         let from = match answer {
-            WriteAnswer::Succeeded => Success::Answered,
-            WriteAnswer::Unknown { .. } => Success::ReadBack,
+            WriteAnswer::Succeeded => SuccessFrom::Answered,
+            WriteAnswer::Unknown { .. } => SuccessFrom::ReadBack,
         };
         match (Verification::of(before, after, answer), answer) {
             (Verification::Verified | Verification::AlreadyApplied, _) => AfterRead::Succeed(from),
@@ -205,8 +205,8 @@ mod tests {
     }
 
     const RESEND: AfterRead = AfterRead::Resend;
-    const COMMITTED: AfterRead = AfterRead::Succeed(Success::ReadBack);
-    const KEPT: AfterRead = AfterRead::Succeed(Success::Answered);
+    const COMMITTED: AfterRead = AfterRead::Succeed(SuccessFrom::ReadBack);
+    const KEPT: AfterRead = AfterRead::Succeed(SuccessFrom::Answered);
 
     #[test]
     fn an_unknown_outcome_whose_effect_appeared_is_committed() {

@@ -8,14 +8,14 @@ use recourse_reference_tools::{Fault, RunningTools, ToolsConfig, spawn};
 use recourse_tool::protocol::{ParsedResponse, parse_response};
 use serde_json::Value;
 
-pub struct Answered {
+pub struct ToolReply {
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,
     pub body: Value,
     pub parsed: ParsedResponse,
 }
 
-impl Answered {
+impl ToolReply {
     /// Asserts a failure envelope with this status, category, code and permission.
     pub fn assert_failure(&self, status: u16, category: &str, code: &str, retryable: bool) {
         assert_eq!(self.status, status, "status of {}", self.body);
@@ -55,7 +55,7 @@ pub fn client() -> reqwest::Client {
         .unwrap()
 }
 
-pub async fn post(tools: &RunningTools, path: &str, body: Value) -> Answered {
+pub async fn post(tools: &RunningTools, path: &str, body: Value) -> ToolReply {
     send(
         client()
             .post(format!("{}{path}", tools.base_url()))
@@ -64,7 +64,7 @@ pub async fn post(tools: &RunningTools, path: &str, body: Value) -> Answered {
     .await
 }
 
-pub async fn post_keyed(tools: &RunningTools, path: &str, key: &str, body: Value) -> Answered {
+pub async fn post_keyed(tools: &RunningTools, path: &str, key: &str, body: Value) -> ToolReply {
     let req = client()
         .post(format!("{}{path}", tools.base_url()))
         .header("Idempotency-Key", key)
@@ -72,12 +72,12 @@ pub async fn post_keyed(tools: &RunningTools, path: &str, key: &str, body: Value
     send(req).await
 }
 
-pub async fn get(tools: &RunningTools, path: &str) -> Answered {
+pub async fn get(tools: &RunningTools, path: &str) -> ToolReply {
     send(client().get(format!("{}{path}", tools.base_url()))).await
 }
 
 /// Sends and reads an envelope; every answer must be JSON with the JSON content type.
-pub async fn send(req: reqwest::RequestBuilder) -> Answered {
+pub async fn send(req: reqwest::RequestBuilder) -> ToolReply {
     let resp = req.send().await.expect("the tool answered");
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
@@ -94,7 +94,7 @@ pub async fn send(req: reqwest::RequestBuilder) -> Answered {
         &bytes,
     );
     let body = serde_json::from_slice(&bytes).expect("a JSON body");
-    Answered {
+    ToolReply {
         status,
         headers,
         body,

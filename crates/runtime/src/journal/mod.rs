@@ -44,7 +44,7 @@ pub use recourse_journal::PostgresJournal;
 pub use recourse_journal::SqliteJournal;
 pub use recourse_journal::open as open_journal;
 pub use recourse_journal::open_existing as open_existing_journal;
-pub use settle::{SettleOptions, Settlement, settle, settle_with};
+pub use settle::{SettleOptions, SettledCall, settle, settle_with};
 pub use sweep::{settle_expired, sweep, sweep_interval};
 
 /// An id for this process, as the owner of the calls it runs (stable for the

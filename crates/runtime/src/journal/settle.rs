@@ -20,10 +20,10 @@ use crate::verify::{self, Reading, ResolvedRead, Verifier};
 use recourse_core::allow::{TargetAllowlist, TargetUrl};
 use recourse_core::backoff::Backoff;
 use recourse_core::clock::Clock;
-use recourse_core::machine::{Finish, Lookup, Settle, SettleCommand, Setup, Success};
+use recourse_core::machine::{Finish, Lookup, MachineSetup, Settle, SettleCommand, SuccessFrom};
 use recourse_core::policy::{Limits, Traits, VerifyResult};
 use recourse_core::reconcile::{ReconcileRequest, Reconciler, Reconciliation};
-use recourse_core::record::{Outcome, SettledBy, Settlement as Settled};
+use recourse_core::record::{Outcome, SettledBy, Settlement};
 use recourse_core::target::Target;
 use recourse_core::transport::Transport;
 
@@ -32,7 +32,7 @@ const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What settling one call did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Settlement {
+pub struct SettledCall {
     /// The call.
     pub call_id: String,
     /// Its state before.
@@ -178,7 +178,7 @@ pub async fn settle(
     journal: &dyn Journal,
     entry: &JournalEntry,
     lease: Duration,
-) -> JournalResult<Settlement> {
+) -> JournalResult<SettledCall> {
     settle_with(journal, entry, &SettleOptions::new(lease)).await
 }
 
@@ -195,8 +195,8 @@ pub async fn settle_with(
     journal: &dyn Journal,
     entry: &JournalEntry,
     options: &SettleOptions,
-) -> JournalResult<Settlement> {
-    let held = |note: String| Settlement {
+) -> JournalResult<SettledCall> {
+    let held = |note: String| SettledCall {
         call_id: entry.call_id.clone(),
         from: entry.state,
         state: entry.state,
@@ -223,7 +223,7 @@ pub async fn settle_with(
         .finish_call(&entry.call_id, state, None, record.as_ref())
         .await?;
     let note = found.note;
-    Ok(Settlement {
+    Ok(SettledCall {
         call_id: entry.call_id.clone(),
         from: entry.state,
         state,
@@ -305,7 +305,7 @@ async fn look_up(entry: &JournalEntry, options: &SettleOptions) -> Found {
         idempotent: false,
         delegated: false,
     };
-    let setup = Setup::new(options.limits, traits, options.read_timeout)
+    let setup = MachineSetup::new(options.limits, traits, options.read_timeout)
         .with_deadline(Some(options.lease))
         .with_backoff(Backoff::full_jitter(
             options.backoff_base,
@@ -402,14 +402,14 @@ impl Found {
                 error: None,
                 reason: reason.clone(),
             },
-            Finish::Succeeded(Success::Committed(data)) => Outcome::Succeeded {
+            Finish::Succeeded(SuccessFrom::Committed(data)) => Outcome::Succeeded {
                 data: data.clone().into(),
             },
             Finish::Succeeded(_) => Outcome::Succeeded {
                 data: Value::Null.into(),
             },
         };
-        let settlement = Settled::new(self.by, rfc3339(now)).with_note(redact(&self.note));
+        let settlement = Settlement::new(self.by, rfc3339(now)).with_note(redact(&self.note));
         Some(entry.settled_record(outcome, settlement))
     }
 }

@@ -27,7 +27,7 @@ pub struct ApprovalRequest<'a> {
 
 /// An approver's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Approval {
+pub enum StepApproval {
     /// Send the payload as shown.
     Approved,
     /// Do not send it.
@@ -37,7 +37,7 @@ pub enum Approval {
     },
 }
 
-impl Approval {
+impl StepApproval {
     /// A rejection saying `why`.
     pub fn rejected(why: impl Into<String>) -> Self {
         Self::Rejected { why: why.into() }
@@ -47,7 +47,7 @@ impl Approval {
 /// Decides whether an approval step may run.
 pub trait Approver: Send + Sync {
     /// Reviews one step's resolved payload.
-    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval>;
+    fn review<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, StepApproval>;
 }
 
 /// Approves everything (for tests, and for callers that approved the plan as a whole).
@@ -55,8 +55,8 @@ pub trait Approver: Send + Sync {
 pub struct ApproveAll;
 
 impl Approver for ApproveAll {
-    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
-        Box::pin(async { Approval::Approved })
+    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, StepApproval> {
+        Box::pin(async { StepApproval::Approved })
     }
 }
 
@@ -65,7 +65,7 @@ impl Approver for ApproveAll {
 pub struct RejectAll;
 
 impl Approver for RejectAll {
-    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, Approval> {
-        Box::pin(async { Approval::rejected("no approver is configured") })
+    fn review<'a>(&'a self, _request: ApprovalRequest<'a>) -> BoxFuture<'a, StepApproval> {
+        Box::pin(async { StepApproval::rejected("no approver is configured") })
     }
 }

@@ -30,7 +30,7 @@ mod runner;
 mod step;
 mod validate;
 
-pub use approver::{Approval, ApprovalRequest, ApproveAll, Approver, RejectAll};
+pub use approver::{ApprovalRequest, ApproveAll, Approver, RejectAll, StepApproval};
 pub use catalogue::{CAPABILITIES_PATH, Catalogue, CatalogueEntry};
 pub use error::PlanError;
 pub use plan::{Plan, PlanStep};

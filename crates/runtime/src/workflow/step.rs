@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::reference::resolve;
-use super::{Approval, ApprovalRequest, Approver, StepOutcome, StepReport, Workflow};
+use super::{ApprovalRequest, Approver, StepApproval, StepOutcome, StepReport, Workflow};
 use crate::call::CallSpec;
 use crate::correction::{Correction, CorrectionRequest, Corrector};
 use crate::correction::{CorrectionChain, FailedAttempt, Trajectory};
@@ -65,11 +65,11 @@ pub(crate) async fn run_step(
             payload: &payload,
         };
         match ctx.approver.review(request).await {
-            Approval::Approved => protected.extend(leaf_pointers(&payload)),
-            Approval::Rejected { why } if why.trim().is_empty() => {
+            StepApproval::Approved => protected.extend(leaf_pointers(&payload)),
+            StepApproval::Rejected { why } if why.trim().is_empty() => {
                 return fail("rejected by approver".to_owned());
             }
-            Approval::Rejected { why } => return fail(format!("rejected by approver: {why}")),
+            StepApproval::Rejected { why } => return fail(format!("rejected by approver: {why}")),
         }
     }
     protected.sort();

@@ -18,8 +18,8 @@ fn write() -> Traits {
     }
 }
 
-fn setup(traits: Traits) -> Setup {
-    Setup::new(Limits::default(), traits, Duration::from_secs(10)).with_backoff(
+fn setup(traits: Traits) -> MachineSetup {
+    MachineSetup::new(Limits::default(), traits, Duration::from_secs(10)).with_backoff(
         Backoff::full_jitter(Duration::from_millis(100), Duration::from_secs(1)).with_seed(1),
     )
 }
@@ -54,10 +54,10 @@ fn first_dispatch(machine: &mut CallMachine, now: Instant) -> Dispatch {
     dispatch
 }
 
-fn decided<A: Resend>(verdict: Verdict<A>) -> Decided<A> {
+fn decided<A: Resend>(verdict: Ruling<A>) -> DecisionMade<A> {
     match verdict {
-        Verdict::Decided(decided) => decided,
-        Verdict::AskBudget(ask) => ask.answer(true),
+        Ruling::DecisionMade(decided) => decided,
+        Ruling::AskBudget(ask) => ask.answer(true),
     }
 }
 
@@ -160,7 +160,7 @@ fn a_resend_the_budget_refuses_stops_and_is_recorded_as_the_stop() {
     let down = envelope(503, "SERVICE_ERROR");
     let answered = machine.answered(dispatch, Observation::Response(&down), now);
     assert!(answered.assessment.transient && answered.assessment.resendable());
-    let Verdict::AskBudget(ask) = answered.verdict else {
+    let Ruling::AskBudget(ask) = answered.verdict else {
         panic!("a resend asks the budget")
     };
     let refused = ask.answer(false);
@@ -215,7 +215,7 @@ fn a_lookup_that_finds_nothing_committed_allows_one_resend_through_the_budget() 
     let mut machine = CallMachine::new(setup(write()).with_lookup(Lookup::Operation));
     let now = Instant::now();
     let lookup = unknown_write_looked_up(&mut machine, now);
-    let Verdict::AskBudget(ask) = machine.looked_up(lookup, Reconciliation::NotCommitted, now)
+    let Ruling::AskBudget(ask) = machine.looked_up(lookup, Reconciliation::NotCommitted, now)
     else {
         panic!("the resend asks the budget")
     };
@@ -240,7 +240,7 @@ fn a_committed_lookup_succeeds_with_its_result() {
     let looked = decided(machine.looked_up(lookup, found, now));
     assert!(matches!(
         machine.follow(looked),
-        Command::Finish(Finish::Succeeded(Success::Committed(v))) if v == json!({"id": 7})
+        Command::Finish(Finish::Succeeded(SuccessFrom::Committed(v))) if v == json!({"id": 7})
     ));
 }
 
@@ -364,7 +364,7 @@ fn a_settler_looks_a_pending_write_up_within_its_limit_and_deadline() {
         max_lookups: 3,
         ..Limits::default()
     };
-    let setup = Setup::new(limits, write(), Duration::from_secs(10))
+    let setup = MachineSetup::new(limits, write(), Duration::from_secs(10))
         .with_lookup(Lookup::Operation)
         .with_deadline(Some(Duration::from_secs(60)));
     let mut settle = Settle::new(setup, true);
@@ -393,7 +393,7 @@ fn a_settler_looks_a_pending_write_up_within_its_limit_and_deadline() {
 /// machine, so the property checks the machine against the protocol.
 #[derive(Debug, Clone, Copy)]
 enum Answer {
-    Success,
+    SuccessFrom,
     Stated(u16, &'static str, Option<bool>),
     Plain(u16),
     JsonRpc(i64),
@@ -403,7 +403,7 @@ enum Answer {
 impl Answer {
     fn ambiguous(self) -> bool {
         match self {
-            Self::Success => false,
+            Self::SuccessFrom => false,
             Self::Stated(_, category, _) => category == "UNKNOWN_OUTCOME",
             Self::Plain(status) => matches!(status, 500 | 502 | 504),
             Self::JsonRpc(code) => matches!(code, -32603 | -32000),
@@ -424,7 +424,7 @@ impl Answer {
 
     fn observe<T>(self, with: impl FnOnce(Observation<'_>) -> T) -> T {
         match self {
-            Self::Success => with(Observation::Response(&ok())),
+            Self::SuccessFrom => with(Observation::Response(&ok())),
             Self::Stated(status, category, retryable) => {
                 let flag = retryable.map_or(String::new(), |b| format!(r#","retryable":{b}"#));
                 let body = format!(
@@ -459,7 +459,7 @@ impl Answer {
 }
 
 const ANSWERS: &[Answer] = &[
-    Answer::Success,
+    Answer::SuccessFrom,
     Answer::Stated(500, "UNKNOWN_OUTCOME", None),
     Answer::Stated(500, "UNKNOWN_OUTCOME", Some(false)),
     Answer::Stated(200, "UNKNOWN_OUTCOME", Some(true)),
@@ -549,7 +549,7 @@ fn drive(
         max_lookups: u32::from(script.next() % 4) + 1,
         ..Limits::default()
     };
-    let setup = Setup::new(limits, write(), Duration::from_secs(5))
+    let setup = MachineSetup::new(limits, write(), Duration::from_secs(5))
         .with_deadline(deadline.map(Duration::from_secs))
         .with_corrector(corrector)
         .with_lookup(lookup)
@@ -584,8 +584,8 @@ fn drive(
                     prop_assert_eq!(answered.assessment.unknown, doubt, "{:?}", answer);
                     let granted = !script.one_in(6);
                     let decided = match answered.verdict {
-                        Verdict::Decided(d) => d,
-                        Verdict::AskBudget(ask) => ask.answer(granted),
+                        Ruling::DecisionMade(d) => d,
+                        Ruling::AskBudget(ask) => ask.answer(granted),
                     };
                     machine.follow(decided)
                 }
@@ -624,8 +624,8 @@ fn drive(
                 }
                 let granted = !script.one_in(6);
                 let decided = match machine.looked_up(lookup, found, now) {
-                    Verdict::Decided(d) => d,
-                    Verdict::AskBudget(ask) => ask.answer(granted),
+                    Ruling::DecisionMade(d) => d,
+                    Ruling::AskBudget(ask) => ask.answer(granted),
                 };
                 machine.follow(decided)
             }
@@ -646,8 +646,8 @@ fn drive(
                 }
                 let granted = !script.one_in(6);
                 let decided = match machine.read_back(read, before, after, now) {
-                    Verdict::Decided(d) => d,
-                    Verdict::AskBudget(ask) => ask.answer(granted),
+                    Ruling::DecisionMade(d) => d,
+                    Ruling::AskBudget(ask) => ask.answer(granted),
                 };
                 machine.follow(decided)
             }

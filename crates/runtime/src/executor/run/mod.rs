@@ -32,8 +32,8 @@ use recourse_core::backoff::Backoff;
 use recourse_core::idempotency::Idempotency;
 use recourse_core::journal::AttemptResult;
 use recourse_core::machine::{
-    Assessment, CallMachine, Command, Decided, Dispatch, Finish, Lookup, ManifestQuestion, Resend,
-    Setup, Success, Verdict,
+    Assessment, CallMachine, Command, DecisionMade, Dispatch, Finish, Lookup, MachineSetup,
+    ManifestQuestion, Resend, Ruling, SuccessFrom,
 };
 use recourse_core::policy::{Action, Limits, Observation, Traits, Verification};
 use recourse_core::protect::Protected;
@@ -252,11 +252,12 @@ impl<'e> Run<'e> {
     /// What the call's machine starts from: the limits, the traits as now
     /// known, the deadline, the backoff, and what can correct a payload or
     /// settle an unknown outcome.
-    fn setup(&mut self) -> Setup {
-        let mut setup = Setup::new(self.limits, self.traits(), self.exec.config.request_timeout)
-            .with_deadline(self.deadline)
-            .with_corrector(self.exec.corrector.is_some())
-            .with_lookup(self.lookup());
+    fn setup(&mut self) -> MachineSetup {
+        let mut setup =
+            MachineSetup::new(self.limits, self.traits(), self.exec.config.request_timeout)
+                .with_deadline(self.deadline)
+                .with_corrector(self.exec.corrector.is_some())
+                .with_lookup(self.lookup());
         if let Some(backoff) = self.backoff.take() {
             setup = setup.with_backoff(backoff);
         }
@@ -484,10 +485,10 @@ impl<'e> Run<'e> {
     }
 
     /// A decision, once the retry budget has answered when it resends.
-    async fn gated<A: Resend>(&self, verdict: Verdict<A>) -> Decided<A> {
+    async fn gated<A: Resend>(&self, verdict: Ruling<A>) -> DecisionMade<A> {
         match verdict {
-            Verdict::Decided(decided) => decided,
-            Verdict::AskBudget(ask) => ask.answer(self.withdraw().await),
+            Ruling::DecisionMade(decided) => decided,
+            Ruling::AskBudget(ask) => ask.answer(self.withdraw().await),
         }
     }
 
@@ -584,7 +585,7 @@ impl<'e> Run<'e> {
     fn finished(&mut self, finish: Finish) -> Outcome {
         self.reconciling = None;
         match finish {
-            Finish::Succeeded(Success::Answered | Success::ReadBack) => {
+            Finish::Succeeded(SuccessFrom::Answered | SuccessFrom::ReadBack) => {
                 // The tool's answer is the success's only when it said so: a
                 // write whose answer was lost and was read back has none.
                 self.last_answer = self.last_answer.take().filter(|(ok, _)| *ok);
@@ -592,7 +593,7 @@ impl<'e> Run<'e> {
                     data: self.last_data.take().unwrap_or_default(),
                 }
             }
-            Finish::Succeeded(Success::Committed(result)) => {
+            Finish::Succeeded(SuccessFrom::Committed(result)) => {
                 // A lookup's result, not the tool's answer to the write.
                 self.last_answer = None;
                 Outcome::Succeeded {

@@ -11,7 +11,7 @@ use tracing::Instrument;
 use super::Run;
 use crate::span;
 use crate::verify::{self, Against, Reading, ResolvedRead};
-use recourse_core::machine::{AfterRead, CallMachine, Command, ReadBack, Success};
+use recourse_core::machine::{AfterRead, CallMachine, Command, ReadBack, SuccessFrom};
 use recourse_core::policy::Verification;
 use recourse_core::record::{Event, VerifyPhase};
 use recourse_core::transport::Transport;
@@ -67,7 +67,7 @@ impl Run<'_> {
         self.verification = Some(Verification::of(before, reading.result, answer));
         let verdict = machine.read_back(read, before, reading.result, self.exec.clock.now());
         let decided = self.gated(verdict).await;
-        if let AfterRead::Succeed(Success::ReadBack) = decided.action() {
+        if let AfterRead::Succeed(SuccessFrom::ReadBack) = decided.action() {
             self.last_data = Some(reading.document.unwrap_or(Value::Null).into());
         }
         machine.follow(decided)
