@@ -8,6 +8,14 @@ use super::report::{JudgedRun, LEGEND, RecoveryScorecard, ScenarioStatus, failur
 const BAR_WIDTH: f64 = 420.0;
 const ROW: usize = 28;
 
+impl RecoveryScorecard {
+    /// One self-contained HTML page — inline CSS and SVG, no scripts, no
+    /// external assets — with a bar per category and the failing traces.
+    pub fn to_html(&self) -> String {
+        page(self)
+    }
+}
+
 /// The page for `card`.
 pub(crate) fn page(card: &RecoveryScorecard) -> String {
     let total = card.total();

@@ -83,12 +83,6 @@ pub struct RecoveryScorecard {
 }
 
 impl RecoveryScorecard {
-    /// One self-contained HTML page — inline CSS and SVG, no scripts, no
-    /// external assets — with a bar per category and the failing traces.
-    pub fn to_html(&self) -> String {
-        super::html::page(self)
-    }
-
     pub(crate) fn runs(&self) -> impl Iterator<Item = (&ScenarioResult, &JudgedRun)> {
         self.results
             .iter()

@@ -7,6 +7,14 @@ use std::fmt::Write as _;
 use super::check::{CheckId, Verdict};
 use super::report::{ProbeScorecard, ToolCard, label};
 
+impl ProbeScorecard {
+    /// One page with the scorecard matrix, what failed, and every probe's
+    /// answer — inline CSS, no scripts, no external assets.
+    pub fn to_html(&self) -> String {
+        page(self)
+    }
+}
+
 /// The page for `card`.
 pub(crate) fn page(card: &ProbeScorecard) -> String {
     let mut html = String::from(

@@ -134,12 +134,6 @@ impl ProbeScorecard {
         })
     }
 
-    /// One page with the scorecard matrix, what failed, and every probe's
-    /// answer — inline CSS, no scripts, no external assets.
-    pub fn to_html(&self) -> String {
-        super::html::page(self)
-    }
-
     /// One line per tool and a cell per check, then what failed and why;
     /// verdicts in ANSI colours when `color`. A tool's own text is made
     /// printable, so that it cannot steer a terminal.

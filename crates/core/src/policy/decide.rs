@@ -6,7 +6,6 @@ use recourse_protocol::{
     BodyFormat, CategoryBasis, ErrorCategory, Need, ParsedResponse, RetryPermission,
 };
 
-use super::machine::AfterLookup;
 use super::{Action, StopReason};
 use crate::policy::WaitCause;
 use crate::reconcile::Reconciliation;
@@ -422,3 +421,20 @@ pub(super) fn is_transient_observation(observation: Observation<'_>) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// What follows a lookup of an unknown outcome (rule 3's second half).
+#[must_use]
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterLookup {
+    /// Committed: the call succeeded, with this result.
+    Succeed(serde_json::Value),
+    /// Not committed: one resend with the same key.
+    Resend,
+    /// Still pending: look again after `wait`.
+    LookAgain {
+        /// How long to wait first.
+        wait: Duration,
+    },
+    /// Stop, for a reason.
+    Stop(StopReason),
+}

@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use recourse_protocol::{RetryPermission, ToolError};
 use serde_json::Value;
 
+pub use super::decide::AfterLookup;
 use super::decide::is_transient_observation;
 pub use super::lookup::{Lookup, ManifestQuestion};
 use super::{
@@ -400,23 +401,6 @@ impl Resend for Action {
     fn refused() -> Self {
         Self::stop(StopReason::RetryBudgetExhausted)
     }
-}
-
-/// What follows a lookup of an unknown outcome (rule 3's second half).
-#[must_use]
-#[derive(Debug, Clone, PartialEq)]
-pub enum AfterLookup {
-    /// Committed: the call succeeded, with this result.
-    Succeed(Value),
-    /// Not committed: one resend with the same key.
-    Resend,
-    /// Still pending: look again after `wait`.
-    LookAgain {
-        /// How long to wait first.
-        wait: Duration,
-    },
-    /// Stop, for a reason.
-    Stop(StopReason),
 }
 
 impl AfterLookup {

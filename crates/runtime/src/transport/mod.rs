@@ -9,6 +9,7 @@ mod http;
 mod in_process;
 mod plain;
 mod pool;
+mod wire;
 
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpTransport, HttpTransportBuilder};
 pub use in_process::InProcessTransport;

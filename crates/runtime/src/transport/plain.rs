@@ -18,8 +18,8 @@ use http::header::{
 };
 use http_body_util::{BodyExt, Full};
 
-use super::http::after_send;
 use super::pool::Pool;
+use super::wire::after_send;
 use super::{Delivery, RawResponse, Request, TransportFailure, TransportFailureKind};
 
 const AGENT: &str = concat!("recourse/", env!("CARGO_PKG_VERSION"));
@@ -116,7 +116,7 @@ impl Plain {
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > max_body_bytes as u64) {
-            return Err(super::http::too_large(max_body_bytes, status));
+            return Err(super::wire::too_large(max_body_bytes, status));
         }
         let mut incoming = response.into_body();
         let mut body = Vec::with_capacity(declared.map_or(0, |n| n as usize));
@@ -125,7 +125,7 @@ impl Plain {
             let Ok(chunk) = frame.into_data() else {
                 continue;
             };
-            super::http::push_capped(&mut body, &chunk, max_body_bytes, status)?;
+            super::wire::push_capped(&mut body, &chunk, max_body_bytes, status)?;
         }
         // Read to its end: the connection is free for the next call.
         self.pool.give_back(origin, lease);
@@ -160,7 +160,7 @@ fn build(
         .map_err(|e| format!("{url} is not a request target: {e}"))?;
     let json = body.is_some();
     let mut outgoing = http::Request::builder()
-        .method(super::http::method(request.method))
+        .method(super::wire::method(request.method))
         .uri(uri)
         .body(Full::new(Bytes::from(body.unwrap_or_default())))
         .map_err(|e| e.to_string())?;

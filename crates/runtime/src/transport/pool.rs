@@ -26,7 +26,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use url::Host;
 
-use super::http::{after_send, not_running_at, place};
+use super::wire::{after_send, not_running_at, place};
 use super::{TransportFailure, TransportFailureKind};
 
 type Sender = SendRequest<Full<Bytes>>;
