@@ -15,8 +15,7 @@
 //! stopped before sending it leaves it to its lease: the journal then ends
 //! it unsent, and the client's next identical call runs it.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use recourse::SystemClock;
@@ -28,40 +27,8 @@ use rmcp::model::CallToolResult;
 
 use crate::answer;
 use crate::ask;
-use crate::call;
 use crate::capture::Capture;
 use crate::proxy::Shared;
-
-/// The approved calls being sent now, by id: none is sent twice at once.
-#[derive(Debug, Default)]
-pub(crate) struct Sending(Mutex<HashSet<String>>);
-
-/// One call's place among those being sent; let go when dropped.
-struct Place<'a> {
-    sending: &'a Sending,
-    call_id: String,
-}
-
-impl Sending {
-    fn take(&self, call_id: &str) -> Option<Place<'_>> {
-        let mut now = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        now.insert(call_id.to_owned()).then(|| Place {
-            sending: self,
-            call_id: call_id.to_owned(),
-        })
-    }
-}
-
-impl Drop for Place<'_> {
-    fn drop(&mut self) {
-        let mut now = self
-            .sending
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        now.remove(&self.call_id);
-    }
-}
 
 /// Whether `entry` is an approved call this process is to send: in flight
 /// under its lease, nothing sent yet.
@@ -99,7 +66,7 @@ pub(crate) async fn send(shared: &Arc<Shared>, entry: &JournalEntry) -> Option<C
         Arc::new(SystemClock),
     );
     let key = spec.idempotency_key.clone();
-    let mut built = call::described(offered, spec.payload.clone(), &entry.call_id, key.clone());
+    let mut built = offered.described(spec.payload.clone(), &entry.call_id, key.clone());
     if let (Some(name), Some(key)) = (&entry.caller, &key) {
         // Claimed as given, or in the caller's own space.
         let scope = if entry.caller_key.as_deref() == Some(key.as_str()) {

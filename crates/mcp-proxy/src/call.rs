@@ -18,7 +18,6 @@ use std::time::SystemTime;
 
 use recourse::approval::{ApprovalOf, AskApproval, find};
 use recourse::config::CallField;
-use recourse::{Call, CallBuilder};
 use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
 use rmcp::model::CallToolResult;
 use rmcp::service::{Peer, RoleServer};
@@ -29,7 +28,6 @@ use crate::answer;
 use crate::approved;
 use crate::ask;
 use crate::capture::Capture;
-use crate::catalog::Offered;
 use crate::client::Client;
 use crate::elicit;
 use crate::proxy::Shared;
@@ -81,7 +79,7 @@ pub(crate) async fn run(
     });
     // The key an approval's kept request is sent under (the digest leaves it out).
     let kept_key = approval.and(key.clone());
-    let mut call = described(offered, payload, &call_id, key);
+    let mut call = offered.described(payload, &call_id, key);
     if let Some(client) = client {
         call = call.caller(client.name(), client.keys());
     }
@@ -161,42 +159,6 @@ pub(crate) async fn run(
         )),
         Err(ClientLeft) => Err(Fault::Cancelled),
     }
-}
-
-/// The call `offered` describes, with the operator's policy for it and the
-/// caller's key.
-pub(crate) fn described(
-    offered: &Offered,
-    payload: Value,
-    call_id: &str,
-    key: Option<String>,
-) -> CallBuilder {
-    let mut call = Call::builder(offered.tool.name.clone(), payload).call_id(call_id);
-    // Compiled with the catalog: `prepare` compiles only a schema not given.
-    if let Some(input) = &offered.input {
-        call = call.compiled_schema(input.clone());
-    }
-    let mut call = offered.tool.prepare(call);
-    if let Some(policy) = &offered.policy {
-        if let Some(idempotent) = policy.idempotent {
-            call = call.idempotent(idempotent);
-        }
-        // Declared for every call of the tool: a call that cannot fill
-        // it runs without it (`verification: not_applicable`).
-        if let Some(verify) = &policy.verify {
-            call = call.verify_if_applicable(verify.clone());
-        }
-        for pointer in &policy.protect {
-            call = call.protect(pointer.clone());
-        }
-        if let Some(n) = policy.max_retries {
-            call = call.max_retries(n);
-        }
-    }
-    if let Some(key) = key {
-        call = call.idempotency_key(key);
-    }
-    call
 }
 
 /// The call cannot be made as asked: nothing was sent.

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use recourse::correction::Schema;
+use recourse::{Call, CallBuilder};
 use recourse_mcp::McpTool;
 use serde_json::Value;
 
@@ -40,6 +41,44 @@ pub(crate) struct Offered {
     pub(crate) output: Option<Schema>,
     /// What the operator's policy file says of it.
     pub(crate) policy: Option<ToolPolicy>,
+}
+
+impl Offered {
+    /// The call this tool's arguments `payload` make, with the operator's
+    /// policy for it and the caller's key.
+    pub(crate) fn described(
+        &self,
+        payload: Value,
+        call_id: &str,
+        key: Option<String>,
+    ) -> CallBuilder {
+        let mut call = Call::builder(self.tool.name.clone(), payload).call_id(call_id);
+        // Compiled with the catalog: `prepare` compiles only a schema not given.
+        if let Some(input) = &self.input {
+            call = call.compiled_schema(input.clone());
+        }
+        let mut call = self.tool.prepare(call);
+        if let Some(policy) = &self.policy {
+            if let Some(idempotent) = policy.idempotent {
+                call = call.idempotent(idempotent);
+            }
+            // Declared for every call of the tool: a call that cannot fill
+            // it runs without it (`verification: not_applicable`).
+            if let Some(verify) = &policy.verify {
+                call = call.verify_if_applicable(verify.clone());
+            }
+            for pointer in &policy.protect {
+                call = call.protect(pointer.clone());
+            }
+            if let Some(n) = policy.max_retries {
+                call = call.max_retries(n);
+            }
+        }
+        if let Some(key) = key {
+            call = call.idempotency_key(key);
+        }
+        call
+    }
 }
 
 /// What one upstream listed: its tools, every field kept, and as recourse

@@ -103,6 +103,7 @@ mod listeners;
 mod meta;
 mod proxy;
 mod refusing;
+mod sending;
 mod server;
 mod session_end;
 mod session_owners;

@@ -75,7 +75,7 @@ pub(crate) struct Shared {
     /// Stopping: no new call is taken (see `stopping`).
     pub(crate) stopping: AtomicBool,
     /// The approved calls being sent now (see `approved`).
-    pub(crate) sending: crate::approved::Sending,
+    pub(crate) sending: crate::sending::Sending,
 }
 
 /// Where a proxy's warnings go, one line each.
@@ -282,7 +282,7 @@ impl McpProxyBuilder {
                 subscriptions: Subscriptions::default(),
                 sessions: AtomicU64::new(0),
                 stopping: AtomicBool::new(false),
-                sending: crate::approved::Sending::default(),
+                sending: crate::sending::Sending::default(),
             }),
             session: 0,
         };

@@ -68,7 +68,6 @@ mod diff;
 mod disposition;
 mod event;
 mod json;
-mod message;
 mod next;
 mod notes;
 mod outcome;

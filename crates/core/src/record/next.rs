@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use strum::{EnumIter, EnumString, IntoStaticStr, VariantNames};
 
 use super::millis;
-use super::{Disposition, message, question};
+use super::{Disposition, question};
 use crate::policy::{StopKind, StopReason};
 use crate::record::{CallReport, Outcome};
 
@@ -307,5 +307,6 @@ fn retry_after(reason: &StopReason, error: Option<&ToolError>) -> Option<Duratio
     }
 }
 
+mod message;
 #[cfg(test)]
 mod tests;

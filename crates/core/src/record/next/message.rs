@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use recourse_protocol::{BodyFormat, ToolError, redact, truncate_chars};
 
-use super::diff::describe_changes;
-use super::next::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep, TOOL_TEXT_MAX_BYTES};
-use super::words::{is_token, tool_text, tool_words};
+use super::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep, TOOL_TEXT_MAX_BYTES};
 use crate::policy::{Action, StopKind, StopReason};
+use crate::record::diff::describe_changes;
+use crate::record::words::{is_token, tool_text, tool_words};
 use crate::record::{
     AttemptRecord, CallReport, CorrectionLayer, Event, LookupResult, Outcome, PayloadSource,
     SettledBy, Verdict,
@@ -63,7 +63,7 @@ pub(super) fn succeeded(report: &CallReport) -> String {
             settled_by(settled.by)
         ));
     }
-    if let Some(found) = super::read_back::said(report) {
+    if let Some(found) = crate::record::read_back::said(report) {
         say(&found);
     }
     say("Now: use the result.");
@@ -113,7 +113,7 @@ pub(super) fn stopped(
             )
         },
     ];
-    if let Some(found) = super::read_back::said(report) {
+    if let Some(found) = crate::record::read_back::said(report) {
         ours.push(found);
     }
     if let Some(settled) = &report.settlement {
