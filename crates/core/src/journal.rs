@@ -15,8 +15,12 @@
 //! the default; `PostgresJournal`, for replicas sharing one record), one
 //! trait test suite for both.
 
+mod approval;
+mod claim;
 mod counts;
 mod keyed;
+mod record_json;
+mod seen;
 
 use std::time::{Duration, SystemTime};
 
@@ -25,8 +29,12 @@ use serde_json::Value;
 
 pub use crate::record::CallState;
 pub use crate::timestamp::{lease_until, rfc3339, rfc3339_now};
+pub use approval::{ApprovalDecision, AwaitingCall, DecidedTo};
+pub use claim::{Claimed, KeyClaim, NewCall};
 pub use counts::StateCounts;
 pub use keyed::{KeyedAnswer, keyed_answer};
+pub use record_json::RecordJson;
+pub use seen::{ListQuery, Seen};
 
 use crate::approval::{Approval, ApprovalState};
 use crate::idempotency::{Evidence, Idempotency};
@@ -268,230 +276,6 @@ const HISTORY: [&str; 8] = [
     "attempts",
 ];
 
-/// What the journal needs when a call starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewCall {
-    /// A fresh id for the call.
-    pub call_id: String,
-    /// The target.
-    pub target: String,
-    /// The capability name, if any.
-    pub capability: Option<String>,
-    /// The idempotency key, if any.
-    pub idempotency_key: Option<String>,
-    /// The reconcile template, if any.
-    pub reconcile: Option<String>,
-    /// The declared verification as JSON (redacted; never headers), if any.
-    pub verification: Option<Value>,
-    /// The caller's payload (redacted by the executor before it gets here).
-    pub payload: Value,
-    /// The process running the call.
-    pub owner: String,
-    /// How long its lease lasts unless renewed.
-    pub lease: Duration,
-    /// Who makes the call (a gateway caller's name), if anyone in particular.
-    pub caller: Option<String>,
-}
-
-/// A caller's key, claimed for a call before it runs: exactly one call per
-/// key, whichever process asks first.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyClaim {
-    /// The call that will run under the key.
-    pub call_id: String,
-    /// The caller's key.
-    pub caller_key: String,
-    /// A digest of the request (the runtime's `recourse::keyed::request_hash`).
-    pub request_hash: String,
-    /// The target, for people reading the journal.
-    pub target: String,
-    /// The process claiming it.
-    pub owner: String,
-    /// How long its lease lasts unless renewed.
-    pub lease: Duration,
-    /// Who makes the call (a gateway caller's name), if anyone in particular.
-    pub caller: Option<String>,
-}
-
-/// What claiming a key found.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Claimed {
-    /// The key is this call's now.
-    New,
-    /// Another call holds the key: here is its entry.
-    Exists(Box<JournalEntry>),
-}
-
-/// Which calls to list: newest first, at most `limit`, older than `before`,
-/// only those `seen` admits.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ListQuery {
-    /// Only calls in this state.
-    pub state: Option<CallState>,
-    /// At most this many.
-    pub limit: Option<u32>,
-    /// Only calls whose id sorts before this one (call ids are time-ordered).
-    pub before: Option<String>,
-    /// Only calls this viewer may see.
-    pub seen: Seen,
-}
-
-/// Whose calls a viewer sees: what a list returns, and which single call a
-/// gateway shows (one it does not see is answered as absent).
-///
-/// ```
-/// use recourse_core::journal::{CallState, Seen};
-///
-/// let mine = Seen::Own("agent".into());
-/// assert!(mine.admits("agent", CallState::Succeeded));
-/// assert!(!mine.admits("ops", CallState::Unknown));
-/// let approver = Seen::OwnAndInDoubt("ops".into());
-/// assert!(approver.admits("agent", CallState::Unknown));
-/// assert!(approver.admits("agent", CallState::AwaitingApproval));
-/// assert!(!approver.admits("agent", CallState::Succeeded));
-/// assert!(Seen::All.admits("agent", CallState::Failed));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Seen {
-    /// Every caller's calls (an admin; a journal read on its own machine).
-    #[default]
-    All,
-    /// The named caller's own calls.
-    Own(String),
-    /// The named caller's own calls, every caller's call in doubt
-    /// (`unknown`) or awaiting approval (`awaiting_approval`), and the calls
-    /// whose approval they decided: what an approver sees, to settle or
-    /// decide a call, and to follow what they decided.
-    OwnAndInDoubt(String),
-}
-
-impl Seen {
-    /// Whether a call of `caller` (see [`JournalEntry::caller`]) in `state` is seen.
-    pub fn admits(&self, caller: &str, state: CallState) -> bool {
-        match self {
-            Self::All => true,
-            Self::Own(name) => name == caller,
-            Self::OwnAndInDoubt(name) => name == caller || state.awaits_a_person(),
-        }
-    }
-
-    /// Whether `entry` is seen: as [`admits`](Self::admits) says of its
-    /// caller and state, or — for an approver — because they decided its
-    /// approval.
-    pub fn admits_entry(&self, entry: &JournalEntry) -> bool {
-        self.admits(entry.caller(), entry.state)
-            || matches!(self, Self::OwnAndInDoubt(name)
-                if entry.approval.as_ref().and_then(|a| a.decided_by.as_deref()) == Some(name))
-    }
-}
-
-/// A call's record as the journal stores it: the JSON text of its
-/// [`CallReport`], written once.
-///
-/// ```
-/// use recourse_core::journal::RecordJson;
-///
-/// let record = RecordJson::from(&serde_json::json!({"call_id": "c-1", "outcome": "failed"}));
-/// assert_eq!(record.as_str(), r#"{"call_id":"c-1","outcome":"failed"}"#);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordJson(String);
-
-impl RecordJson {
-    /// `report`'s record, as [`CallReport::write_json`](crate::record::CallReport::write_json)
-    /// writes it: the bytes the gateway answers with, the tool's data as the
-    /// tool sent it.
-    ///
-    /// # Errors
-    /// When a part of the report cannot be written as JSON.
-    pub fn of(report: &crate::record::CallReport) -> Result<Self, serde_json::Error> {
-        Self::written(report, None)
-    }
-
-    /// `report`'s record as a journal keeps it beside the call's own
-    /// `payload`: an attempt that sent that payload is written without it
-    /// (the payload is stored once per call), and
-    /// [`with_payloads`](Self::with_payloads) puts it back when the record
-    /// is read.
-    ///
-    ///
-    /// # Errors
-    /// When a part of the report cannot be written as JSON.
-    pub fn beside(
-        report: &crate::record::CallReport,
-        payload: &Value,
-    ) -> Result<Self, serde_json::Error> {
-        Self::written(report, Some(payload))
-    }
-
-    fn written(
-        report: &crate::record::CallReport,
-        omit: Option<&Value>,
-    ) -> Result<Self, serde_json::Error> {
-        let mut out = Vec::with_capacity(1024);
-        report.write_json_omitting(&mut out, omit)?;
-        // JSON written from Rust strings and the tool's (checked) JSON text.
-        String::from_utf8(out)
-            .map(Self)
-            .map_err(<serde_json::Error as serde::ser::Error>::custom)
-    }
-
-    /// A stored record (read back as JSON) with each attempt written
-    /// without its payload ([`beside`](Self::beside)) given the call's
-    /// `payload` again; a record stored whole is returned as it is.
-    ///
-    /// ```
-    /// use recourse_core::journal::RecordJson;
-    /// use serde_json::json;
-    ///
-    /// let payload = json!({"source_id": "sales-2024"});
-    /// let stored = json!({"call_id": "c-1", "attempts": [
-    ///     {"n": 1, "status": null},
-    ///     {"n": 2, "payload": {"source_id": "sales-2025"}, "status": 200}
-    /// ]});
-    /// assert_eq!(
-    ///     RecordJson::with_payloads(stored, &payload)["attempts"],
-    ///     json!([{"n": 1, "payload": {"source_id": "sales-2024"}, "status": null},
-    ///            {"n": 2, "payload": {"source_id": "sales-2025"}, "status": 200}])
-    /// );
-    /// ```
-    pub fn with_payloads(mut record: Value, payload: &Value) -> Value {
-        if let Some(attempts) = record.get_mut("attempts").and_then(Value::as_array_mut) {
-            for attempt in attempts {
-                if let Value::Object(fields) = attempt
-                    && !fields.contains_key("payload")
-                {
-                    // In the record's field order: `payload` follows `n`.
-                    let mut filled = serde_json::Map::with_capacity(fields.len() + 1);
-                    for (name, value) in std::mem::take(fields) {
-                        let after_n = name == "n";
-                        filled.insert(name, value);
-                        if after_n {
-                            filled.insert("payload".to_owned(), payload.clone());
-                        }
-                    }
-                    filled.entry("payload").or_insert_with(|| payload.clone());
-                    *fields = filled;
-                }
-            }
-        }
-        record
-    }
-
-    /// The JSON text.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// Any JSON value as a record (a record read back, a test's own).
-impl From<&Value> for RecordJson {
-    fn from(value: &Value) -> Self {
-        Self(value.to_string())
-    }
-}
-
 /// The result of an attempt, recorded after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptResult {
@@ -507,90 +291,6 @@ impl AttemptResult {
     /// The transport failure as stored: `kind: message`.
     pub fn transport_error_text(&self) -> Option<String> {
         self.transport_error.as_ref().map(ToString::to_string)
-    }
-}
-
-/// A call that waits for a person's approval before its first dispatch,
-/// as the journal records it ([`Journal::await_approval`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct AwaitingCall {
-    /// The call's id: a fresh one, or its key's claimed call.
-    pub call_id: String,
-    /// The target, for people reading the journal.
-    pub target: String,
-    /// The capability name, if any.
-    pub capability: Option<String>,
-    /// The caller's payload (redacted).
-    pub payload: Value,
-    /// The request to dispatch once approved, as the door that asked keeps
-    /// it; held until the call ends.
-    pub request: Value,
-    /// A digest of the request (the runtime's `recourse::keyed::request_hash`):
-    /// what the approval binds.
-    pub request_hash: String,
-    /// Who makes the call (a gateway caller's name), if anyone in particular.
-    pub caller: Option<String>,
-    /// The approval's id.
-    pub approval_id: String,
-    /// Why it needs approval (redacted).
-    pub reason: String,
-    /// Until when a person may decide it (RFC 3339, UTC).
-    pub expires_at: String,
-    /// The process that sends the call once approved, when it must be the
-    /// asker's (an MCP proxy holding the upstream: no other process starts
-    /// a second copy of its server); `None` lets the deciding process send
-    /// it. Kept as the call's `owner` while it waits.
-    pub dispatcher: Option<String>,
-}
-
-/// A decision on a pending approval, for [`Journal::decide_approval`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalDecision {
-    /// The approval decided.
-    pub approval_id: String,
-    /// Who decided it (`None` when it expired).
-    pub by: Option<String>,
-    /// What they said (redacted), if anything.
-    pub note: Option<String>,
-    /// When (RFC 3339, UTC): an approval or a rejection holds only before
-    /// the approval's expiry, an expiry only from it on.
-    pub at: String,
-    /// What the call becomes.
-    pub to: DecidedTo,
-}
-
-/// What a decided call becomes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DecidedTo {
-    /// Approved: in flight, held by `owner`'s lease, to be dispatched by it.
-    Approved {
-        /// The process that dispatches it.
-        owner: String,
-        /// How long its lease lasts unless renewed.
-        lease: Duration,
-    },
-    /// Rejected: failed, with this record; nothing was sent.
-    Rejected(RecordJson),
-    /// Expired: failed, with this record; nothing was sent.
-    Expired(RecordJson),
-}
-
-impl DecidedTo {
-    /// The approval's state after it.
-    pub fn approval_state(&self) -> ApprovalState {
-        match self {
-            Self::Approved { .. } => ApprovalState::Approved,
-            Self::Rejected(_) => ApprovalState::Rejected,
-            Self::Expired(_) => ApprovalState::Expired,
-        }
-    }
-
-    /// The call's state after it.
-    pub fn call_state(&self) -> CallState {
-        match self {
-            Self::Approved { .. } => CallState::InFlight,
-            Self::Rejected(_) | Self::Expired(_) => CallState::Failed,
-        }
     }
 }
 
