@@ -100,6 +100,10 @@ pub(crate) async fn needed(
 /// holds for a person. What cannot be started is refused where the call is
 /// resolved.
 fn mcp_policy(g: &Gateway, mcp: &serde_json::Value) -> Option<Required> {
+    // Without policy files there is no command line to read here.
+    if g.mcp_policies.is_empty() {
+        return None;
+    }
     let (line, tool) = (mcp["command"].as_str()?, mcp["tool"].as_str()?);
     match recourse_mcp::McpTarget::command_line(line).ok()? {
         recourse_mcp::McpTarget::Command { program, args, .. } => {

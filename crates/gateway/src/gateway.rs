@@ -113,8 +113,15 @@ impl Gateway {
             .endpoints
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Known already (nearly every call): nothing is allocated.
+        if by_caller
+            .get(caller.name())
+            .is_some_and(|mine| mine.contains(endpoint))
+        {
+            return;
+        }
         let mine = by_caller.entry(caller.name().to_owned()).or_default();
-        if mine.len() < MAX_ENDPOINTS_PER_CALLER || mine.contains(endpoint) {
+        if mine.len() < MAX_ENDPOINTS_PER_CALLER {
             mine.insert(endpoint.to_owned());
         }
     }

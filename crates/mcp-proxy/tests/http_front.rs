@@ -25,8 +25,9 @@ async fn start(access: &Access) -> (HttpFront, McpTools, tempfile::TempDir) {
     (HttpFront::start(&proxy, access).await, tools, dir)
 }
 
-/// An `initialize` POSTed with `headers`: its status and body.
-async fn initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+/// An `initialize` POSTed with `headers`: its status, the session it opened
+/// (if any) and its body.
+async fn initialize_answer(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -44,7 +45,23 @@ async fn initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     }
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, session, response.text().await.unwrap())
+}
+
+/// An `initialize` POSTed with `headers`: its status and body.
+async fn initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let (status, _, body) = initialize_answer(url, headers).await;
+    (status, body)
+}
+
+/// An `initialize` POSTed with `headers`: its status and the session it opened.
+async fn open_session(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>) {
+    let (status, session, _) = initialize_answer(url, headers).await;
+    (status, session)
 }
 
 async fn call(server: &recourse_mcp::McpTransport, tool: &str) -> Value {
@@ -128,23 +145,8 @@ async fn mcp_proxy_http_requires_the_gateway_token_when_one_is_set() {
 #[tokio::test]
 async fn a_session_ended_with_delete_is_answered_204() {
     let (front, _tools, _dir) = start(&Access::default()).await;
-    let opened = reqwest::Client::new()
-        .post(&front.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "http-test", "version": "0"}}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let (_, session) = open_session(&front.url, &[]).await;
+    let session = session.expect("a session");
     let ended = reqwest::Client::new()
         .delete(&front.url)
         .header("mcp-session-id", &session)
@@ -155,45 +157,10 @@ async fn a_session_ended_with_delete_is_answered_204() {
     assert_eq!(ended.status().as_u16(), 204);
     assert!(ended.bytes().await.unwrap().is_empty());
     // The session is gone: a request in it is refused.
-    let listed = reqwest::Client::new()
-        .post(&front.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
-        .send()
-        .await
-        .unwrap();
     assert_eq!(
-        listed.status().as_u16(),
-        404,
-        "{}",
-        listed.text().await.unwrap()
+        in_session(&front.url, "tools/list", &session, &[]).await,
+        404
     );
-}
-
-/// An `initialize` with `headers`, answered: its status and its session id.
-async fn open_session(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "http-test", "version": "0"}}})
-            .to_string(),
-        );
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.unwrap();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_owned());
-    (response.status().as_u16(), session)
 }
 
 /// `method` in `session`, with `headers`: its status.

@@ -28,9 +28,18 @@ fn approvals(gw: &Gateway, token: &str, args: &[&str]) -> (i32, String, String) 
     )
 }
 
-/// A tokens file in `dir` naming `callers` (`{"name", "token", …}` each),
-/// readable by its owner alone.
-fn tokens_file(dir: &std::path::Path, callers: Value) -> std::path::PathBuf {
+/// The callers most tests need: `agent`, and `lead` who approves.
+fn agent_and_lead() -> Value {
+    json!([
+        {"name": "agent", "token": AGENT},
+        {"name": "lead", "token": LEAD, "approver": true}
+    ])
+}
+
+/// `recourse serve` journaling in `dir`, its callers `callers` (`{"name",
+/// "token", …}` each) in a tokens file readable by its owner alone, with
+/// `flags` besides.
+fn gateway_of(dir: &std::path::Path, callers: Value, flags: &[&str]) -> Gateway {
     let tokens = dir.join("tokens.json");
     std::fs::write(&tokens, json!({ "callers": callers }).to_string()).unwrap();
     #[cfg(unix)]
@@ -38,29 +47,22 @@ fn tokens_file(dir: &std::path::Path, callers: Value) -> std::path::PathBuf {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    tokens
+    let journal = dir.join("journal.db");
+    let mut args = vec![
+        "--tokens",
+        tokens.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    args.extend_from_slice(flags);
+    Gateway::spawn().args(&args).start()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
     let tools = spawn(ToolsConfig::default()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let tokens = tokens_file(
-        dir.path(),
-        json!([
-            {"name": "agent", "token": AGENT},
-            {"name": "lead", "token": LEAD, "approver": true}
-        ]),
-    );
-    let journal = dir.path().join("journal.db");
-    let gw = Gateway::spawn()
-        .args(&[
-            "--tokens",
-            tokens.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-        ])
-        .start();
+    let gw = gateway_of(dir.path(), agent_and_lead(), &[]);
     let asked: Value = reqwest::Client::new()
         .post(format!("{}/v1/calls", gw.url))
         .bearer_auth(AGENT)
@@ -137,13 +139,6 @@ async fn a_person_reads_the_request_and_decides_it_from_a_terminal() {
 async fn the_gateway_holds_what_the_proxys_policy_holds() {
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let tokens = tokens_file(
-        dir.path(),
-        json!([
-            {"name": "agent", "token": AGENT},
-            {"name": "lead", "token": LEAD, "approver": true}
-        ]),
-    );
     let policy = dir.path().join("policy.json");
     std::fs::write(
         &policy,
@@ -152,19 +147,11 @@ async fn the_gateway_holds_what_the_proxys_policy_holds() {
     .unwrap();
     let pattern = format!("'{bin}' tools serve --mcp --port *");
     let mcp_policy = format!("{pattern}={}", policy.display());
-    let journal = dir.path().join("journal.db");
-    let gw = Gateway::spawn()
-        .args(&[
-            "--tokens",
-            tokens.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-            "--allow-mcp-command",
-            &pattern,
-            "--mcp-policy",
-            &mcp_policy,
-        ])
-        .start();
+    let gw = gateway_of(
+        dir.path(),
+        agent_and_lead(),
+        &["--allow-mcp-command", &pattern, "--mcp-policy", &mcp_policy],
+    );
     let call = |tool: &str, payload: Value| {
         let url = format!("{}/v1/calls", gw.url);
         let body = json!({
@@ -224,10 +211,6 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
     use crate::mcp_stdio_proxy::StdioProxy;
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let tokens = tokens_file(
-        dir.path(),
-        json!([{"name": "lead", "token": LEAD, "approver": true}]),
-    );
     let policy = dir.path().join("policy.json");
     std::fs::write(
         &policy,
@@ -238,16 +221,11 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
     let journal = journal.to_str().unwrap();
     // The gateway may start the very server the proxy runs: it must not.
     let pattern = format!("'{bin}' tools serve --mcp **");
-    let gw = Gateway::spawn()
-        .args(&[
-            "--tokens",
-            tokens.to_str().unwrap(),
-            "--journal",
-            journal,
-            "--allow-mcp-command",
-            &pattern,
-        ])
-        .start();
+    let gw = gateway_of(
+        dir.path(),
+        json!([{"name": "lead", "token": LEAD, "approver": true}]),
+        &["--allow-mcp-command", &pattern],
+    );
     let args: Vec<String> = [
         "mcp",
         "proxy",
