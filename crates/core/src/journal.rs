@@ -432,6 +432,24 @@ pub trait Journal: Send + Sync {
         let _ = approval_id;
         Box::pin(async { no_approvals() })
     }
+    /// The secret kept with the journal under `name`: `fresh` is kept when
+    /// none is yet, and the one kept first is what every process sharing
+    /// the journal reads — so what one seals, another opens. Never listed,
+    /// never part of an entry.
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        fresh: &'a [u8],
+    ) -> BoxFuture<'a, JournalResult<Vec<u8>>> {
+        let _ = (name, fresh);
+        Box::pin(async {
+            Err(JournalError::new(
+                JournalErrorKind::Unsupported,
+                "secrets",
+                "this journal keeps no secrets",
+            ))
+        })
+    }
 
     /// How many calls `seen` admits, by state: the journal's size as that
     /// viewer sees it (a gateway's console shows it).

@@ -46,6 +46,17 @@ pub const JOURNAL_RETRY_AFTER: Duration = Duration::from_secs(1);
 /// one lost answer holds writes back for no longer.
 pub const MANIFEST_RETRY_AFTER: Duration = Duration::from_secs(1);
 
+/// How long an MCP client that takes tasks waits for a write before it is
+/// answered with a task to poll instead: the write goes on, journaled.
+pub const WRITE_TASK_AFTER: Duration = Duration::from_secs(1);
+
+/// How often a client polls a task (`pollIntervalMs`): a third of the
+/// lease, as often as the lease of a call running is renewed — nothing
+/// about it changes faster — and at least every 100 ms apart.
+pub fn task_poll_every(lease: Duration) -> Duration {
+    (lease / 3).max(Duration::from_millis(100))
+}
+
 /// How often a held lease is renewed: every third of it (at least every
 /// 10 ms), so two renewals can fail before it runs out.
 pub fn renew_every(lease: Duration) -> Duration {
@@ -211,6 +222,18 @@ mod tests {
             (Duration::ZERO, ms(10)),
         ] {
             assert_eq!(renew_every(lease), every, "{lease:?}");
+        }
+    }
+
+    #[test]
+    fn a_task_is_polled_every_third_of_the_lease_at_most_every_100_ms() {
+        for (lease, every) in [
+            (s(30), s(10)),
+            (s(3), s(1)),
+            (ms(299), ms(100)),
+            (Duration::ZERO, ms(100)),
+        ] {
+            assert_eq!(task_poll_every(lease), every, "{lease:?}");
         }
     }
 

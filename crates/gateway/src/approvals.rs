@@ -200,6 +200,7 @@ pub(crate) async fn decide_by(
         note: deciding.note,
         request_sha256: deciding.request_sha256,
         self_approval_allowed: g.self_approval_allowed,
+        dispatcher: None,
     };
     let lease = g.executor.config().lease;
     let decided = decide(journal.as_ref(), &decide_it, g.clock.wall(), lease).await;

@@ -29,7 +29,7 @@ use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
     ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns,
-    list_sql, prune_sql, seen_name, viewer,
+    keep_secret_sql, list_sql, prune_sql, secret_bytes, secret_hex, secret_sql, seen_name, viewer,
 };
 
 /// The most connections one journal holds.
@@ -489,6 +489,34 @@ impl Journal for PostgresJournal {
         approval_id: &'a str,
     ) -> BoxFuture<'a, JournalResult<Option<JournalEntry>>> {
         Box::pin(self.get_by("approval_id", approval_id))
+    }
+
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        fresh: &'a [u8],
+    ) -> BoxFuture<'a, JournalResult<Vec<u8>>> {
+        Box::pin(async move {
+            let doing = "keeping a secret";
+            let failed = |e| JournalError::caused(JournalErrorKind::Operation, doing, e);
+            let fresh = secret_hex(fresh);
+            run(
+                self.op(doing).await?,
+                &keep_secret_sql(|n| format!("${n}")),
+                &[&name, &fresh, &rfc3339_now()],
+            )
+            .await
+            .map_err(failed)?;
+            let row = run_opt(
+                self.op(doing).await?,
+                &secret_sql(|n| format!("${n}")),
+                &[&name],
+            )
+            .await
+            .map_err(failed)?;
+            let kept: Option<String> = row.map(|row| row.get(0));
+            secret_bytes(kept.as_deref().unwrap_or_default())
+        })
     }
 
     fn await_approval<'a>(&'a self, call: &'a AwaitingCall) -> BoxFuture<'a, JournalResult<()>> {

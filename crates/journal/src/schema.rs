@@ -2,7 +2,10 @@
 //! the queries they share.
 
 use recourse_core::approval::{Approval, ApprovalState};
-use recourse_core::journal::{DEFAULT_CALLER, DecidedTo, ListQuery, Seen, lease_until};
+use recourse_core::journal::{
+    DEFAULT_CALLER, DecidedTo, JournalError, JournalErrorKind, JournalResult, ListQuery, Seen,
+    lease_until,
+};
 
 /// The schema, as versioned migrations shared by both backends (plain SQL
 /// that SQLite and PostgreSQL both accept).
@@ -92,7 +95,56 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
         ALTER TABLE recourse_calls ADD COLUMN approval_request TEXT;
         CREATE UNIQUE INDEX recourse_calls_approval ON recourse_calls (approval_id);",
     ),
+    // Secrets every process sharing the journal must hold alike (the key
+    // that seals an MCP client's approval state), hex-encoded.
+    (
+        8,
+        "CREATE TABLE recourse_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);",
+    ),
 ];
+
+/// Stores a secret (name, hex value, time) unless one of that name is kept.
+pub(crate) fn keep_secret_sql(mark: fn(usize) -> String) -> String {
+    format!(
+        "INSERT INTO recourse_secrets (name, value, created_at) VALUES ({}, {}, {})
+         ON CONFLICT (name) DO NOTHING",
+        mark(1),
+        mark(2),
+        mark(3)
+    )
+}
+
+/// The secret kept under a name (the first parameter).
+pub(crate) fn secret_sql(mark: fn(usize) -> String) -> String {
+    format!(
+        "SELECT value FROM recourse_secrets WHERE name = {}",
+        mark(1)
+    )
+}
+
+/// A secret's bytes as stored: lower-case hex.
+pub(crate) fn secret_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A stored secret's bytes, or why they cannot be read.
+pub(crate) fn secret_bytes(hex: &str) -> JournalResult<Vec<u8>> {
+    let bytes: Option<Vec<u8>> = (!hex.is_empty() && hex.len().is_multiple_of(2))
+        .then(|| {
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect()
+        })
+        .flatten();
+    bytes.ok_or_else(|| {
+        JournalError::new(
+            JournalErrorKind::Operation,
+            "reading a secret",
+            "no secret is kept, or it is not hex",
+        )
+    })
+}
 
 /// The calls a prune removes: finished, unleased, last changed before the
 /// first parameter, at most the second's number of them — and never one a

@@ -18,7 +18,7 @@ use recourse_core::transport::BoxFuture;
 
 use crate::schema::{
     ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns,
-    list_sql, prune_sql, seen_name, viewer,
+    keep_secret_sql, list_sql, prune_sql, secret_bytes, secret_hex, secret_sql, seen_name, viewer,
 };
 
 /// A journal in a SQLite database. Writes are durable (WAL mode,
@@ -433,6 +433,26 @@ impl Journal for SqliteJournal {
                 }
             },
         ))
+    }
+
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        fresh: &'a [u8],
+    ) -> BoxFuture<'a, JournalResult<Vec<u8>>> {
+        let (name, fresh) = (name.to_owned(), secret_hex(fresh));
+        Box::pin(async move {
+            let kept: String = self
+                .writer
+                .run(Access::Write, "keeping a secret", move |c| {
+                    c.prepare_cached(&keep_secret_sql(|n| format!("?{n}")))?
+                        .execute(params![name, fresh, rfc3339_now()])?;
+                    c.prepare_cached(&secret_sql(|n| format!("?{n}")))?
+                        .query_row(params![name], |row| row.get(0))
+                })
+                .await?;
+            secret_bytes(&kept)
+        })
     }
 
     fn decide_approval<'a>(

@@ -14,48 +14,41 @@
 //! no key has nothing to finish: the client's cancellation stops it.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use recourse::approval::{ApprovalOf, AskApproval, find};
+use recourse::approval::AskApproval;
+use recourse::clock::Clock;
 use recourse::config::CallField;
+use recourse::journal::{CallState, JournalEntry};
+use recourse::timing;
 use recourse_door::{ClientLeft, DoorAnswer, Refusal, Refused, RequestDigest};
-use rmcp::model::CallToolResult;
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::answer;
-use crate::approved;
 use crate::ask;
 use crate::capture::Capture;
 use crate::client::Client;
-use crate::elicit;
+use crate::fault::Fault;
+use crate::hold;
 use crate::proxy::Shared;
+use crate::reach::Reach;
+use crate::tasks;
 
-/// A request the proxy cannot route: a JSON-RPC error, not a tool's failure.
-#[derive(Debug)]
-pub(crate) enum Fault {
-    /// No upstream offers a tool by this name.
-    UnknownTool(String),
-    /// The caller's idempotency key is not one (`-32602` too).
-    BadKey(String),
-    /// The client cancelled the request; the call, if it writes, goes on.
-    Cancelled,
-}
-
-/// Runs the call the client asked for and answers it.
-/// `in_client` is the client's user when they can be asked (the client
-/// declared form elicitation): a held call whose policy says `via: client`
-/// is put to them ([`elicit`](crate::elicit)).
+/// Runs the call the client asked for and answers it. `reach` says how
+/// the client can be asked while a call waits ([`hold`](crate::hold)) and
+/// whether it takes tasks: then a write still running after a short wait
+/// is answered with a task ([`tasks`](crate::tasks)) and goes on.
 pub(crate) async fn run(
     shared: &Arc<Shared>,
     name: &str,
     arguments: Map<String, Value>,
     key: Option<String>,
     client: Option<&Client>,
-    in_client: Option<&Peer<RoleServer>>,
+    reach: &Reach,
     cancel: CancellationToken,
-) -> Result<CallToolResult, Fault> {
+) -> Result<CallToolResponse, Fault> {
     let catalog = shared.catalog();
     let Some(offered) = catalog.find(name) else {
         return Err(Fault::UnknownTool(name.to_owned()));
@@ -88,27 +81,13 @@ pub(crate) async fn run(
         Err(e) if e.field() == Some(CallField::IdempotencyKey) => {
             return Err(Fault::BadKey(e.problem().to_owned()));
         }
-        Err(e) => return Ok(invalid(&call_id, e.problem())),
+        Err(e) => return Ok(invalid(&call_id, e.problem()).into()),
     };
     if let (Some(approval), Some(mut spec), Some(digest)) = (approval, spec, &digest) {
         let required = match approval.required() {
             Ok(required) => required,
-            Err(e) => return Ok(invalid(&call_id, &e.to_string())),
+            Err(e) => return Ok(invalid(&call_id, &e.to_string()).into()),
         };
-        // Approved since it was asked, and this proxy's to send: sent now,
-        // this call waiting for its answer.
-        if let (Some(journal), Some(claimed)) = (&shared.journal, call.idempotency_key())
-            && let Ok(Some(entry)) = find(
-                journal.as_ref(),
-                ApprovalOf::Key(claimed),
-                SystemTime::now(),
-            )
-            .await
-            && approved::is_ours_to_send(&entry)
-            && let Some(sent) = approved::send(shared, &entry).await
-        {
-            return Ok(sent);
-        }
         spec.idempotency_key = kept_key;
         let asking = AskApproval {
             call_id: Some(call_id.clone()),
@@ -118,36 +97,38 @@ pub(crate) async fn run(
             caller_key: call.idempotency_key().map(str::to_owned),
             request_hash: digest.as_str().to_owned(),
             request: spec,
-            required: required.clone(),
+            required,
             // This proxy holds the upstream: it sends the call once
             // approved, wherever a person decides it.
             dispatched_by_asker: true,
         };
-        let held = shared.door.hold(&asking).await;
-        if let (DoorAnswer::Awaiting { .. }, Some(peer), Some(claimed)) =
-            (&held, in_client, asking.caller_key.as_deref())
-            && required.in_client()
-            && let Some(decided) =
-                elicit::decide_in_client(shared, peer, offered, &required, claimed).await
-        {
-            return Ok(decided);
-        }
-        return Ok(answer::door_answer(
-            held,
-            &call_id,
-            None,
-            None,
-            SystemTime::now(),
-        ));
+        return hold::hold(shared, offered, &call, &asking, digest, reach).await;
     }
     let capture = Arc::new(Capture::new(
         Arc::clone(&upstream.transport),
         offered.tool.name.clone(),
     ));
     let executor = Arc::new(upstream.executor.with_transport(Arc::clone(&capture) as _));
+    // A client that takes tasks is not kept waiting on a journaled write:
+    // after a short wait it is handed the call as a task, and the write
+    // goes on (the door finishes what may write whoever waits).
+    let journaled = shared.journal.is_some() && call.may_write();
+    let waiting = if reach.tasks && journaled {
+        let waiting = cancel.child_token();
+        let stop = waiting.clone();
+        tokio::spawn(async move {
+            recourse::SystemClock
+                .sleep_in_background(timing::WRITE_TASK_AFTER)
+                .await;
+            stop.cancel();
+        });
+        waiting
+    } else {
+        cancel.clone()
+    };
     match shared
         .door
-        .run(executor, call, digest.as_ref(), &cancel)
+        .run(executor, call, digest.as_ref(), &waiting)
         .await
     {
         Ok(answered) => Ok(answer::door_answer(
@@ -156,11 +137,32 @@ pub(crate) async fn run(
             capture.take(),
             offered.output.as_ref(),
             SystemTime::now(),
-        )),
+        )
+        .into()),
+        Err(ClientLeft) if !cancel.is_cancelled() => {
+            let lease = upstream.executor.config().lease;
+            Ok(still_running(shared, &call_id, lease).await)
+        }
         Err(ClientLeft) => Err(Fault::Cancelled),
     }
 }
 
+/// The task a write still running is, from the journal (which holds it
+/// from before its first dispatch).
+async fn still_running(shared: &Shared, call_id: &str, lease: Duration) -> CallToolResponse {
+    let entry = match &shared.journal {
+        Some(journal) => journal.get(call_id).await.ok().flatten(),
+        None => None,
+    };
+    let entry = entry.unwrap_or_else(|| {
+        // Not readable yet: a task of it now, all the same.
+        let mut entry = JournalEntry::new(call_id, CallState::InFlight);
+        entry.started_at = recourse::journal::rfc3339_now();
+        entry.updated_at.clone_from(&entry.started_at);
+        entry
+    });
+    tasks::created(&entry, lease).into()
+}
 /// The call cannot be made as asked: nothing was sent.
 fn invalid(call_id: &str, problem: &str) -> CallToolResult {
     let refused = Refused::new(

@@ -4,14 +4,16 @@
 //! theirs, since the proxy hears of a change only from them.
 
 use recourse_mcp::ListChange;
+use rmcp::model::TASKS_EXTENSION_ID;
 use serde_json::{Map, Value};
 
 /// What the proxy offers its client, given what each upstream `declared`:
 /// tools, announcing their changes when an upstream announces its; and — in
 /// front of one upstream that declared them — its resources and prompts,
 /// passed on as they are, with their change notifications when it sends
-/// them, and resource subscriptions where it takes them.
-pub(crate) fn offered(declared: &[Value]) -> Value {
+/// them, and resource subscriptions where it takes them; with a
+/// `journal`, tasks (`io.modelcontextprotocol/tasks`).
+pub(crate) fn offered(declared: &[Value], journal: bool) -> Value {
     let announces = |d: &Value, kind: &str| d[kind]["listChanged"] == true;
     let mut offered = Map::new();
     let mut tools = Map::new();
@@ -32,6 +34,11 @@ pub(crate) fn offered(declared: &[Value]) -> Value {
                 offered.insert(kind.to_owned(), Value::Object(capability));
             }
         }
+    }
+    if journal {
+        let mut extensions = Map::new();
+        extensions.insert(TASKS_EXTENSION_ID.to_owned(), Value::Object(Map::new()));
+        offered.insert("extensions".to_owned(), Value::Object(extensions));
     }
     Value::Object(offered)
 }
@@ -59,21 +66,24 @@ mod tests {
                             "resources": {"listChanged": true, "subscribe": true},
                             "prompts": {"listChanged": true}});
         assert_eq!(
-            offered(std::slice::from_ref(&quiet)),
+            offered(std::slice::from_ref(&quiet), false),
             json!({"tools": {}, "resources": {"subscribe": true}, "prompts": {}})
         );
         assert_eq!(
-            offered(std::slice::from_ref(&lively)),
+            offered(std::slice::from_ref(&lively), false),
             json!({"tools": {"listChanged": true},
                    "resources": {"listChanged": true, "subscribe": true},
                    "prompts": {"listChanged": true}})
         );
         // Several: only tools, announced when any upstream announces them.
         assert_eq!(
-            offered(&[quiet.clone(), lively]),
+            offered(&[quiet.clone(), lively], false),
             json!({"tools": {"listChanged": true}})
         );
-        assert_eq!(offered(&[quiet.clone(), quiet]), json!({"tools": {}}));
+        assert_eq!(
+            offered(&[quiet.clone(), quiet], false),
+            json!({"tools": {}})
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Asking the person where they already are: a tool whose policy says
 //! `"approval": {…, "via": ["client"]}` has its held call put to the MCP
-//! client's user as an elicitation form (protocol versions up to
-//! 2025-11-25), for a client that declares form elicitation.
+//! client's user as an elicitation form, for a client that declares form
+//! elicitation — a session up to 2025-11-25 is sent `elicitation/create`;
+//! a 2026-07-28 client is answered `input_required` with the same form in
+//! `inputRequests` and a sealed `requestState` ([`sealed`](crate::sealed)),
+//! or, taking tasks, finds it in `tasks/get` ([`tasks`](crate::tasks)).
 //!
 //! The form shows what the console shows — the tool, its server, the
 //! arguments (redacted), the operator's reason, the expiry — and asks one
@@ -17,9 +20,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use recourse::approval::{
-    ApprovalOf, ApprovalState, Decide, Decision, Required, ShownApproval, decide, find,
+    Approval, ApprovalOf, ApprovalState, Decide, DecideError, Decided, Decision, Required,
+    ShownApproval, decide, find,
 };
-use rmcp::model::{CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use recourse::journal::{JournalEntry, process_owner};
+use rmcp::model::{
+    CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputResponses,
+};
 use rmcp::service::{ElicitationMode, Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -72,34 +80,13 @@ pub(crate) async fn decide_in_client(
     if approval.state != ApprovalState::Pending {
         return None;
     }
-    let params = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: message(&ShownApproval::of(&entry), &offered.name),
-        requested_schema: schema()?,
-    };
+    let params = form(&entry, &offered.name)?;
     let wait = required.expires_in.min(MAX_FORM_WAIT);
     let answered = peer
         .create_elicitation_with_timeout(params, Some(wait))
         .await
         .ok()?;
-    let decision = match answered.action {
-        ElicitationAction::Accept => answered
-            .content
-            .and_then(|c| serde_json::from_value::<Answered>(c).ok())
-            .map_or(Decision::Reject, |a| a.decision),
-        // Decline or cancel (or an action this proxy does not know): no.
-        _ => Decision::Reject,
-    };
-    let lease = shared.upstreams[offered.upstream].executor.config().lease;
-    let deciding = Decide {
-        approval_id: &approval.id,
-        decision,
-        by: CLIENT_DECIDER,
-        note: Some("decided in the MCP client"),
-        request_sha256: Some(&approval.request_sha256),
-        self_approval_allowed: false,
-    };
-    let decided = decide(journal.as_ref(), &deciding, SystemTime::now(), lease)
+    let decided = decide_answered(shared, offered.upstream, &approval, answer_of(&answered))
         .await
         .ok()?;
     if decided.dispatch.is_none() {
@@ -111,6 +98,70 @@ pub(crate) async fn decide_in_client(
     }
     // Approved: this proxy holds the upstream, and sends it now, once.
     approved::send(shared, &decided.entry).await
+}
+
+/// The key an approval's form is asked under in `inputRequests`.
+pub(crate) const INPUT_KEY: &str = "approval";
+
+/// The form for the held call `entry` of `tool`: what will be sent, and
+/// one choice; `None` when `entry` waits for no approval.
+pub(crate) fn form(entry: &JournalEntry, tool: &str) -> Option<ElicitRequestParams> {
+    entry.approval.as_ref()?;
+    Some(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(&ShownApproval::of(entry), tool),
+        requested_schema: schema()?,
+    })
+}
+
+/// The form as a 2026-07-28 client is asked it: under [`INPUT_KEY`].
+pub(crate) fn input_requests(entry: &JournalEntry, tool: &str) -> Option<InputRequests> {
+    let request = InputRequest::Elicitation(ElicitRequest::new(form(entry, tool)?));
+    Some(InputRequests::from([(INPUT_KEY.to_owned(), request)]))
+}
+
+/// The decision in a form's answer: approve only when accepted with
+/// `approve`; a decline, a cancel or anything else rejects.
+pub(crate) fn answer_of(answered: &ElicitResult) -> Decision {
+    match answered.action {
+        ElicitationAction::Accept => answered
+            .content
+            .clone()
+            .and_then(|c| serde_json::from_value::<Answered>(c).ok())
+            .map_or(Decision::Reject, |a| a.decision),
+        // Decline or cancel (or an action this proxy does not know): no.
+        _ => Decision::Reject,
+    }
+}
+
+/// The decision in a 2026-07-28 client's `inputResponses`, or `None` when
+/// they hold no answer to the form (nothing is decided then).
+pub(crate) fn answer_in(responses: &InputResponses) -> Option<Decision> {
+    let answered: ElicitResult = serde_json::from_value(responses.get(INPUT_KEY)?.clone()).ok()?;
+    Some(answer_of(&answered))
+}
+
+/// Decides `approval` as the client's user answered: an approval puts the
+/// call in flight under this process, which holds the upstream (index
+/// `upstream`) and sends it — even when another proxy asked.
+pub(crate) async fn decide_answered(
+    shared: &Arc<Shared>,
+    upstream: usize,
+    approval: &Approval,
+    decision: Decision,
+) -> Result<Decided, DecideError> {
+    let journal = shared.journal.clone().ok_or(DecideError::NotFound)?;
+    let lease = shared.upstreams[upstream].executor.config().lease;
+    let deciding = Decide {
+        approval_id: &approval.id,
+        decision,
+        by: CLIENT_DECIDER,
+        note: Some("decided in the MCP client"),
+        request_sha256: Some(&approval.request_sha256),
+        self_approval_allowed: false,
+        dispatcher: Some(process_owner()),
+    };
+    decide(journal.as_ref(), &deciding, SystemTime::now(), lease).await
 }
 
 /// The form's text: what will be sent, and why it waits.

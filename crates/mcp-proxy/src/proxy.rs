@@ -76,12 +76,32 @@ pub(crate) struct Shared {
     pub(crate) stopping: AtomicBool,
     /// The approved calls being sent now (see `approved`).
     pub(crate) sending: crate::sending::Sending,
+    /// What seals a 2026-07-28 client's approval state, once read from the
+    /// journal (see `sealed`).
+    pub(crate) seal: tokio::sync::OnceCell<Option<crate::sealed::Seal>>,
 }
 
 /// Where a proxy's warnings go, one line each.
 pub(crate) type Warn = Arc<dyn Fn(String) + Send + Sync>;
 
 impl Shared {
+    /// What seals a client's approval state: the journal's key (made by the
+    /// first proxy to need one), or `None` without a journal that keeps it.
+    pub(crate) async fn seal(&self) -> Option<&crate::sealed::Seal> {
+        self.seal
+            .get_or_init(|| async {
+                let journal = self.journal.as_ref()?;
+                let fresh = crate::sealed::Seal::fresh_key()?;
+                let key = journal
+                    .secret(crate::sealed::SECRET_NAME, &fresh)
+                    .await
+                    .ok()?;
+                crate::sealed::Seal::new(&key)
+            })
+            .await
+            .as_ref()
+    }
+
     /// The tools offered now: a call keeps the catalog it started with.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
         let catalog = self.catalog.read().unwrap_or_else(PoisonError::into_inner);
@@ -275,7 +295,7 @@ impl McpProxyBuilder {
                 policies: self.policies,
                 journal: self.parts.journal.clone(),
                 door: Door::new(self.parts.config.lease).with_journal(self.parts.journal.clone()),
-                capabilities: capabilities::offered(&declared),
+                capabilities: capabilities::offered(&declared, self.parts.journal.is_some()),
                 listeners: Listeners::default(),
                 rebuilding: tokio::sync::Mutex::new(()),
                 warn: self.warn,
@@ -283,6 +303,7 @@ impl McpProxyBuilder {
                 sessions: AtomicU64::new(0),
                 stopping: AtomicBool::new(false),
                 sending: crate::sending::Sending::default(),
+                seal: tokio::sync::OnceCell::new(),
             }),
             session: 0,
         };

@@ -14,21 +14,25 @@ use std::time::Duration;
 use recourse_mcp::{McpError, RpcError};
 use recourse_protocol::mcp::IDEMPOTENCY_META_KEY;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorCode, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::call::{self, Fault};
+use crate::call;
 use crate::client::Client;
 use crate::error::ProxyError;
+use crate::fault::Fault;
 use crate::proxy::McpProxy;
+use crate::reach::Reach;
+use crate::tasks;
 use recourse_door::Served;
 
 impl McpProxy {
@@ -138,6 +142,25 @@ impl McpProxy {
     }
 }
 
+/// Over HTTP, the caller the authorizing layer found for the token.
+fn client_of(context: &RequestContext<RoleServer>) -> Option<&Client> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Client>())
+}
+
+/// Who asks about a task, and whether their client takes forms.
+fn asker(context: &RequestContext<RoleServer>) -> tasks::Asker<'_> {
+    tasks::Asker {
+        caller: client_of(context).map(Client::name),
+        takes_forms: context
+            .client_capabilities()
+            .as_ref()
+            .is_some_and(crate::reach::takes_forms),
+    }
+}
+
 /// `result`, marked `resultType: "complete"` unless it names a type, read as `R`.
 fn complete<R: DeserializeOwned>(mut result: Value) -> Result<R, serde_json::Error> {
     if let Value::Object(fields) = &mut result {
@@ -172,7 +195,7 @@ impl rmcp::ServerHandler for McpProxy {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(stopping) = self.refuse_while_stopping() {
@@ -189,25 +212,20 @@ impl rmcp::ServerHandler for McpProxy {
                 ));
             }
         };
+        let reach = Reach::of(&mut request, &context);
         let arguments = request.arguments.unwrap_or_default();
-        // Over HTTP, the caller the authorizing layer found for the token.
-        let client = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Client>());
-        let in_client = crate::elicit::askable(&context.peer);
         let answer = call::run(
             &self.shared,
             &request.name,
             arguments,
             key,
-            client,
-            in_client.as_ref(),
-            context.ct,
+            client_of(&context),
+            &reach,
+            context.ct.clone(),
         )
         .await;
         match answer {
-            Ok(result) => Ok(result.into()),
+            Ok(response) => Ok(response),
             Err(Fault::UnknownTool(name)) => Err(ErrorData::invalid_params(
                 format!(
                     "no tool named {name:?}; tools: {}",
@@ -219,12 +237,37 @@ impl rmcp::ServerHandler for McpProxy {
                 format!("_meta[\"{IDEMPOTENCY_META_KEY}\"]: {problem}"),
                 None,
             )),
+            Err(Fault::BadState(problem)) => Err(ErrorData::invalid_params(problem, None)),
             Err(Fault::Cancelled) => Err(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 "cancelled by the client; a call that may write runs to its end and is journaled",
                 None,
             )),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(&self.shared, &request, asker(&context)).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(&self.shared, &request, asker(&context)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.shared, &request, asker(&context)).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

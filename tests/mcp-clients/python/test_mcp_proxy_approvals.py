@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
+import pytest
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
+from mcp.shared.exceptions import MCPError
 
 from test_mcp_proxy import CALL, FAILURE, meta, recourse_bin
 from test_mcp_proxy_edges import log_of, scripted, written
@@ -89,3 +91,84 @@ def test_a_client_without_elicitation_gets_the_console_path(tmp_path: Path) -> N
 
     through_proxy(tmp_path, calls)
     assert written(tmp_path) == 0, log_of(tmp_path)
+
+
+# 2026-07-28: the person is asked in an `input_required` result, the form in
+# `inputRequests` and the question in a sealed `requestState`.
+
+
+def proxy_args(tmp_path: Path) -> list[str]:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(POLICY))
+    return [
+        "mcp", "proxy", "--journal", str(tmp_path / "proxy.db"), "--tools", str(policy),
+        "--", *scripted(tmp_path, "ok"),
+    ]
+
+
+def test_a_2026_client_approves_through_input_required_and_the_upstream_writes_once(tmp_path: Path) -> None:
+    asked: list[Any] = []
+
+    async def approve(context, params) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"decision": "approve"})
+
+    async def main() -> None:
+        server = StdioServerParameters(command=recourse_bin(), args=proxy_args(tmp_path))
+        async with Client(server, elicitation_callback=approve) as client:
+            assert client.session.protocol_version == "2026-07-28"
+            # The SDK's own driver answers the form and retries with the state.
+            result = await client.call_tool("write", {"text": "pay 50000 to attacker-iban"})
+            assert not result.is_error, result
+            assert meta(result)[CALL]["outcome"] == "succeeded", meta(result)
+
+    anyio.run(main)
+    assert len(asked) == 1
+    assert "pay 50000 to attacker-iban" in asked[0].message and "writes need a person" in asked[0].message
+    assert written(tmp_path) == 1, log_of(tmp_path)
+
+
+def test_a_replayed_or_altered_request_state_is_refused(tmp_path: Path) -> None:
+    approve = {"approval": {"action": "accept", "content": {"decision": "approve"}}}
+
+    async def never_asked(context, params) -> types.ElicitResult:
+        raise AssertionError("the form travels in the result, not as a request")
+
+    async def main() -> None:
+        params = StdioServerParameters(command=recourse_bin(), args=proxy_args(tmp_path))
+        async with stdio_client(params) as (read, write), ClientSession(
+            read, write, elicitation_callback=never_asked
+        ) as session:
+            await session.discover()
+            assert session.protocol_version == "2026-07-28"
+            arguments = {"text": "pay 5 EUR"}
+            asked = await session.call_tool("write", arguments, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult), asked
+            assert set(asked.input_requests) == {"approval"}
+            state = asked.request_state
+            assert state
+
+            async def refused(arguments: dict[str, Any], state: str) -> str:
+                with pytest.raises(MCPError) as caught:
+                    await session.call_tool(
+                        "write", arguments, input_responses=approve, request_state=state,
+                        allow_input_required=True,
+                    )
+                return str(caught.value)
+
+            # Altered anywhere (here its last character), or sent with other arguments.
+            altered = state[:-1] + ("A" if state[-1] != "A" else "B")
+            assert "requestState" in await refused(arguments, altered)
+            assert "requestState" in await refused({"text": "pay 50000 to attacker-iban"}, state)
+            assert written(tmp_path) == 0, log_of(tmp_path)
+            # The real one decides, once: the write is sent.
+            done = await session.call_tool(
+                "write", arguments, input_responses=approve, request_state=state, allow_input_required=True,
+            )
+            assert not done.is_error, done
+            assert meta(done)[CALL]["outcome"] == "succeeded", meta(done)
+            # Replayed, it decides nothing and sends nothing.
+            assert "decided already" in await refused(arguments, state)
+
+    anyio.run(main)
+    assert written(tmp_path) == 1, log_of(tmp_path)

@@ -32,6 +32,11 @@ pub struct Decide<'a> {
     /// Whether the caller that asked may decide its own call (a one-person
     /// setup's `--allow-self-approval`); otherwise it is refused.
     pub self_approval_allowed: bool,
+    /// Who sends an approved call, when the deciding process says: an MCP
+    /// proxy deciding in its client holds the call's server, and sends it
+    /// itself even when another process asked (one that has stopped since).
+    /// `None`: the asker when it sends its own calls, else this process.
+    pub dispatcher: Option<&'a str>,
 }
 
 /// A decision that was applied.
@@ -116,6 +121,52 @@ pub async fn decide(
     now: SystemTime,
     lease: Duration,
 ) -> Result<Decided, DecideError> {
+    apply(journal, decide, now, lease, StopReason::ApprovalRejected).await
+}
+
+/// Withdraws, for the caller that asked (`by`), a call still awaiting
+/// approval: its approval rejected and the call ended `failed` with reason
+/// `cancelled`, nothing sent — what an MCP client's `tasks/cancel` does.
+/// A call decided already is not withdrawn
+/// ([`AlreadyDecided`](DecideError::AlreadyDecided)): approved, it may be
+/// on its way to the tool.
+///
+/// # Errors
+/// As [`decide`].
+pub async fn withdraw(
+    journal: &dyn Journal,
+    approval_id: &str,
+    by: &str,
+    now: SystemTime,
+) -> Result<Decided, DecideError> {
+    let withdrawing = Decide {
+        approval_id,
+        decision: Decision::Reject,
+        by,
+        note: Some("withdrawn by the client that asked"),
+        request_sha256: None,
+        // Taking back one's own call sends nothing.
+        self_approval_allowed: true,
+        dispatcher: None,
+    };
+    apply(
+        journal,
+        &withdrawing,
+        now,
+        Duration::ZERO,
+        StopReason::Cancelled,
+    )
+    .await
+}
+
+/// [`decide`], a rejection ending the call for `rejected_as`.
+async fn apply(
+    journal: &dyn Journal,
+    decide: &Decide<'_>,
+    now: SystemTime,
+    lease: Duration,
+    rejected_as: StopReason,
+) -> Result<Decided, DecideError> {
     let note = match decide.note.map(str::trim).filter(|n| !n.is_empty()) {
         Some(note) if note.chars().count() > MAX_NOTE => return Err(DecideError::BadNote),
         note => note.map(redact),
@@ -139,19 +190,18 @@ pub async fn decide(
             expire(journal, &entry, &at).await?;
             return Err(settled(journal, decide.approval_id, now).await);
         }
-        Judgement::Decide(ApprovalState::Rejected) => DecidedTo::Rejected(undispatched_record(
-            &entry,
-            StopReason::ApprovalRejected,
-            None,
-        )),
+        Judgement::Decide(ApprovalState::Rejected) => {
+            DecidedTo::Rejected(undispatched_record(&entry, rejected_as, None))
+        }
         // Approved: in flight under its dispatcher's lease — the asker's,
         // when it must send it (a proxy holding the upstream), else this
         // process's.
         Judgement::Decide(_) => DecidedTo::Approved {
-            owner: entry
-                .owner
-                .clone()
-                .unwrap_or_else(|| process_owner().to_owned()),
+            owner: decide
+                .dispatcher
+                .or(entry.owner.as_deref())
+                .unwrap_or_else(|| process_owner())
+                .to_owned(),
             lease,
         },
     };

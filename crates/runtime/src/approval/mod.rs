@@ -45,6 +45,7 @@
 //!     note: None,
 //!     request_sha256: Some(&pending.request_sha256),
 //!     self_approval_allowed: false,
+//!     dispatcher: None,
 //! }, now, Duration::from_secs(30)).await.unwrap();
 //! // The request to dispatch, exactly once, by this process.
 //! assert_eq!(decided.dispatch.unwrap().payload["amount"], 750);
@@ -79,7 +80,7 @@ mod shown;
 
 pub use crate::journal::expiry::{ApprovalOf, expire_due, find, refreshed};
 pub use ask::{AskApproval, Asked, ask};
-pub use decide::{Decide, DecideError, Decided, decide, end_undispatched};
+pub use decide::{Decide, DecideError, Decided, decide, end_undispatched, withdraw};
 pub use recourse_core::approval::{
     Approval, ApprovalSpec, ApprovalSpecError, ApprovalState, DEFAULT_EXPIRES_IN, Decider,
     Decision, ExpiresIn, Judgement, MAX_EXPIRES_IN, MAX_REASON, Required, Via,
