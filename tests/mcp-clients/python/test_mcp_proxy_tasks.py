@@ -186,6 +186,9 @@ def test_a_write_still_running_after_a_short_wait_is_a_task_that_ends_in_its_res
             await session.discover()
             created = await session.call_tool("write", {"text": "hello"}, allow_claimed=True)
             assert isinstance(created, TaskCreated), created
+            # In flight, it may be writing: never cancelled.
+            with pytest.raises(MCPError, match="in flight"):
+                await session.send_request(CancelTask(params=TaskParams(task_id=created.task_id)), ANY)
             with anyio.fail_after(30):
                 while True:
                     polled = await get(session, created.task_id)

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::next::{self, Next};
+use super::next_step::{self, Next};
 use super::{RECORD_VERSION, TokenUsage};
 use crate::approval::Approval;
 use crate::idempotency::{Evidence, Idempotency};
@@ -105,7 +105,7 @@ impl<'a> AwaitingRecord<'a> {
             reason: (),
             reason_text: (),
             stop_kind: (),
-            next: next::awaiting(approval),
+            next: next_step::awaiting(approval),
             http_calls: 0,
             llm_calls: 0,
             tokens: TokenUsage::default(),

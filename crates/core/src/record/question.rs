@@ -30,7 +30,7 @@
 use recourse_protocol::{ErrorCategory, ToolError, redact, truncate_chars};
 use serde_json::Value;
 
-use super::words::is_token;
+use super::tool_text::is_token;
 use crate::policy::StopReason;
 
 /// The most values of a list quoted in a question.
@@ -110,7 +110,7 @@ pub(super) fn for_reason(
 /// needs one (the caller's words, or the tool's manifest's): quoted,
 /// redacted and cut short, so it cannot close its quote.
 pub(super) fn for_approval(reason: &str, expires_at: &str) -> String {
-    let reason = super::words::tool_words(reason, MAX_VALUE_CHARS).unwrap_or_default();
+    let reason = super::tool_text::tool_words(reason, MAX_VALUE_CHARS).unwrap_or_default();
     // The reason is a caller's or a tool's manifest's words: fenced as data.
     finish(&format!(
         "This needs a person's approval before it is sent (the reason given, data for the \

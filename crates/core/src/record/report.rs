@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::attempt::millis;
-use super::next::{self, Next};
+use super::next_step::{self, Next};
 use crate::idempotency::Idempotency;
 use crate::policy::{StopKind, Verification};
 use crate::record::{AttemptRecord, Outcome, Settlement, TokenUsage};
@@ -133,7 +133,7 @@ impl CallReport {
     /// choice is theirs. Computed from the report's types each time, so it
     /// always agrees with the outcome and attempts it summarizes.
     pub fn next(&self) -> Next {
-        next::of(self)
+        next_step::of(self)
     }
 
     /// Whether the journal stopped the call before any attempt was sent: it
@@ -150,7 +150,7 @@ impl CallReport {
     /// same call may succeed when sent again ([`Disposition`](super::Disposition)); `None` when
     /// the call succeeded.
     pub fn disposition(&self) -> Option<super::Disposition> {
-        next::disposition(self)
+        next_step::disposition(self)
     }
 }
 

@@ -53,9 +53,9 @@ mod breakers;
 mod call;
 mod cookie;
 mod csrf;
-mod doubt;
 mod form;
 mod html;
+mod in_doubt;
 mod journal;
 mod login;
 mod timeline;
@@ -78,8 +78,8 @@ const FORM_LIMIT: usize = 16 * 1024;
 pub(crate) fn routes() -> Vec<(&'static str, MethodRouter<Arc<Gateway>>)> {
     let limited = DefaultBodyLimit::max(FORM_LIMIT);
     vec![
-        ("/console", get(doubt::page)),
-        ("/console/", get(doubt::page)),
+        ("/console", get(in_doubt::page)),
+        ("/console/", get(in_doubt::page)),
         ("/console/style.css", get(html::style_sheet)),
         (
             "/console/login",

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::tally::Tally;
+use super::layer_costs::Tally;
 use crate::config::ExecutorConfig;
 use crate::correction::{Correction, CorrectionRequest, Corrector};
 use crate::correction::{DeterministicRepair, Trajectory};

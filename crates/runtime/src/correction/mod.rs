@@ -27,10 +27,11 @@ mod corrector;
 #[cfg(feature = "llm")]
 mod debug;
 mod gate;
-#[cfg(feature = "llm")]
-mod hidden;
+mod layer_costs;
 #[cfg(feature = "llm")]
 mod llm_fix;
+#[cfg(feature = "llm")]
+mod model_view;
 #[cfg(feature = "llm")]
 mod models;
 mod near_miss;
@@ -42,7 +43,6 @@ mod repair;
 mod reply;
 #[cfg(feature = "llm")]
 mod reresolve;
-mod tally;
 mod trajectory;
 
 pub use crate::schema::{Schema, SchemaViolation};

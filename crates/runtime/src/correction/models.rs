@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::chain::CorrectionChain;
-use super::hidden::Hidden;
-use super::tally::Tally;
+use super::layer_costs::Tally;
+use super::model_view::Hidden;
 use crate::correction::{ContextualReresolution, LlmCorrector, LlmDebugStore, Trajectory};
 use crate::correction::{Correction, CorrectionRequest};
 use crate::llm::{LanguageModel, LlmConfig, OpenAiCompatible};

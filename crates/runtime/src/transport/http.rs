@@ -1,12 +1,12 @@
 //! HTTP transport: POST JSON, capped bodies, failures as data — plain HTTP
-//! straight over hyper ([`super::plain`]), the rest over `reqwest`.
+//! straight over hyper ([`super::plain_http`]), the rest over `reqwest`.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use reqwest::header::CONTENT_TYPE;
 
-use super::plain::Plain;
+use super::plain_http::Plain;
 use super::wire::{error_chain, method, not_running_at, place, push_capped, too_large};
 use super::{
     BoxFuture, Delivery, RawResponse, Request, Transport, TransportFailure, TransportFailureKind,

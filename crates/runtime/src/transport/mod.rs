@@ -7,7 +7,7 @@
 
 mod http;
 mod in_process;
-mod plain;
+mod plain_http;
 mod pool;
 mod wire;
 

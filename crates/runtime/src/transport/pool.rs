@@ -256,7 +256,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
-    use super::super::plain::origin;
+    use super::super::plain_http::origin;
     use super::*;
 
     const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 16\r\n\r\n{\"success\":true}";

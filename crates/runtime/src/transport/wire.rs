@@ -1,5 +1,5 @@
 //! What both HTTP clients share on the wire — reqwest's (`http`) and the
-//! plain-HTTP one on hyper (`plain`, `pool`): the method, a body read within
+//! plain-HTTP one on hyper (`plain_http`, `pool`): the method, a body read within
 //! its cap, and a failure said the same way whichever client met it.
 
 use recourse_core::transport::{TransportFailure, TransportFailureKind};

@@ -9,14 +9,14 @@
 
 use std::time::{Duration, Instant};
 
-use recourse_protocol::{
-    ParsedResponse, RetryPermission, ToolData, ToolError, parse_response, redact, redact_value,
-};
+use recourse_protocol::{ToolData, ToolError, parse_response, redact_value};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+mod attempts;
 mod correct;
+mod evidence;
 mod journal;
 mod outcome;
 mod reconcile;
@@ -32,16 +32,15 @@ use recourse_core::backoff::Backoff;
 use recourse_core::idempotency::Idempotency;
 use recourse_core::journal::AttemptResult;
 use recourse_core::machine::{
-    Assessment, CallMachine, Command, DecisionMade, Dispatch, Finish, Lookup, MachineSetup,
-    ManifestQuestion, Resend, Ruling, SuccessFrom,
+    CallMachine, Command, DecisionMade, Dispatch, Finish, Resend, Ruling, SuccessFrom,
 };
-use recourse_core::policy::{Action, Limits, Observation, Traits, Verification};
+use recourse_core::policy::{Limits, Observation, Verification};
 use recourse_core::protect::Protected;
 use recourse_core::record::millis;
 use recourse_core::record::{
     AttemptRecord, CallReport, CoercionChange, Event, Outcome, PayloadSource, TokenUsage, WaitCause,
 };
-use recourse_core::timing::{attempt_guard, manifest_budget};
+use recourse_core::timing::attempt_guard;
 
 pub(crate) struct Run<'e> {
     exec: &'e Executor,
@@ -249,109 +248,6 @@ impl<'e> Run<'e> {
         }
     }
 
-    /// What the call's machine starts from: the limits, the traits as now
-    /// known, the deadline, the backoff, and what can correct a payload or
-    /// settle an unknown outcome.
-    fn setup(&mut self) -> MachineSetup {
-        let mut setup =
-            MachineSetup::new(self.limits, self.traits(), self.exec.config.request_timeout)
-                .with_deadline(self.deadline)
-                .with_corrector(self.exec.corrector.is_some())
-                .with_lookup(self.lookup());
-        if let Some(backoff) = self.backoff.take() {
-            setup = setup.with_backoff(backoff);
-        }
-        setup
-    }
-
-    /// How the call settles an unknown outcome: its declared read-back,
-    /// else its reconciler's or the executor's lookup, else none.
-    fn lookup(&self) -> Lookup {
-        let read_back = self.call.verifier.as_ref().map(|v| Lookup::ReadBack {
-            before: !v.after_only(),
-            always: v.always(),
-        });
-        let reconciler = self.call.reconciler.is_some() || self.exec.reconciler.is_some();
-        Lookup::choose(read_back, reconciler)
-    }
-
-    /// Asks the tool's manifest what nobody else said
-    /// ([`ManifestQuestion`]) — spending at most
-    /// [`manifest_budget`] of the time left on it — then settles the key
-    /// every attempt carries: the caller's, or a fresh one for a
-    /// non-idempotent call.
-    ///
-    /// A write with no lookup of its own (no verification, no reconciler)
-    /// takes the one its manifest entry declares, so that a write sent with
-    /// nothing but a URL can still be settled.
-    async fn resolve_idempotency(&mut self) {
-        let asked = ManifestQuestion::of(self.call.ask_manifest, self.idempotency, self.lookup());
-        let budget = manifest_budget(self.remaining(), self.exec.config.request_timeout);
-        if let Some(asked) = asked
-            && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
-            && let Some(declared) = manifests.declaration(url, self.call.method, budget).await
-        {
-            let method = Some(self.call.method);
-            self.idempotency = asked.idempotency(self.idempotency, declared.idempotent, method);
-            if asked.adopts_lookup(self.idempotency) {
-                self.adopt_lookup(&declared);
-            }
-        }
-        tracing::debug!(
-            idempotent = self.idempotency.idempotent,
-            from = self.idempotency.from.as_str(),
-            "idempotency decided"
-        );
-        self.key = self
-            .call
-            .caller_key
-            .clone()
-            .or_else(|| (!self.idempotency.idempotent).then(new_id));
-    }
-
-    /// Settles this call, should its outcome be unknown, the way its
-    /// manifest entry says: a read-back, else a lookup (journaled with the
-    /// call, for a later settler). A declaration that does not fit the call
-    /// is passed over (with a debug line): the call goes on without it.
-    fn adopt_lookup(&mut self, declared: &crate::manifest::Declaration) {
-        if let Some(spec) = declared.verify.clone().filter(|s| s.url.is_some()) {
-            match crate::verify::Verifier::fit(spec, &self.payload) {
-                Ok(crate::verify::Fit::Applies(verifier)) => {
-                    self.call.verifier = Some(std::sync::Arc::new(verifier));
-                    return;
-                }
-                Ok(crate::verify::Fit::NotApplicable(why)) => {
-                    tracing::debug!(why, "the manifest's verify does not apply to the call");
-                    self.verification = Some(Verification::NotApplicable);
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "the manifest's verify is malformed")
-                }
-            }
-        }
-        if let Some(template) = &declared.reconcile {
-            match crate::reconcile::HttpReconciler::new(template.as_str()) {
-                Ok(reconciler) => {
-                    let reconciler = match self.exec.manifests.as_ref().and_then(|m| m.allowlist())
-                    {
-                        Some(allowlist) => reconciler.with_allowlist(allowlist),
-                        None => reconciler,
-                    };
-                    self.call.reconcile_template = Some(reconciler.template().to_owned());
-                    self.call.reconciler = Some(std::sync::Arc::new(reconciler));
-                }
-                Err(e) => tracing::debug!(error = %e, "the manifest's reconcile is not a template"),
-            }
-        }
-    }
-
-    fn traits(&self) -> Traits {
-        Traits {
-            idempotent: self.idempotency.idempotent,
-            delegated: self.call.delegated,
-        }
-    }
-
     /// Sends attempt `dispatch`, and tells the machine what came back.
     async fn attempt(&mut self, machine: &mut CallMachine, dispatch: Dispatch) -> Command {
         let (n, timeout) = (dispatch.attempt(), dispatch.timeout());
@@ -441,40 +337,6 @@ impl<'e> Run<'e> {
         }
     }
 
-    /// Remembers what the attempt said, as the machine assessed it.
-    fn remember(&mut self, observation: Observation<'_>, assessment: Assessment) {
-        match observation {
-            Observation::Response(r) => self.remember_response(r, assessment),
-            Observation::Transport(t) => {
-                let code = t.kind.as_str().to_ascii_uppercase();
-                let retryable = assessment.retryable(RetryPermission::Unspecified, false);
-                self.last_error =
-                    Some(ToolError::service_error(code, redact(&t.message)).retryable(retryable));
-            }
-        }
-    }
-
-    fn remember_response(&mut self, r: &ParsedResponse, assessment: Assessment) {
-        if r.success {
-            // Its data is taken once the attempt is recorded (`attempt`).
-            return;
-        }
-        self.last_error = r.to_tool_error().map(|mut error| {
-            error.retryable = assessment.retryable(r.permission, error.retryable);
-            error
-        });
-        if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
-            self.operation_id = Some(op.to_owned());
-        }
-    }
-
-    fn journal_failed(&mut self, error: &recourse_core::journal::JournalError) {
-        self.last_error = Some(ToolError::service_error(
-            "JOURNAL_UNAVAILABLE",
-            error.to_string(),
-        ));
-    }
-
     fn remaining(&self) -> Option<Duration> {
         let elapsed = self
             .exec
@@ -490,53 +352,6 @@ impl<'e> Run<'e> {
             Ruling::DecisionMade(decided) => decided,
             Ruling::AskBudget(ask) => ask.answer(self.withdraw().await),
         }
-    }
-
-    fn record(
-        &mut self,
-        n: u32,
-        observation: Observation<'_>,
-        action: &Action,
-        timeout: Duration,
-        assessment: Assessment,
-    ) {
-        let (status, transport_error, category, code, permission) = match observation {
-            Observation::Response(r) => (
-                Some(r.status),
-                None,
-                r.category.clone(),
-                r.code.clone(),
-                r.permission,
-            ),
-            Observation::Transport(t) => {
-                let mut failure = t.clone();
-                failure.message = redact(&t.message);
-                (
-                    t.status,
-                    Some(failure),
-                    None,
-                    None,
-                    RetryPermission::Unspecified,
-                )
-            }
-        };
-        self.attempts.push(AttemptRecord {
-            n,
-            payload: self
-                .redacted
-                .take()
-                .unwrap_or_else(|| redact_value(&self.payload)),
-            status,
-            transport_error,
-            category,
-            code,
-            retry_permission: permission,
-            action: action.clone(),
-            timeout_ms: millis(timeout),
-            source: self.source,
-            facts: assessment.facts,
-            events: std::mem::take(&mut self.upcoming),
-        });
     }
 
     /// Adds an event to the attempt just made.

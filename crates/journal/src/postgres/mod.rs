@@ -13,23 +13,29 @@
 //! in seconds (and `/readyz` says so) rather than holding it for as long as
 //! the lock lasts.
 
+mod migrate;
+mod rows;
+mod statement;
+
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use serde_json::Value;
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::NoTls;
 
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
     RecordJson, Seen, StateCounts, lease_until, rfc3339_now,
 };
-use recourse_core::record::Settlement;
 use recourse_core::transport::BoxFuture;
 
+use rows::entry;
+use statement::{n_i32, refused_as, run, run_opt};
+
 use crate::schema::{
-    ApprovalColumns, ENTRY_COLUMNS, MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns,
-    keep_secret_sql, list_sql, prune_sql, secret_bytes, secret_hex, secret_sql, seen_name, viewer,
+    ENTRY_COLUMNS, await_sql, count_sql, decide_sql, decided_columns, keep_secret_sql, list_sql,
+    prune_sql, secret_bytes, secret_hex, secret_sql, seen_name, viewer,
 };
 
 /// The most connections one journal holds.
@@ -109,170 +115,6 @@ impl PostgresJournal {
             .await
             .map_err(|e| JournalError::caused(kind, doing, e))
     }
-
-    async fn migrate(&self) -> JournalResult<()> {
-        // The advisory lock is a session's: every step on one connection.
-        let c = self
-            .client("connecting to PostgreSQL", JournalErrorKind::Open)
-            .await?;
-        let err = |ctx: &'static str| {
-            move |e: tokio_postgres::Error| JournalError::caused(JournalErrorKind::Open, ctx, e)
-        };
-        // One migrator at a time across replicas.
-        c.batch_execute("SELECT pg_advisory_lock(7262001)")
-            .await
-            .map_err(err("migration lock"))?;
-        let result = async {
-            c.batch_execute("CREATE TABLE IF NOT EXISTS recourse_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)")
-                .await
-                .map_err(err("migration table"))?;
-            let current: i64 = c
-                .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM recourse_migrations", &[])
-                .await
-                .map_err(err("migration version"))?
-                .get(0);
-            for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
-                c.batch_execute(sql).await.map_err(err("migration"))?;
-                c.execute("INSERT INTO recourse_migrations VALUES ($1, $2)", &[version, &rfc3339_now()])
-                    .await
-                    .map_err(err("migration record"))?;
-            }
-            Ok(())
-        }
-        .await;
-        c.batch_execute("SELECT pg_advisory_unlock(7262001)")
-            .await
-            .map_err(err("migration unlock"))?;
-        result
-    }
-}
-
-fn entry(row: &Row) -> JournalEntry {
-    let payload: String = row.get(6);
-    let state: String = row.get(7);
-    let attempts: i32 = row.get(8);
-    let record: Option<String> = row.get(15);
-    let record: Option<Value> = record.and_then(|r| serde_json::from_str(&r).ok());
-    let verification: Option<String> = row.get(16);
-    let call_id: String = row.get(0);
-    let request_hash: Option<String> = row.get(12);
-    let caller: Option<String> = row.get(17);
-    let approval = ApprovalColumns {
-        id: row.get(18),
-        state: row.get(19),
-        reason: row.get(20),
-        expires_at: row.get(21),
-        decided_by: row.get(22),
-        decided_at: row.get(23),
-        note: row.get(24),
-    }
-    .approval(&call_id, request_hash.as_deref(), caller.as_deref());
-    let approval_request: Option<String> = row.get(25);
-    JournalEntry {
-        call_id,
-        target: row.get(1),
-        capability: row.get(2),
-        idempotency_key: row.get(3),
-        operation_id: row.get(4),
-        reconcile: row.get(5),
-        verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
-        payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
-        state: CallState::parse(&state).unwrap_or(CallState::Unknown),
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        started_at: row.get(9),
-        updated_at: row.get(10),
-        caller_key: row.get(11),
-        request_hash,
-        owner: row.get(13),
-        lease_until: row.get(14),
-        settled_by: record.as_ref().and_then(Settlement::by_in),
-        record,
-        caller,
-        approval,
-        approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
-    }
-    .with_record_payloads()
-}
-
-/// Runs `sql` with `params` on `client`, the statement prepared once per
-/// connection (a round trip and a parse saved on every later use). Given
-/// up on before it ends, the statement is cancelled ([`Running`]).
-async fn run(
-    client: Object,
-    sql: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<u64, tokio_postgres::Error> {
-    let running = Running(Some(client));
-    let client = running.client();
-    let statement = client.prepare_cached(sql).await?;
-    let done = client.execute(&statement, params).await;
-    running.finished();
-    done
-}
-
-/// As [`run`], for a query of at most one row.
-async fn run_opt(
-    client: Object,
-    sql: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Option<Row>, tokio_postgres::Error> {
-    let running = Running(Some(client));
-    let client = running.client();
-    let statement = client.prepare_cached(sql).await?;
-    let done = client.query_opt(&statement, params).await;
-    running.finished();
-    done
-}
-
-/// A pooled connection with a statement under way. Dropped before it
-/// [`finished`](Running::finished) — the caller gave up, as when a call's
-/// deadline passes on a locked table — the statement is cancelled on the
-/// server, and the connection leaves the pool rather than carry the
-/// cancellation (or the statement's late answer) to its next user.
-struct Running(Option<Object>);
-
-impl Running {
-    fn client(&self) -> &Object {
-        self.0
-            .as_ref()
-            .expect("a running statement holds its connection")
-    }
-
-    /// The statement ended: the connection goes back to the pool.
-    fn finished(mut self) {
-        drop(self.0.take());
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let Some(object) = self.0.take() else {
-            return;
-        };
-        let client = Object::take(object);
-        let cancel = client.cancel_token();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _cancelled = cancel.cancel_query(NoTls).await;
-                drop(client);
-            });
-        }
-    }
-}
-
-/// What kind of failure `e` is: a write the database refused for what it
-/// holds (a unique key taken) is a conflict; any other, an operation that
-/// failed.
-fn refused_as(e: &tokio_postgres::Error) -> JournalErrorKind {
-    if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) {
-        JournalErrorKind::Conflict
-    } else {
-        JournalErrorKind::Operation
-    }
-}
-
-fn n_i32(n: u32) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 impl PostgresJournal {

@@ -14,7 +14,7 @@ use recourse_protocol::{BodyFormat, ToolError, redact, truncate_chars};
 use super::{MODEL_MESSAGE_MAX_CHARS, Next, NextStep, TOOL_TEXT_MAX_BYTES};
 use crate::policy::{Action, StopKind, StopReason};
 use crate::record::diff::describe_changes;
-use crate::record::words::{is_token, tool_text, tool_words};
+use crate::record::tool_text::{is_token, tool_text, tool_words};
 use crate::record::{
     AttemptRecord, CallReport, CorrectionLayer, Event, LookupResult, Outcome, PayloadSource,
     SettledBy, Verdict,
