@@ -67,15 +67,11 @@ pub struct Call {
     pub(crate) ask_manifest: bool,
     pub(crate) caller_key: Option<String>,
     pub(crate) call_id: Option<String>,
-    pub(crate) schema: Option<Schema>,
-    pub(crate) intent: Option<String>,
-    pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
-    pub(crate) reconcile_template: Option<String>,
-    pub(crate) verifier: Option<Arc<Verifier>>,
-    /// A verification was declared, and did not apply to the payload.
-    pub(crate) verify_not_applicable: bool,
-    pub(crate) verify_transport: Option<Arc<dyn Transport>>,
-    pub(crate) capability: Option<String>,
+    /// How an unknown outcome is settled.
+    pub(crate) settling: Settling,
+    /// What the call is described by: its schema, the caller's intent, its
+    /// capability's name.
+    pub(crate) described: Described,
     pub(crate) limits: CallLimits,
     pub(crate) caller: Option<String>,
     /// A person approved the payload: the whole of it is protected, and the
@@ -94,6 +90,27 @@ pub enum KeyScope {
     /// so two callers may use the same key without meeting each other's
     /// call — in the journal or at the tool.
     PerCaller,
+}
+
+/// What describes a call beyond its payload: the schema it must meet,
+/// what the caller meant (for a corrector), the capability it came from.
+#[derive(Clone, Default)]
+pub(crate) struct Described {
+    pub(crate) schema: Option<Schema>,
+    pub(crate) intent: Option<String>,
+    pub(crate) capability: Option<String>,
+}
+
+/// How a call whose outcome is unknown is settled: a lookup, or a read of
+/// its effect (and what sends that read).
+#[derive(Clone, Default)]
+pub(crate) struct Settling {
+    pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
+    pub(crate) reconcile_template: Option<String>,
+    pub(crate) verifier: Option<Arc<Verifier>>,
+    /// A verification was declared, and did not apply to the payload.
+    pub(crate) verify_not_applicable: bool,
+    pub(crate) verify_transport: Option<Arc<dyn Transport>>,
 }
 
 /// Per-call overrides of the executor's limits.
@@ -175,34 +192,34 @@ impl Call {
 
     /// The capability's compiled input schema, if known.
     pub fn schema(&self) -> Option<&Schema> {
-        self.schema.as_ref()
+        self.described.schema.as_ref()
     }
 
     /// The user's original request, if known.
     pub fn intent(&self) -> Option<&str> {
-        self.intent.as_deref()
+        self.described.intent.as_deref()
     }
 
     /// The capability's name, when the call came from a catalogue.
     pub fn capability(&self) -> Option<&str> {
-        self.capability.as_deref()
+        self.described.capability.as_deref()
     }
 
     /// The reconcile URL template, when the call has one.
     pub fn reconcile_template(&self) -> Option<&str> {
-        self.reconcile_template.as_deref()
+        self.settling.reconcile_template.as_deref()
     }
 
     /// The declared verification, when the call has one that applies to it.
     pub fn verification(&self) -> Option<&VerifySpec> {
-        self.verifier.as_deref().map(Verifier::spec)
+        self.settling.verifier.as_deref().map(Verifier::spec)
     }
 
     /// Whether a verification was declared that does not apply to this
     /// call's payload (see [`CallBuilder::verify_if_applicable`]): it runs
     /// as a call without one.
     pub fn is_verification_not_applicable(&self) -> bool {
-        self.verify_not_applicable
+        self.settling.verify_not_applicable
     }
 
     /// Who the call is made for (see [`CallBuilder::caller`]), if anyone in particular.

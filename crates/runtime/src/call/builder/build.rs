@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Aim, CallBuilder, CallParts, Pending, Unfilled};
-use crate::call::{Call, DEFAULT_KEY_HEADER, KeyScope, MAX_KEY_LEN};
+use crate::call::{Call, DEFAULT_KEY_HEADER, Described, KeyScope, MAX_KEY_LEN, Settling};
 use crate::header::check_header;
 use crate::schema::Schema;
 use crate::verify::{Fit, Verifier, VerifySpec};
@@ -70,9 +70,9 @@ impl CallBuilder {
         let idempotency = Idempotency::decide(c.caller_idempotent, c.tool_idempotent, http_method);
         let ask_manifest =
             c.caller_idempotent.is_none() && c.tool_idempotent.is_none() && http_method.is_some();
-        let (verifier, verify_not_applicable) = match c.verify {
+        let (verifier, verify_not_applicable) = match c.settling.verify {
             Some((spec, unfilled)) => {
-                match verifier(spec, &c.payload, &target, &c.verify_transport)? {
+                match verifier(spec, &c.payload, &target, &c.settling.verify_transport)? {
                     Fit::Applies(verifier) => (Some(Arc::new(verifier)), false),
                     Fit::NotApplicable(why) if unfilled == Unfilled::Refused => {
                         return Err(ConfigError::new(CallField::Verify, why));
@@ -82,7 +82,7 @@ impl CallBuilder {
             }
             None => (None, false),
         };
-        let schema = match c.schema {
+        let schema = match c.described.schema {
             Some(Pending::Raw(raw)) => Some(Schema::compile(&raw)?),
             Some(Pending::Compiled(schema)) => Some(schema),
             None => None,
@@ -98,14 +98,18 @@ impl CallBuilder {
             ask_manifest,
             caller_key,
             call_id: c.call_id,
-            schema,
-            intent: c.intent,
-            reconciler: c.reconciler,
-            reconcile_template: c.reconcile_template,
-            verifier,
-            verify_not_applicable,
-            verify_transport: c.verify_transport,
-            capability: c.capability,
+            settling: Settling {
+                reconciler: c.settling.reconciler,
+                reconcile_template: c.settling.reconcile_template,
+                verifier,
+                verify_not_applicable,
+                verify_transport: c.settling.verify_transport,
+            },
+            described: Described {
+                schema,
+                intent: c.described.intent,
+                capability: c.described.capability,
+            },
             limits: c.limits,
             caller: c.caller.map(|(name, _)| name),
             approved: c.approved,
@@ -163,6 +167,7 @@ fn verifier(
 /// forwarded); the two must agree.
 fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
     let header = c
+        .key
         .key_header
         .as_deref()
         .unwrap_or(DEFAULT_KEY_HEADER)
@@ -183,7 +188,7 @@ fn caller_key(c: &mut CallParts) -> Result<Option<String>, ConfigError> {
         }
     }
     c.headers = kept;
-    let key = match (c.caller_key.take(), from_header) {
+    let key = match (c.key.caller_key.take(), from_header) {
         (Some(given), Some(header_key)) if given != header_key => {
             return Err(ConfigError::new(
                 CallField::IdempotencyKey,

@@ -42,16 +42,10 @@ impl Call {
                 tool_idempotent: None,
                 delegated: false,
                 method: Method::Post,
-                caller_key: None,
-                key_header: None,
+                key: KeyParts::default(),
                 call_id: None,
-                schema: None,
-                intent: None,
-                reconciler: None,
-                reconcile_template: None,
-                verify: None,
-                verify_transport: None,
-                capability: None,
+                described: DescribedParts::default(),
+                settling: SettlingParts::default(),
                 limits: CallLimits::default(),
                 caller: None,
                 approved: false,
@@ -83,19 +77,37 @@ struct CallParts {
     tool_idempotent: Option<(bool, Evidence)>,
     delegated: bool,
     method: Method,
+    key: KeyParts,
+    call_id: Option<String>,
+    described: DescribedParts,
+    settling: SettlingParts,
+    limits: CallLimits,
+    caller: Option<(String, KeyScope)>,
+    approved: bool,
+}
+
+/// The caller's own idempotency key, and the header it may arrive in.
+#[derive(Clone, Default)]
+struct KeyParts {
     caller_key: Option<String>,
     key_header: Option<String>,
-    call_id: Option<String>,
+}
+
+/// The schema, intent and capability, as given.
+#[derive(Clone, Default)]
+struct DescribedParts {
     schema: Option<Pending>,
     intent: Option<String>,
+    capability: Option<String>,
+}
+
+/// How an unknown outcome is to be settled, as given.
+#[derive(Clone, Default)]
+struct SettlingParts {
     reconciler: Option<Arc<dyn Reconciler>>,
     reconcile_template: Option<String>,
     verify: Option<(VerifySpec, Unfilled)>,
     verify_transport: Option<Arc<dyn Transport>>,
-    capability: Option<String>,
-    limits: CallLimits,
-    caller: Option<(String, KeyScope)>,
-    approved: bool,
 }
 
 /// What a verification that the payload cannot fill makes of the call.
@@ -152,12 +164,12 @@ impl CallBuilder {
 
     /// Whether a schema has been given.
     pub fn has_schema(&self) -> bool {
-        self.call.schema.is_some()
+        self.call.described.schema.is_some()
     }
 
     /// Whether a capability name has been given.
     pub fn has_capability(&self) -> bool {
-        self.call.capability.is_some()
+        self.call.described.capability.is_some()
     }
 
     /// The caller says the capability is not idempotent: an idempotency key
@@ -197,7 +209,7 @@ impl CallBuilder {
     /// characters) for every attempt, instead of a generated one.
     #[must_use]
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
-        self.call.caller_key = Some(key.into());
+        self.call.key.caller_key = Some(key.into());
         self
     }
 
@@ -207,7 +219,7 @@ impl CallBuilder {
     /// never forwarded as written.
     #[must_use]
     pub fn idempotency_header(mut self, name: impl Into<String>) -> Self {
-        self.call.key_header = Some(name.into());
+        self.call.key.key_header = Some(name.into());
         self
     }
 
@@ -265,14 +277,14 @@ impl CallBuilder {
     /// Sets the input schema (compiled by [`build`](Self::build)).
     #[must_use]
     pub fn schema(mut self, schema: Value) -> Self {
-        self.call.schema = Some(Pending::Raw(schema));
+        self.call.described.schema = Some(Pending::Raw(schema));
         self
     }
 
     /// Sets an input schema compiled already (shared across calls).
     #[must_use]
     pub fn compiled_schema(mut self, schema: Schema) -> Self {
-        self.call.schema = Some(Pending::Compiled(schema));
+        self.call.described.schema = Some(Pending::Compiled(schema));
         self
     }
 
@@ -280,14 +292,14 @@ impl CallBuilder {
     #[must_use]
     pub fn intent(mut self, intent: impl Into<String>) -> Self {
         let intent = intent.into();
-        self.call.intent = (!intent.trim().is_empty()).then_some(intent);
+        self.call.described.intent = (!intent.trim().is_empty()).then_some(intent);
         self
     }
 
     /// Sets a reconciler for this call, overriding the executor's.
     #[must_use]
     pub fn reconciler(mut self, reconciler: Arc<dyn Reconciler>) -> Self {
-        self.call.reconciler = Some(reconciler);
+        self.call.settling.reconciler = Some(reconciler);
         self
     }
 
@@ -305,8 +317,8 @@ impl CallBuilder {
     /// template with the call.
     #[must_use]
     pub fn http_reconciler(mut self, reconciler: crate::reconcile::HttpReconciler) -> Self {
-        self.call.reconcile_template = Some(reconciler.template().to_owned());
-        self.call.reconciler = Some(Arc::new(reconciler));
+        self.call.settling.reconcile_template = Some(reconciler.template().to_owned());
+        self.call.settling.reconciler = Some(Arc::new(reconciler));
         self
     }
 
@@ -318,7 +330,7 @@ impl CallBuilder {
     /// [`build`](Self::build).
     #[must_use]
     pub fn verify(mut self, spec: VerifySpec) -> Self {
-        self.call.verify = Some((spec, Unfilled::Refused));
+        self.call.settling.verify = Some((spec, Unfilled::Refused));
         self
     }
 
@@ -348,7 +360,7 @@ impl CallBuilder {
     /// ```
     #[must_use]
     pub fn verify_if_applicable(mut self, spec: VerifySpec) -> Self {
-        self.call.verify = Some((spec, Unfilled::NotApplicable));
+        self.call.settling.verify = Some((spec, Unfilled::NotApplicable));
         self
     }
 
@@ -356,14 +368,14 @@ impl CallBuilder {
     /// executor's (an HTTP read endpoint for a write over MCP, say).
     #[must_use]
     pub fn verify_transport(mut self, transport: Arc<dyn Transport>) -> Self {
-        self.call.verify_transport = Some(transport);
+        self.call.settling.verify_transport = Some(transport);
         self
     }
 
     /// Names the capability (recorded in the journal).
     #[must_use]
     pub fn capability(mut self, name: impl Into<String>) -> Self {
-        self.call.capability = Some(name.into());
+        self.call.described.capability = Some(name.into());
         self
     }
 

@@ -19,7 +19,7 @@ impl Run<'_> {
             Observation::Transport(t) => {
                 let code = t.kind.as_str().to_ascii_uppercase();
                 let retryable = assessment.retryable(RetryPermission::Unspecified, false);
-                self.last_error =
+                self.last.error =
                     Some(ToolError::service_error(code, redact(&t.message)).retryable(retryable));
             }
         }
@@ -30,17 +30,17 @@ impl Run<'_> {
             // Its data is taken once the attempt is recorded (`attempt`).
             return;
         }
-        self.last_error = r.to_tool_error().map(|mut error| {
+        self.last.error = r.to_tool_error().map(|mut error| {
             error.retryable = assessment.retryable(r.permission, error.retryable);
             error
         });
         if let Some(op) = r.details.get("operation_id").and_then(Value::as_str) {
-            self.operation_id = Some(op.to_owned());
+            self.last.operation_id = Some(op.to_owned());
         }
     }
 
     pub(super) fn journal_failed(&mut self, error: &recourse_core::journal::JournalError) {
-        self.last_error = Some(ToolError::service_error(
+        self.last.error = Some(ToolError::service_error(
             "JOURNAL_UNAVAILABLE",
             error.to_string(),
         ));
@@ -76,12 +76,13 @@ impl Run<'_> {
                 )
             }
         };
-        self.attempts.push(AttemptRecord {
+        self.history.attempts.push(AttemptRecord {
             n,
             payload: self
+                .journaling
                 .redacted
                 .take()
-                .unwrap_or_else(|| redact_value(&self.payload)),
+                .unwrap_or_else(|| redact_value(&self.payload.value)),
             status,
             transport_error,
             category,
@@ -89,9 +90,9 @@ impl Run<'_> {
             retry_permission: permission,
             action: action.clone(),
             timeout_ms: millis(timeout),
-            source: self.source,
+            source: self.payload.source,
             facts: assessment.facts,
-            events: std::mem::take(&mut self.upcoming),
+            events: std::mem::take(&mut self.history.upcoming),
         });
     }
 }

@@ -19,16 +19,17 @@ impl Run<'_> {
             return Corrected::CannotFix;
         };
         let error = self
-            .last_error
+            .last
+            .error
             .clone()
             .unwrap_or_else(|| ToolError::input_error("UNSPECIFIED", "the tool gave no error"));
         let request = CorrectionRequest {
             target: &self.call.target,
-            payload: &self.payload,
+            payload: &self.payload.value,
             error: &error,
-            protected: &self.protected,
-            schema: self.call.schema.as_ref(),
-            intent: self.call.intent.as_deref(),
+            protected: &self.payload.protected,
+            schema: self.call.described.schema.as_ref(),
+            intent: self.call.described.intent.as_deref(),
             attempt: n,
         };
         let span = span::correction(n);
@@ -65,11 +66,11 @@ impl Run<'_> {
 
     fn spend(&mut self, llm_calls: u32, tokens: TokenUsage, took: std::time::Duration) {
         if llm_calls > 0 {
-            self.llm_time += took;
+            self.spent.llm_time += took;
         }
-        self.llm_calls += llm_calls;
-        self.tokens.prompt += tokens.prompt;
-        self.tokens.completion += tokens.completion;
+        self.spent.llm_calls += llm_calls;
+        self.spent.tokens.prompt += tokens.prompt;
+        self.spent.tokens.completion += tokens.completion;
     }
 
     fn verdicts(&mut self, tried: Vec<LayerVerdict>) {
@@ -97,11 +98,14 @@ impl Run<'_> {
                     verdict: Verdict::Fixed,
                     reason: redact(reason),
                 });
-                self.payload = admitted.payload;
-                self.source = layer.into();
+                self.payload.value = admitted.payload;
+                self.payload.source = layer.into();
                 self.coerced(admitted.changes);
                 Corrected::Accepted {
-                    mutable_inputs: self.protected.has_mutable_inputs(&self.payload),
+                    mutable_inputs: self
+                        .payload
+                        .protected
+                        .has_mutable_inputs(&self.payload.value),
                 }
             }
             Err(rejection) => {
@@ -126,16 +130,22 @@ impl Run<'_> {
     /// the schema lacks, valid after coercion), then the executor's admission
     /// and the protected values once more.
     fn gate(&self, candidate: Value) -> Result<Admitted, Rejection> {
-        let schema = self.call.schema.as_ref();
-        let gated = gate(candidate, &self.payload, &self.protected, schema)?;
-        let mut admitted = self
-            .exec
-            .admission
-            .admit(gated.payload, schema, &self.protected);
-        self.protected
+        let schema = self.call.described.schema.as_ref();
+        let gated = gate(
+            candidate,
+            &self.payload.value,
+            &self.payload.protected,
+            schema,
+        )?;
+        let mut admitted =
+            self.exec
+                .admission
+                .admit(gated.payload, schema, &self.payload.protected);
+        self.payload
+            .protected
             .check(&admitted.payload)
             .map_err(|v| Rejection::protected(&v))?;
-        if admitted.payload == self.payload {
+        if admitted.payload == self.payload.value {
             return Err(Rejection::unchanged());
         }
         let mut changes = gated.changes;

@@ -29,11 +29,16 @@ impl Run<'_> {
     /// How the call settles an unknown outcome: its declared read-back,
     /// else its reconciler's or the executor's lookup, else none.
     pub(super) fn lookup(&self) -> Lookup {
-        let read_back = self.call.verifier.as_ref().map(|v| Lookup::ReadBack {
-            before: !v.after_only(),
-            always: v.always(),
-        });
-        let reconciler = self.call.reconciler.is_some() || self.exec.reconciler.is_some();
+        let read_back = self
+            .call
+            .settling
+            .verifier
+            .as_ref()
+            .map(|v| Lookup::ReadBack {
+                before: !v.after_only(),
+                always: v.always(),
+            });
+        let reconciler = self.call.settling.reconciler.is_some() || self.exec.reconciler.is_some();
         Lookup::choose(read_back, reconciler)
     }
 
@@ -47,28 +52,33 @@ impl Run<'_> {
     /// takes the one its manifest entry declares, so that a write sent with
     /// nothing but a URL can still be settled.
     pub(super) async fn resolve_idempotency(&mut self) {
-        let asked = ManifestQuestion::of(self.call.ask_manifest, self.idempotency, self.lookup());
+        let asked = ManifestQuestion::of(
+            self.call.ask_manifest,
+            self.keying.idempotency,
+            self.lookup(),
+        );
         let budget = manifest_budget(self.remaining(), self.exec.config.request_timeout);
         if let Some(asked) = asked
             && let (Some(manifests), Some(url)) = (&self.exec.manifests, self.call.target.url())
             && let Some(declared) = manifests.declaration(url, self.call.method, budget).await
         {
             let method = Some(self.call.method);
-            self.idempotency = asked.idempotency(self.idempotency, declared.idempotent, method);
-            if asked.adopts_lookup(self.idempotency) {
+            self.keying.idempotency =
+                asked.idempotency(self.keying.idempotency, declared.idempotent, method);
+            if asked.adopts_lookup(self.keying.idempotency) {
                 self.adopt_lookup(&declared);
             }
         }
         tracing::debug!(
-            idempotent = self.idempotency.idempotent,
-            from = self.idempotency.from.as_str(),
+            idempotent = self.keying.idempotency.idempotent,
+            from = self.keying.idempotency.from.as_str(),
             "idempotency decided"
         );
-        self.key = self
+        self.keying.key = self
             .call
             .caller_key
             .clone()
-            .or_else(|| (!self.idempotency.idempotent).then(new_id));
+            .or_else(|| (!self.keying.idempotency.idempotent).then(new_id));
     }
 
     /// Settles this call, should its outcome be unknown, the way its
@@ -77,14 +87,14 @@ impl Run<'_> {
     /// is passed over (with a debug line): the call goes on without it.
     fn adopt_lookup(&mut self, declared: &crate::manifest::Declaration) {
         if let Some(spec) = declared.verify.clone().filter(|s| s.url.is_some()) {
-            match crate::verify::Verifier::fit(spec, &self.payload) {
+            match crate::verify::Verifier::fit(spec, &self.payload.value) {
                 Ok(crate::verify::Fit::Applies(verifier)) => {
-                    self.call.verifier = Some(std::sync::Arc::new(verifier));
+                    self.call.settling.verifier = Some(std::sync::Arc::new(verifier));
                     return;
                 }
                 Ok(crate::verify::Fit::NotApplicable(why)) => {
                     tracing::debug!(why, "the manifest's verify does not apply to the call");
-                    self.verification = Some(Verification::NotApplicable);
+                    self.reads.verification = Some(Verification::NotApplicable);
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, "the manifest's verify is malformed")
@@ -99,8 +109,8 @@ impl Run<'_> {
                         Some(allowlist) => reconciler.with_allowlist(allowlist),
                         None => reconciler,
                     };
-                    self.call.reconcile_template = Some(reconciler.template().to_owned());
-                    self.call.reconciler = Some(std::sync::Arc::new(reconciler));
+                    self.call.settling.reconcile_template = Some(reconciler.template().to_owned());
+                    self.call.settling.reconciler = Some(std::sync::Arc::new(reconciler));
                 }
                 Err(e) => tracing::debug!(error = %e, "the manifest's reconcile is not a template"),
             }
@@ -109,7 +119,7 @@ impl Run<'_> {
 
     pub(super) fn traits(&self) -> Traits {
         Traits {
-            idempotent: self.idempotency.idempotent,
+            idempotent: self.keying.idempotency.idempotent,
             delegated: self.call.delegated,
         }
     }

@@ -24,31 +24,36 @@ impl Run<'_> {
         let Some(journal) = self.exec.journal.clone() else {
             return Ok(());
         };
-        if self.idempotency.idempotent && self.call.caller_key.is_none() && !self.call.approved {
+        if self.keying.idempotency.idempotent
+            && self.call.caller_key.is_none()
+            && !self.call.approved
+        {
             return Ok(());
         }
         let lease = self.exec.config.lease;
         let call = NewCall {
             call_id: self.call_id.clone(),
             target: self.call.target.to_string(),
-            capability: self.call.capability.clone(),
-            idempotency_key: self.key.clone(),
+            capability: self.call.described.capability.clone(),
+            idempotency_key: self.keying.key.clone(),
             // A credential in the template (`?token=…`, `user:pass@`) is not
             // kept at rest: a settler gets credentials from its configuration.
             // Its placeholders are, whatever the parameter is called.
             reconcile: self
                 .call
+                .settling
                 .reconcile_template
                 .as_deref()
                 .map(recourse_protocol::redact_template),
             verification: self
                 .call
+                .settling
                 .verifier
                 .as_ref()
                 .and_then(|v| serde_json::to_value(v.spec()).ok())
                 .map(|spec| redact_template_value(&spec)),
             // Still the caller's payload: the call is journaled before admission.
-            payload: redact_value(&self.payload),
+            payload: redact_value(&self.payload.value),
             owner: process_owner().to_owned(),
             lease,
             caller: self.call.caller.clone(),
@@ -59,15 +64,15 @@ impl Run<'_> {
             journal.begin_call(&call),
         )
         .await?;
-        self.journaled = Some(call.payload);
+        self.journaling.journaled = Some(call.payload);
         let clock = Arc::clone(&self.exec.clock);
-        self.lease = Some(LeaseKeeper::start(
+        self.journaling.lease = Some(LeaseKeeper::start(
             journal,
             self.call_id.clone(),
             lease,
             clock,
         ));
-        self.upcoming.push(Event::Journal {
+        self.history.upcoming.push(Event::Journal {
             state: CallState::InFlight,
         });
         Ok(())
@@ -93,9 +98,10 @@ impl Run<'_> {
         self.journal_ended_attempt().await;
         match self.journaled() {
             Some(journal) => {
-                let payload = redact_value(&self.payload);
+                let payload = redact_value(&self.payload.value);
                 // The call's own payload is stored once, with the call.
-                let sent = (self.journaled.as_ref() != Some(&payload)).then_some(&payload);
+                let sent =
+                    (self.journaling.journaled.as_ref() != Some(&payload)).then_some(&payload);
                 let begun = within(
                     self.remaining(),
                     "recording attempt",
@@ -110,10 +116,10 @@ impl Run<'_> {
                     // the call over when this run's lease ran out, and the
                     // call is its to finish. This run sent nothing, and
                     // writes no more of it.
-                    self.lease = None;
+                    self.journaling.lease = None;
                 }
                 // The attempt's record shows the same payload, redacted once.
-                self.redacted = Some(payload);
+                self.journaling.redacted = Some(payload);
                 begun
             }
             None => Ok(()),
@@ -128,8 +134,8 @@ impl Run<'_> {
         if self.journaled().is_none() {
             return;
         }
-        if let Some(last) = self.attempts.last() {
-            self.ended = Some((
+        if let Some(last) = self.history.attempts.last() {
+            self.journaling.ended = Some((
                 n,
                 AttemptResult {
                     status: last.status,
@@ -142,7 +148,7 @@ impl Run<'_> {
 
     /// Writes the noted end of the last attempt, if any.
     async fn journal_ended_attempt(&mut self) {
-        let Some((n, result)) = self.ended.take() else {
+        let Some((n, result)) = self.journaling.ended.take() else {
             return;
         };
         if let Some(journal) = self.journaled()
@@ -154,7 +160,10 @@ impl Run<'_> {
 
     /// The journal, when this call is recorded in it.
     pub(super) fn journaled(&self) -> Option<&Arc<dyn Journal>> {
-        self.lease.as_ref().and(self.exec.journal.as_ref())
+        self.journaling
+            .lease
+            .as_ref()
+            .and(self.exec.journal.as_ref())
     }
 
     /// Records how the call ended, with its record, and releases its lease
@@ -164,7 +173,7 @@ impl Run<'_> {
     /// anything was sent is settled by the journal: nothing was written, and
     /// a resend under its key runs it.
     pub(super) async fn journal_outcome(&mut self, mut report: CallReport) -> CallReport {
-        let Some(lease) = self.lease.take() else {
+        let Some(lease) = self.journaling.lease.take() else {
             return report;
         };
         let Some(journal) = self.exec.journal.clone() else {
@@ -184,7 +193,7 @@ impl Run<'_> {
         if let Some(last) = report.attempts.last_mut() {
             last.events.push(event.clone());
         }
-        let record = match &self.journaled {
+        let record = match &self.journaling.journaled {
             Some(payload) => RecordJson::beside(&report, payload),
             None => RecordJson::of(&report),
         }
@@ -196,7 +205,7 @@ impl Run<'_> {
             state,
             operation_id: report.operation_id.clone(),
             record,
-            attempt: self.ended.take(),
+            attempt: self.journaling.ended.take(),
             unsent_under: unsent.then_some(self.exec.config.lease),
         };
         if !outcome.write(lease, &self.exec.clock).await

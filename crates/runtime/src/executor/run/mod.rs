@@ -49,32 +49,87 @@ pub(crate) struct Run<'e> {
     call_id: String,
     call: Call,
     cancel: CancellationToken,
-    protected: Protected,
-    idempotency: Idempotency,
-    key: Option<String>,
+    /// Whether the call is idempotent, and the key its attempts carry.
+    keying: Keying,
     /// Drawn from for waits: seeded per call from the executor.
     backoff: Option<Backoff>,
     started: Instant,
-    payload: Value,
+    /// The payload the next attempt sends.
+    payload: Payload,
+    /// What the tool said last.
+    last: LastAnswer,
+    /// The attempts made, and what belongs to the next.
+    history: History,
+    /// What the call has cost.
+    spent: Spent,
+    /// The call's journal entry, while it has one.
+    journaling: Journaling,
+    /// What the verification read, and the lookups under way.
+    reads: Reads,
+}
+
+/// Whether the call is idempotent (and by what evidence), and the key
+/// every attempt carries.
+struct Keying {
+    idempotency: Idempotency,
+    key: Option<String>,
+}
+
+/// The payload the next attempt sends: where it came from, and the values
+/// no correction may change.
+struct Payload {
+    value: Value,
     source: PayloadSource,
-    last_error: Option<ToolError>,
-    last_data: Option<ToolData>,
+    protected: Protected,
+}
+
+/// What the tool said last.
+#[derive(Default)]
+struct LastAnswer {
+    error: Option<ToolError>,
+    data: Option<ToolData>,
     /// The tool's whole last answer, when its data (or error) is a part of
     /// it, and whether it was a success.
-    last_answer: Option<(bool, Value)>,
+    answer: Option<(bool, Value)>,
     operation_id: Option<String>,
+}
+
+/// The attempts made, and the events gathered for the next.
+#[derive(Default)]
+struct History {
     attempts: Vec<AttemptRecord>,
     /// Events that belong to the next attempt (its payload's coercion, the journal).
     upcoming: Vec<Event>,
+}
+
+/// What the call has cost: calls to the tool and to models, tokens, model time.
+#[derive(Default)]
+struct Spent {
     http_calls: u32,
     llm_calls: u32,
     tokens: TokenUsage,
     llm_time: Duration,
+}
+
+/// The call's journal entry, while it has one.
+#[derive(Default)]
+struct Journaling {
     /// Held while the call is journaled: its lease, renewed.
     lease: Option<crate::journal::LeaseKeeper>,
     /// How the last attempt ended, not yet in the journal: it goes with the
     /// journal's next write.
     ended: Option<(u32, AttemptResult)>,
+    /// The payload being sent, redacted for the journal: its record shows
+    /// the same (the payload does not change between the two).
+    redacted: Option<Value>,
+    /// The call's payload as the journal recorded it (redacted): an
+    /// attempt, or a record's attempt, that sent it is stored without it.
+    journaled: Option<Value>,
+}
+
+/// What the verification read, and the lookups of an unknown outcome.
+#[derive(Default)]
+struct Reads {
     /// The verification read before the first dispatch, and what it found
     /// (boxed: few calls verify, and every call's future holds this struct).
     before: Option<Box<(crate::verify::ResolvedRead, crate::verify::Reading)>>,
@@ -82,12 +137,6 @@ pub(crate) struct Run<'e> {
     verification: Option<Verification>,
     /// The span of the lookups of the current unknown outcome.
     reconciling: Option<tracing::Span>,
-    /// The payload being sent, redacted for the journal: its record shows
-    /// the same (the payload does not change between the two).
-    redacted: Option<Value>,
-    /// The call's payload as the journal recorded it (redacted): an
-    /// attempt, or a record's attempt, that sent it is stored without it.
-    journaled: Option<Value>,
 }
 
 impl<'e> Run<'e> {
@@ -106,6 +155,7 @@ impl<'e> Run<'e> {
             exec.next_jitter_seed(),
         );
         let not_applicable = call
+            .settling
             .verify_not_applicable
             .then_some(Verification::NotApplicable);
         Self {
@@ -113,33 +163,28 @@ impl<'e> Run<'e> {
             limits,
             deadline: call.limits.deadline.or(config.deadline),
             call_id: call.call_id.clone().unwrap_or_else(new_id),
-            idempotency: call.idempotency,
-            protected: Protected::snapshot(&call.protected, &call.payload),
-            // The run owns the payload from here; `call.payload` is left empty.
-            payload: std::mem::take(&mut call.payload),
+            keying: Keying {
+                idempotency: call.idempotency,
+                key: None,
+            },
+            payload: Payload {
+                protected: Protected::snapshot(&call.protected, &call.payload),
+                // The run owns the payload from here; `call.payload` is left empty.
+                value: std::mem::take(&mut call.payload),
+                source: PayloadSource::Caller,
+            },
             call,
             cancel,
-            key: None,
             backoff: Some(backoff),
             started: exec.clock.now(),
-            source: PayloadSource::Caller,
-            last_error: None,
-            last_data: None,
-            last_answer: None,
-            operation_id: None,
-            attempts: Vec::new(),
-            upcoming: Vec::new(),
-            http_calls: 0,
-            llm_calls: 0,
-            tokens: TokenUsage::default(),
-            llm_time: Duration::ZERO,
-            lease: None,
-            ended: None,
-            before: None,
-            verification: not_applicable,
-            reconciling: None,
-            redacted: None,
-            journaled: None,
+            last: LastAnswer::default(),
+            history: History::default(),
+            spent: Spent::default(),
+            journaling: Journaling::default(),
+            reads: Reads {
+                verification: not_applicable,
+                ..Reads::default()
+            },
         }
     }
 
@@ -152,16 +197,17 @@ impl<'e> Run<'e> {
         let report = CallReport {
             call_id: self.call_id.clone(),
             outcome,
-            attempts: std::mem::take(&mut self.attempts),
-            http_calls: self.http_calls,
-            llm_calls: self.llm_calls,
-            tokens: self.tokens,
-            llm_time: self.llm_time,
-            idempotency: self.idempotency,
-            idempotency_key: self.key.clone(),
-            operation_id: self.operation_id.clone(),
-            verification: self.verification.or(self
+            attempts: std::mem::take(&mut self.history.attempts),
+            http_calls: self.spent.http_calls,
+            llm_calls: self.spent.llm_calls,
+            tokens: self.spent.tokens,
+            llm_time: self.spent.llm_time,
+            idempotency: self.keying.idempotency,
+            idempotency_key: self.keying.key.clone(),
+            operation_id: self.last.operation_id.clone(),
+            verification: self.reads.verification.or(self
                 .call
+                .settling
                 .verifier
                 .is_some()
                 .then_some(Verification::Unneeded)),
@@ -171,7 +217,7 @@ impl<'e> Run<'e> {
                 .now()
                 .saturating_duration_since(self.started),
             settlement: None,
-            answer: self.last_answer.take().map(|(_, answer)| answer),
+            answer: self.last.answer.take().map(|(_, answer)| answer),
             ended_at: Some(self.exec.clock.wall()),
         };
         let report = self.journal_outcome(report).instrument(span.clone()).await;
@@ -182,17 +228,17 @@ impl<'e> Run<'e> {
     /// The payload as admission normalises it (schema coercion), kept only
     /// when every protected value is as the caller gave it.
     fn admit_payload(&mut self) {
-        let schema = self.call.schema.as_ref();
+        let schema = self.call.described.schema.as_ref();
         if self.exec.admission.leaves_unchanged(schema) {
             return;
         }
-        let admitted = self
-            .exec
-            .admission
-            .admit(self.payload.clone(), schema, &self.protected);
-        if !admitted.changes.is_empty() && self.protected.check(&admitted.payload).is_ok() {
-            self.payload = admitted.payload;
-            self.source = PayloadSource::Coercion;
+        let admitted =
+            self.exec
+                .admission
+                .admit(self.payload.value.clone(), schema, &self.payload.protected);
+        if !admitted.changes.is_empty() && self.payload.protected.check(&admitted.payload).is_ok() {
+            self.payload.value = admitted.payload;
+            self.payload.source = PayloadSource::Coercion;
             self.coerced(admitted.changes);
         }
     }
@@ -208,7 +254,11 @@ impl<'e> Run<'e> {
         }
         self.deposit().await;
         self.admit_payload();
-        machine.set_mutable_inputs(self.protected.has_mutable_inputs(&self.payload));
+        machine.set_mutable_inputs(
+            self.payload
+                .protected
+                .has_mutable_inputs(&self.payload.value),
+        );
         let mut command = machine.start(self.started);
         loop {
             command = match command {
@@ -225,7 +275,7 @@ impl<'e> Run<'e> {
                         machine.admitted(admit, true, self.exec.clock.now())
                     } else {
                         let refused = machine.refused(admit);
-                        self.last_error.get_or_insert(refused.error);
+                        self.last.error.get_or_insert(refused.error);
                         Command::Finish(refused.finish)
                     }
                 }
@@ -261,7 +311,7 @@ impl<'e> Run<'e> {
             .as_ref()
             .map_or_else(|t| t.kind.was_sent(), |_| true)
         {
-            self.http_calls += 1;
+            self.spent.http_calls += 1;
         }
         // An answer the transport read already (an MCP result it holds
         // typed) is taken as read; any other is parsed from its bytes.
@@ -295,14 +345,14 @@ impl<'e> Run<'e> {
         );
         // A success's data, and the tool's whole answer when the data is
         // only a part of it, moved out of the response rather than copied.
-        self.last_answer = None;
+        self.last.answer = None;
         if let Ok(response) = parsed {
             if response.success {
-                self.last_data = Some(response.data.unwrap_or_default());
+                self.last.data = Some(response.data.unwrap_or_default());
             }
-            self.last_answer = response.answer.map(|answer| (response.success, answer));
+            self.last.answer = response.answer.map(|answer| (response.success, answer));
         }
-        if let Some(record) = self.attempts.last() {
+        if let Some(record) = self.history.attempts.last() {
             span::attempt_decided(&span, record);
         }
         self.journal_attempt_end(n);
@@ -311,15 +361,15 @@ impl<'e> Run<'e> {
 
     async fn dispatch(&self, timeout: Duration) -> Delivery {
         let mut headers = self.call.headers.clone();
-        if let Some(key) = &self.key {
+        if let Some(key) = &self.keying.key {
             headers.push((self.exec.config.idempotency_header.clone(), key.clone()));
         }
         let request = Request {
             target: self.call.target.clone(),
             method: self.call.method,
             headers,
-            idempotency_key: self.key.clone(),
-            payload: self.payload.clone(),
+            idempotency_key: self.keying.key.clone(),
+            payload: self.payload.value.clone(),
             timeout,
         };
         if self.exec.transport.enforces_timeout() {
@@ -356,9 +406,9 @@ impl<'e> Run<'e> {
 
     /// Adds an event to the attempt just made.
     fn event(&mut self, event: Event) {
-        match self.attempts.last_mut() {
+        match self.history.attempts.last_mut() {
             Some(last) => last.events.push(event),
-            None => self.upcoming.push(event),
+            None => self.history.upcoming.push(event),
         }
     }
 
@@ -375,7 +425,7 @@ impl<'e> Run<'e> {
                 ..c
             })
             .collect();
-        self.upcoming.push(Event::Coerced { changes });
+        self.history.upcoming.push(Event::Coerced { changes });
     }
 
     /// Waits on the executor's clock and records it; `false` if cancelled first.
@@ -398,30 +448,31 @@ impl<'e> Run<'e> {
 
     /// The call's outcome, as the machine finished it.
     fn finished(&mut self, finish: Finish) -> Outcome {
-        self.reconciling = None;
+        self.reads.reconciling = None;
         match finish {
             Finish::Succeeded(SuccessFrom::Answered | SuccessFrom::ReadBack) => {
                 // The tool's answer is the success's only when it said so: a
                 // write whose answer was lost and was read back has none.
-                self.last_answer = self.last_answer.take().filter(|(ok, _)| *ok);
+                self.last.answer = self.last.answer.take().filter(|(ok, _)| *ok);
                 Outcome::Succeeded {
-                    data: self.last_data.take().unwrap_or_default(),
+                    data: self.last.data.take().unwrap_or_default(),
                 }
             }
             Finish::Succeeded(SuccessFrom::Committed(result)) => {
                 // A lookup's result, not the tool's answer to the write.
-                self.last_answer = None;
+                self.last.answer = None;
                 Outcome::Succeeded {
                     data: result.into(),
                 }
             }
             Finish::Stopped(reason) => {
                 // A failure's answer reaches people and models: redacted.
-                self.last_answer = self
-                    .last_answer
+                self.last.answer = self
+                    .last
+                    .answer
                     .take()
                     .map(|(ok, answer)| (ok, redact_value(&answer)));
-                let error = self.last_error.clone();
+                let error = self.last.error.clone();
                 if reason.leaves_outcome_unknown() {
                     Outcome::Unknown { error, reason }
                 } else {

@@ -15,13 +15,14 @@ impl Run<'_> {
     /// its reconciliation (opened by the first lookup, closed when the
     /// lookups end).
     pub(super) async fn look_up(&mut self, machine: &mut CallMachine, lookup: LookUp) -> Command {
-        let reconcile = match self.reconciling.take() {
+        let reconcile = match self.reads.reconciling.take() {
             Some(span) if lookup.n() > 1 => span,
             _ => span::reconcile(),
         };
         let span = reconcile.in_scope(|| span::lookup(lookup.n()));
         let found = match self
             .call
+            .settling
             .reconciler
             .clone()
             .or_else(|| self.exec.reconciler.clone())
@@ -29,9 +30,9 @@ impl Run<'_> {
             Some(reconciler) => {
                 let request = ReconcileRequest {
                     target: &self.call.target,
-                    idempotency_key: self.key.as_deref(),
-                    operation_id: self.operation_id.as_deref(),
-                    payload: &self.payload,
+                    idempotency_key: self.keying.key.as_deref(),
+                    operation_id: self.last.operation_id.as_deref(),
+                    payload: &self.payload.value,
                 };
                 reconciler.reconcile(request).instrument(span.clone()).await
             }
@@ -50,7 +51,7 @@ impl Run<'_> {
         reconcile.record("recourse.lookups", span::int(machine.lookups()));
         let next = machine.follow(decided);
         if matches!(next, Command::Wait(_)) {
-            self.reconciling = Some(reconcile);
+            self.reads.reconciling = Some(reconcile);
         }
         next
     }

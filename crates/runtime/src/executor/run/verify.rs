@@ -20,13 +20,13 @@ impl Run<'_> {
     /// The read before the first dispatch, within `timeout`: was the
     /// effect there already? Skipped when the call is cancelled.
     pub(super) async fn verify_before(&mut self, timeout: Option<Duration>) {
-        let Some(verifier) = self.call.verifier.clone() else {
+        let Some(verifier) = self.call.settling.verifier.clone() else {
             return;
         };
         if self.cancel.is_cancelled() {
             return;
         }
-        let read = match verifier.resolve(&self.payload) {
+        let read = match verifier.resolve(&self.payload.value) {
             Ok(read) => read,
             Err(why) => {
                 self.note_reading(VerifyPhase::Before, &Reading::cannot_tell(why));
@@ -35,7 +35,7 @@ impl Run<'_> {
         };
         let reading = self.read_back(&read, timeout, Against::NothingYet).await;
         self.note_reading(VerifyPhase::Before, &reading);
-        self.before = Some(Box::new((read, reading)));
+        self.reads.before = Some(Box::new((read, reading)));
     }
 
     /// Reads the effect back after the write answered, and tells the
@@ -46,11 +46,18 @@ impl Run<'_> {
         read: ReadBack,
     ) -> Command {
         let answer = read.answer();
-        let (reading, before) = match self.call.verifier.clone().map(|v| v.resolve(&self.payload)) {
+        let (reading, before) = match self
+            .call
+            .settling
+            .verifier
+            .clone()
+            .map(|v| v.resolve(&self.payload.value))
+        {
             Some(Ok(resolved)) => {
                 // A correction since may have changed what the read asks:
                 // the earlier read then says nothing about this payload.
                 let before = self
+                    .reads
                     .before
                     .as_ref()
                     .filter(|before| before.0 == resolved)
@@ -64,11 +71,11 @@ impl Run<'_> {
             None => (Reading::cannot_tell("no verification declared"), None),
         };
         self.note_reading(VerifyPhase::After, &reading);
-        self.verification = Some(Verification::of(before, reading.result, answer));
+        self.reads.verification = Some(Verification::of(before, reading.result, answer));
         let verdict = machine.read_back(read, before, reading.result, self.exec.clock.now());
         let decided = self.gated(verdict).await;
         if let AfterRead::Succeed(SuccessFrom::ReadBack) = decided.action() {
-            self.last_data = Some(reading.document.unwrap_or(Value::Null).into());
+            self.last.data = Some(reading.document.unwrap_or(Value::Null).into());
         }
         machine.follow(decided)
     }
@@ -86,6 +93,7 @@ impl Run<'_> {
         };
         let transport: Arc<dyn Transport> = self
             .call
+            .settling
             .verify_transport
             .clone()
             .unwrap_or_else(|| Arc::clone(&self.exec.transport));
