@@ -34,42 +34,13 @@ pub(crate) struct CallArgs {
     /// A request header, 'Name: value' (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
-    /// The capability is not idempotent: send an Idempotency-Key, never resend after an
-    /// uncertain outcome. Without --idempotent or --non-idempotent, the tool's manifest, then
-    /// the method decide; otherwise the call is not idempotent.
-    #[arg(long, conflicts_with = "idempotent")]
-    non_idempotent: bool,
-    /// The capability is idempotent: resending it is harmless.
-    #[arg(long)]
-    idempotent: bool,
-    /// Use this idempotency key (1–255 visible ASCII characters) on every attempt.
-    #[arg(long, value_name = "KEY")]
-    idempotency_key: Option<String>,
-    /// The HTTP method: POST (default), PUT, PATCH with the payload as a JSON body; GET, HEAD,
-    /// OPTIONS, DELETE with it as query parameters.
-    #[arg(long, value_name = "METHOD")]
-    method: Option<String>,
-    /// The capability is a delegated orchestrator: dispatch exactly once.
-    #[arg(long)]
-    delegated: bool,
+    #[command(flatten)]
+    idempotency: IdempotencyArgs,
     /// A JSON Pointer to a value no correction may change (repeatable).
     #[arg(long = "protect")]
     protect: Vec<String>,
-    /// Same-payload resends allowed.
-    #[arg(long)]
-    max_retries: Option<u32>,
-    /// Corrections allowed.
-    #[arg(long)]
-    max_corrections: Option<u32>,
-    /// The whole call's deadline, in seconds.
-    #[arg(long)]
-    deadline: Option<f64>,
-    /// The backoff base, in milliseconds.
-    #[arg(long)]
-    backoff_ms: Option<u64>,
-    /// Each attempt's timeout, in seconds.
-    #[arg(long)]
-    timeout: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Reconcile unknown outcomes by GETting this URL template ({key}, {operation_id}).
     #[arg(long, value_name = "URL_TEMPLATE")]
     reconcile: Option<String>,
@@ -90,6 +61,49 @@ pub(crate) struct CallArgs {
     /// Print one JSON report.
     #[arg(long)]
     json: bool,
+}
+
+/// How `recourse call` is told whether the call may be resent.
+#[derive(Debug, Args)]
+struct IdempotencyArgs {
+    /// The capability is not idempotent: send an Idempotency-Key, never resend after an
+    /// uncertain outcome. Without --idempotent or --non-idempotent, the tool's manifest, then
+    /// the method decide; otherwise the call is not idempotent.
+    #[arg(long, conflicts_with = "idempotent")]
+    non_idempotent: bool,
+    /// The capability is idempotent: resending it is harmless.
+    #[arg(long)]
+    idempotent: bool,
+    /// Use this idempotency key (1–255 visible ASCII characters) on every attempt.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+    /// The HTTP method: POST (default), PUT, PATCH with the payload as a JSON body; GET, HEAD,
+    /// OPTIONS, DELETE with it as query parameters.
+    #[arg(long, value_name = "METHOD")]
+    method: Option<String>,
+    /// The capability is a delegated orchestrator: dispatch exactly once.
+    #[arg(long)]
+    delegated: bool,
+}
+
+/// The limits `recourse call` sets for this call.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Same-payload resends allowed.
+    #[arg(long)]
+    max_retries: Option<u32>,
+    /// Corrections allowed.
+    #[arg(long)]
+    max_corrections: Option<u32>,
+    /// The whole call's deadline, in seconds.
+    #[arg(long)]
+    deadline: Option<f64>,
+    /// The backoff base, in milliseconds.
+    #[arg(long)]
+    backoff_ms: Option<u64>,
+    /// Each attempt's timeout, in seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
 }
 
 /// How `recourse call` reads a write back: settles an unknown outcome (and,
@@ -180,19 +194,19 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration> {
 impl CallArgs {
     fn config(&self, settings: &Settings) -> Result<ExecutorConfig> {
         let mut config = settings.executor.clone();
-        if let Some(n) = self.max_retries {
+        if let Some(n) = self.limits.max_retries {
             config.limits.max_retries = n;
         }
-        if let Some(n) = self.max_corrections {
+        if let Some(n) = self.limits.max_corrections {
             config.limits.max_corrections = n;
         }
-        if let Some(secs) = self.deadline {
+        if let Some(secs) = self.limits.deadline {
             config.deadline = Some(seconds("--deadline", secs)?);
         }
-        if let Some(ms) = self.backoff_ms {
+        if let Some(ms) = self.limits.backoff_ms {
             config.backoff_base = Duration::from_millis(ms);
         }
-        if let Some(secs) = self.timeout {
+        if let Some(secs) = self.limits.timeout {
             config.request_timeout = seconds("--timeout", secs)?;
         }
         self.lease.apply(&mut config);
@@ -217,12 +231,13 @@ impl CallArgs {
             bail!("--payload must be a JSON object");
         }
         Ok(CallSpec {
-            idempotent: (self.idempotent || self.non_idempotent).then_some(self.idempotent),
-            method: self.method.clone(),
-            idempotency_key: self.idempotency_key.clone(),
+            idempotent: (self.idempotency.idempotent || self.idempotency.non_idempotent)
+                .then_some(self.idempotency.idempotent),
+            method: self.idempotency.method.clone(),
+            idempotency_key: self.idempotency.idempotency_key.clone(),
             headers: input::headers(&self.headers)?,
             protect: self.protect.clone(),
-            delegated: self.delegated,
+            delegated: self.idempotency.delegated,
             intent: self.intent.clone(),
             reconcile: self.reconcile.clone(),
             verify: self.verify.spec()?,

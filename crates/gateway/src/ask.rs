@@ -101,7 +101,7 @@ pub(crate) async fn needed(
 /// resolved.
 fn mcp_policy(g: &Gateway, mcp: &serde_json::Value) -> Option<Required> {
     // Without policy files there is no command line to read here.
-    if g.mcp_policies.is_empty() {
+    if g.mcp.policies.is_empty() {
         return None;
     }
     let (line, tool) = (mcp["command"].as_str()?, mcp["tool"].as_str()?);

@@ -10,7 +10,7 @@ use recourse::manifest::CapabilityManifests;
 use recourse::shared::SharedState;
 use recourse::{ConfigError, CorrectionChain, Executor, ExecutorConfig, HttpTransport};
 
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, McpServers};
 use crate::guard::{CommandPattern, Targets, check_mcp_env};
 use crate::ready::Readiness;
 use crate::sessions::Sessions;
@@ -326,9 +326,11 @@ impl GatewayConfig {
             metrics,
             door,
             targets,
-            mcp_commands,
-            mcp_policies,
-            mcp_env: self.mcp_env,
+            mcp: McpServers {
+                commands: mcp_commands,
+                policies: mcp_policies,
+                env: self.mcp_env,
+            },
             loopback_hosts_only,
             settle,
             callers,

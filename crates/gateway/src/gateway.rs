@@ -28,12 +28,8 @@ pub struct Gateway {
     pub(crate) executor: Arc<Executor>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) targets: Targets,
-    pub(crate) mcp_commands: Vec<CommandPattern>,
-    /// The operator's tool policies for the MCP servers whose command line
-    /// a pattern matches (`--mcp-policy 'PATTERN=FILE'`): a tool that waits
-    /// for a person there is held here too.
-    pub(crate) mcp_policies: Vec<(CommandPattern, recourse_door::ToolPolicies)>,
-    pub(crate) mcp_env: Vec<String>,
+    /// The MCP servers it may start, their tool policies, the variables they get.
+    pub(crate) mcp: McpServers,
     /// Who may call, by token; `None` when the gateway has no token.
     pub(crate) callers: Option<Arc<Callers>>,
     /// Without a token (and unless told to serve any host): only requests
@@ -85,6 +81,16 @@ impl std::fmt::Debug for Gateway {
 /// The most endpoints remembered for one caller's views.
 pub(crate) const MAX_ENDPOINTS_PER_CALLER: usize = 1024;
 
+/// The MCP servers a gateway may start: which command lines, the tool
+/// policies that govern them, the variables they are given.
+pub(crate) struct McpServers {
+    pub(crate) commands: Vec<CommandPattern>,
+    /// The operator's tool policies for the MCP servers whose command line
+    /// a pattern matches (`--mcp-policy 'PATTERN=FILE'`): a tool that waits
+    /// for a person there is held here too.
+    pub(crate) policies: Vec<(CommandPattern, recourse_door::ToolPolicies)>,
+    pub(crate) env: Vec<String>,
+}
 impl Gateway {
     /// The approval a call of MCP `tool` on the server started by `program
     /// args` needs under the policy files of `--mcp-policy`, if any: the
@@ -96,7 +102,8 @@ impl Gateway {
         args: &[String],
         tool: &str,
     ) -> Option<recourse::approval::Required> {
-        self.mcp_policies
+        self.mcp
+            .policies
             .iter()
             .filter(|(pattern, _)| pattern.matches(program, args))
             .find_map(|(_, policies)| policies.get(tool))

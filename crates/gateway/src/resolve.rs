@@ -157,7 +157,7 @@ fn mcp_target(
             let target = recourse_mcp::McpTarget::command_line(line)
                 .map_err(|e| invalid_target(&e.to_string()))?;
             if let recourse_mcp::McpTarget::Command { program, args, .. } = &target
-                && !g.mcp_commands.iter().any(|p| p.matches(program, args))
+                && !g.mcp.commands.iter().any(|p| p.matches(program, args))
             {
                 return Err(Refusal::CommandNotAllowed
                     .error(format!(
@@ -168,7 +168,7 @@ fn mcp_target(
                 .into());
             }
             target
-                .with_pass_env(g.mcp_env.iter().cloned())
+                .with_pass_env(g.mcp.env.iter().cloned())
                 .map_err(|e| invalid_target(&e.to_string()))?
         }
         (None, Some(url)) => {
