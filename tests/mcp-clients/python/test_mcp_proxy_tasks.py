@@ -9,12 +9,16 @@ no Tasks client, so this file writes the small one its extension interface
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.extension import ResultClaim
 from mcp.shared.exceptions import MCPError
 from mcp_types import Result
@@ -47,16 +51,22 @@ class TaskAnswer(TaskParams):
 class GetTask(types.Request[TaskParams, Literal["tasks/get"]]):
     method: Literal["tasks/get"] = "tasks/get"
     params: TaskParams
+    # SEP-2663: a task request names its task in the `Mcp-Name` header too.
+    name_param = "taskId"
 
 
 class UpdateTask(types.Request[TaskAnswer, Literal["tasks/update"]]):
     method: Literal["tasks/update"] = "tasks/update"
     params: TaskAnswer
+    # SEP-2663: a task request names its task in the `Mcp-Name` header too.
+    name_param = "taskId"
 
 
 class CancelTask(types.Request[TaskParams, Literal["tasks/cancel"]]):
     method: Literal["tasks/cancel"] = "tasks/cancel"
     params: TaskParams
+    # SEP-2663: a task request names its task in the `Mcp-Name` header too.
+    name_param = "taskId"
 
 
 ANY = TypeAdapter(dict[str, Any])
@@ -200,3 +210,70 @@ def test_a_write_still_running_after_a_short_wait_is_a_task_that_ends_in_its_res
     assert done["status"] == "completed", done
     assert done["result"]["_meta"][CALL]["outcome"] == "succeeded", done
     assert written(tmp_path) == 1, log_of(tmp_path)
+
+
+def test_over_http_a_task_and_a_question_are_their_callers_alone(tmp_path: Path) -> None:
+    """``--http --tokens``: caller b cannot read, answer or cancel caller a's
+    task, nor answer the question a was asked with a's sealed state."""
+    binary = recourse_bin()
+    tokens = tmp_path / "tokens.json"
+    callers = {"a": "token-of-caller-a-0001", "b": "token-of-caller-b-0002"}
+    tokens.write_text(json.dumps({"callers": [{"name": n, "token": t} for n, t in callers.items()]}))
+    tokens.chmod(0o600)
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"tools": {"write": {"approval": {"reason": "r", "via": ["console", "client"]}}}}))
+    args = [
+        "mcp", "proxy", "--http", "--port", "0", "--tokens", str(tokens), "--journal", str(tmp_path / "proxy.db"),
+        "--tools", str(policy), "--lease-ms", "3000", "--", *scripted(tmp_path, "ok"),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECOURSE_GATEWAY_TOKEN")}
+    proxy_process = subprocess.Popen([binary, *args], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        url = proxy_process.stdout.readline().rstrip("\n").removeprefix("recourse mcp proxy listening on ")
+
+        def http(name: str) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(headers={"Authorization": f"Bearer {callers[name]}"})
+
+        async def never_asked(context, params) -> types.ElicitResult:
+            raise AssertionError("asked in the result")
+
+        async def main() -> None:
+            async with (
+                http("a") as a_http,
+                streamable_http_client(url, http_client=a_http) as (a_read, a_write),
+                tasks_session(a_read, a_write) as a,
+                http("a") as q_http,
+                streamable_http_client(url, http_client=q_http) as (q_read, q_write),
+                ClientSession(q_read, q_write, elicitation_callback=never_asked) as a_asked,
+                http("b") as b_http,
+                streamable_http_client(url, http_client=b_http) as (b_read, b_write),
+                tasks_session(b_read, b_write) as b,
+            ):
+                for session in (a, a_asked, b):
+                    await session.discover()
+                created = await a.call_tool("write", {"text": "pay 5 EUR"}, allow_claimed=True)
+                assert isinstance(created, TaskCreated), created
+                assert (await get(a, created.task_id))["status"] == "input_required"
+                for refused in (
+                    GetTask(params=TaskParams(task_id=created.task_id)),
+                    UpdateTask(params=TaskAnswer(task_id=created.task_id, input_responses=APPROVE)),
+                    CancelTask(params=TaskParams(task_id=created.task_id)),
+                ):
+                    with pytest.raises(MCPError, match="no task"):
+                        await b.send_request(refused, ANY)
+                # a's question, answered by b with a's state and a's arguments.
+                arguments = {"text": "pay 50 EUR"}
+                asked = await a_asked.call_tool("write", arguments, allow_input_required=True)
+                assert isinstance(asked, types.InputRequiredResult), asked
+                with pytest.raises(MCPError, match="requestState"):
+                    await b.call_tool(
+                        "write", arguments, input_responses=APPROVE, request_state=asked.request_state,
+                        allow_input_required=True,
+                    )
+                assert (await get(a, created.task_id))["status"] == "input_required"
+
+        anyio.run(main)
+        assert written(tmp_path) == 0, log_of(tmp_path)
+    finally:
+        proxy_process.terminate()
+        assert proxy_process.wait(timeout=30) == 0
