@@ -181,7 +181,7 @@ impl CallBuilder {
 
     /// The caller says whether the capability is idempotent; this outranks
     /// every other evidence. Without it the tool's declaration, then the
-    /// method, decide (see [`Idempotency`]).
+    /// method, decide (see [`Idempotency`](recourse_core::idempotency::Idempotency)).
     #[must_use]
     pub fn idempotent(mut self, idempotent: bool) -> Self {
         self.call.caller_idempotent = Some(idempotent);
