@@ -12,8 +12,12 @@
 //! process sends it — when the client calls again, or on its next look at
 //! the journal ([`McpProxy::sweep`](crate::McpProxy::sweep)) — exactly the
 //! kept request, once, no correction allowed to change it. A proxy that
-//! stopped before sending it leaves it to its lease: the journal then ends
-//! it unsent, and the client's next identical call runs it.
+//! stopped before sending it leaves it to its lease; once that runs out, a
+//! proxy of the same server (it again, restarted, or another on the journal)
+//! takes the call over and sends it at its next look, before it settles
+//! anything — so its own sweep never ends an approved call unsent. (A
+//! gateway sweeping the same journal may still end it unsent first; the
+//! client's next identical call then asks again.)
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -40,6 +44,34 @@ pub(crate) fn is_ours_to_send(entry: &JournalEntry) -> bool {
             .approval
             .as_ref()
             .is_some_and(|a| a.state == ApprovalState::Approved)
+}
+
+/// Whether `entry` is an approved call another process was to send and
+/// left unsent: its lease ran out at `now` before a first attempt — the
+/// proxy that asked stopped, and one holding the same server takes it over.
+fn left_unsent(entry: &JournalEntry, now: SystemTime) -> bool {
+    entry.state == CallState::InFlight
+        && entry.attempts == 0
+        && entry.owner.as_deref() != Some(process_owner())
+        && !entry.is_leased(now)
+        && entry
+            .approval
+            .as_ref()
+            .is_some_and(|a| a.state == ApprovalState::Approved)
+}
+
+/// The request kept for `entry` and the tool of this proxy's it calls — the
+/// same server and tool — with its upstream's lease; `None` when this proxy
+/// does not offer it.
+fn sendable(shared: &Shared, entry: &JournalEntry) -> Option<(CallSpec, std::time::Duration)> {
+    let spec: CallSpec = serde_json::from_value(entry.approval_request.clone()?).ok()?;
+    let catalog = shared.catalog();
+    let offered = catalog.tools().iter().find(|o| {
+        let target = shared.upstreams[o.upstream].upstream.target();
+        ask::spec(o, target, &spec.payload).mcp == spec.mcp
+    })?;
+    let lease = shared.upstreams[offered.upstream].executor.config().lease;
+    Some((spec, lease))
 }
 
 /// Sends the approved call `entry`, if it is this process's to send and
@@ -122,7 +154,23 @@ pub(crate) async fn send_waiting(shared: &Arc<Shared>) {
     let Ok(entries) = journal.list(&query).await else {
         return;
     };
-    for entry in entries.into_iter().filter(is_ours_to_send) {
+    let now = SystemTime::now();
+    let mut ours = Vec::new();
+    for entry in entries {
+        if is_ours_to_send(&entry) {
+            ours.push(entry);
+        } else if left_unsent(&entry, now)
+            && let Some(lease) = sendable(shared, &entry).map(|(_, lease)| lease)
+            && journal
+                .take_over(&entry.call_id, process_owner(), lease)
+                .await
+                .unwrap_or(false)
+            && let Ok(Some(taken)) = journal.get(&entry.call_id).await
+        {
+            ours.push(taken);
+        }
+    }
+    for entry in ours {
         let shared = Arc::clone(shared);
         shared.door.calls().spawn({
             let shared = Arc::clone(&shared);

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use recourse::clock::Clock;
-use recourse::journal::{SettleOptions, sweep};
+use recourse::journal::{SettleOptions, sweep_once};
 use recourse::transport::{BoxFuture, Delivery, Request, TransportFailure, TransportFailureKind};
 use recourse::{SystemClock, Transport};
 use recourse_mcp::McpTransport;
@@ -28,8 +28,9 @@ impl McpProxy {
     /// proxy killed mid-call, this one before a restart or another on the
     /// same journal — through their recorded read (an MCP tool of the
     /// upstreams) or lookup, or leaves them unknown; never resends. It looks
-    /// at once, then every half lease (at least every second) — and as often
-    /// sends the approved calls that are this proxy's to send. What it
+    /// at once, then every half lease (at least every second) — and first,
+    /// each time, sends the approved calls that are this proxy's to send,
+    /// taking over those a stopped proxy of the same server left unsent. What it
     /// settled is reported to `report`, one line each. Without a journal it
     /// does nothing.
     pub fn sweep(&self, report: impl Fn(String) + Send + Sync + 'static) {
@@ -53,17 +54,19 @@ impl McpProxy {
         };
         let options = SettleOptions::from_config(first.executor.config())
             .with_tool_transport(Arc::new(reads));
-        // The approved calls this proxy is to send, looked for as often.
         let every = recourse::timing::sweep_every(first.executor.config().lease);
-        let approved = Arc::clone(&self.shared);
+        let shared = Arc::clone(&self.shared);
         tokio::spawn(async move {
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             loop {
-                crate::approved::send_waiting(&approved).await;
+                // The approved calls this proxy holds the server of first —
+                // its own, and those a stopped proxy left unsent — so that
+                // settling never ends one of them unsent.
+                crate::approved::send_waiting(&shared).await;
+                sweep_once(journal.as_ref(), &options, &report).await;
                 clock.sleep_in_background(every).await;
             }
         });
-        tokio::spawn(sweep(journal, options, report));
     }
 }
 

@@ -294,3 +294,86 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
     );
     assert_eq!(found["structuredContent"]["count"], 1, "{found}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_approved_after_its_proxy_stopped_is_sent_by_the_next_proxy_of_its_server() {
+    use crate::mcp_stdio_proxy::StdioProxy;
+    let bin = env!("CARGO_BIN_EXE_recourse");
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"tools": {"exports_create": {"approval": {"reason": "exports leave the building"}}}}"#,
+    )
+    .unwrap();
+    let journal = dir.path().join("journal.db");
+    let journal = journal.to_str().unwrap();
+    let args: Vec<String> = [
+        "mcp",
+        "proxy",
+        "--journal",
+        journal,
+        "--tools",
+        policy.to_str().unwrap(),
+        "--lease-ms",
+        "1000",
+        "--",
+        bin,
+        "tools",
+        "serve",
+        "--mcp",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let export = json!({"source_id": "sales-2024", "format": "pdf"});
+    let call = |proxy: &mut StdioProxy, tool: &str| {
+        proxy.request(
+            "tools/call",
+            json!({"name": tool, "arguments": export,
+                   "_meta": {"recourse/idempotency-key": "held-after"}}),
+        )
+    };
+    let mut asker = StdioProxy::start(&args);
+    let held = call(&mut asker, "exports_create");
+    let meta = &held["_meta"]["recourse/call"];
+    assert_eq!(meta["outcome"], "awaiting_approval", "{held}");
+    let approval_id = meta["approval_id"].as_str().unwrap().to_owned();
+    // The proxy that asked stops before anybody decides.
+    asker.kill();
+    drop(asker);
+
+    // A person approves on a gateway of the same journal (which then stops:
+    // its own sweep would end the call unsent once the lease runs out).
+    let gw = gateway_of(
+        dir.path(),
+        json!([{"name": "lead", "token": LEAD, "approver": true}]),
+        &["--lease-ms", "1000"],
+    );
+    let (code, decided, said) = approvals(&gw, LEAD, &["approve", &approval_id]);
+    assert_eq!(code, 0, "{said}");
+    assert!(decided.contains("approved by lead"), "{decided}");
+    drop(gw);
+
+    // The next proxy of the same server takes the call over once the
+    // stopped one's lease runs out, and sends it, once.
+    let mut next = StdioProxy::start(&args);
+    let started = std::time::Instant::now();
+    let done = loop {
+        let answer = call(&mut next, "exports_create");
+        if answer["_meta"]["recourse/call"]["outcome"] == "succeeded" {
+            break answer;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "never sent: {answer}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(done["isError"], false, "{done}");
+    let found = next.request(
+        "tools/call",
+        json!({"name": "exports_lookup", "arguments": export}),
+    );
+    assert_eq!(found["structuredContent"]["count"], 1, "{found}");
+}

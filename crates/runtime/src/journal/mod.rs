@@ -45,7 +45,7 @@ pub use recourse_journal::SqliteJournal;
 pub use recourse_journal::open as open_journal;
 pub use recourse_journal::open_existing as open_existing_journal;
 pub use settle::{SettleOptions, SettledCall, settle, settle_with};
-pub use sweep::{settle_expired, sweep, sweep_interval};
+pub use sweep::{settle_expired, sweep, sweep_interval, sweep_once};
 
 /// An id for this process, as the owner of the calls it runs (stable for the
 /// process's life, distinct across restarts).

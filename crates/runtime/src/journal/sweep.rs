@@ -38,15 +38,23 @@ pub async fn sweep(
 ) {
     let interval = sweep_interval(options.lease());
     loop {
-        settle_expired(journal.as_ref(), &options, &report).await;
-        match expire_due(journal.as_ref(), options.clock().wall()).await {
-            Ok(0) => {}
-            Ok(n) => report(format!(
-                "expired {n} approval(s) nobody decided in time; their calls failed, nothing sent"
-            )),
-            Err(e) => report(format!("recourse: could not expire approvals: {e}")),
-        }
+        sweep_once(journal.as_ref(), &options, &report).await;
         options.clock().sleep_in_background(interval).await;
+    }
+}
+
+/// One look of [`sweep`]'s: settles the calls whose lease ran out
+/// ([`settle_expired`]), then expires the approvals past their expiry — for
+/// a server that does more at each look (an MCP proxy first sends the
+/// approved calls it holds the server of).
+pub async fn sweep_once(journal: &dyn Journal, options: &SettleOptions, report: &impl Fn(String)) {
+    settle_expired(journal, options, report).await;
+    match expire_due(journal, options.clock().wall()).await {
+        Ok(0) => {}
+        Ok(n) => report(format!(
+            "expired {n} approval(s) nobody decided in time; their calls failed, nothing sent"
+        )),
+        Err(e) => report(format!("recourse: could not expire approvals: {e}")),
     }
 }
 
