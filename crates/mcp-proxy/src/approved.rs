@@ -32,6 +32,7 @@ use rmcp::model::CallToolResult;
 use crate::answer;
 use crate::ask;
 use crate::capture::Capture;
+use crate::catalog::Offered;
 use crate::proxy::Shared;
 
 /// Whether `entry` is an approved call this process is to send: in flight
@@ -61,17 +62,16 @@ fn left_unsent(entry: &JournalEntry, now: SystemTime) -> bool {
 }
 
 /// The request kept for `entry` and the tool of this proxy's it calls — the
-/// same server and tool — with its upstream's lease; `None` when this proxy
-/// does not offer it.
-fn sendable(shared: &Shared, entry: &JournalEntry) -> Option<(CallSpec, std::time::Duration)> {
+/// same server and tool as when it was asked; `None` when this proxy does
+/// not offer it.
+fn sendable(shared: &Shared, entry: &JournalEntry) -> Option<(CallSpec, Offered)> {
     let spec: CallSpec = serde_json::from_value(entry.approval_request.clone()?).ok()?;
     let catalog = shared.catalog();
     let offered = catalog.tools().iter().find(|o| {
         let target = shared.upstreams[o.upstream].upstream.target();
         ask::spec(o, target, &spec.payload).mcp == spec.mcp
     })?;
-    let lease = shared.upstreams[offered.upstream].executor.config().lease;
-    Some((spec, lease))
+    Some((spec, offered.clone()))
 }
 
 /// Sends the approved call `entry`, if it is this process's to send and
@@ -81,13 +81,7 @@ pub(crate) async fn send(shared: &Arc<Shared>, entry: &JournalEntry) -> Option<C
         return None;
     }
     let journal = shared.journal.clone()?;
-    let spec: CallSpec = serde_json::from_value(entry.approval_request.clone()?).ok()?;
-    let catalog = shared.catalog();
-    // The tool whose request it is: the same server and tool as when asked.
-    let offered = catalog.tools().iter().find(|o| {
-        let target = shared.upstreams[o.upstream].upstream.target();
-        ask::spec(o, target, &spec.payload).mcp == spec.mcp
-    })?;
+    let (spec, offered) = sendable(shared, entry)?;
     let _place = shared.sending.take(&entry.call_id)?;
     let upstream = &shared.upstreams[offered.upstream];
     let lease = upstream.executor.config().lease;
@@ -160,7 +154,8 @@ pub(crate) async fn send_waiting(shared: &Arc<Shared>) {
         if is_ours_to_send(&entry) {
             ours.push(entry);
         } else if left_unsent(&entry, now)
-            && let Some(lease) = sendable(shared, &entry).map(|(_, lease)| lease)
+            && let Some((_, offered)) = sendable(shared, &entry)
+            && let lease = shared.upstreams[offered.upstream].executor.config().lease
             && journal
                 .take_over(&entry.call_id, process_owner(), lease)
                 .await

@@ -211,14 +211,7 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
     use crate::mcp_stdio_proxy::StdioProxy;
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let policy = dir.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        r#"{"tools": {"exports_create": {"approval": {"reason": "exports leave the building"}}}}"#,
-    )
-    .unwrap();
-    let journal = dir.path().join("journal.db");
-    let journal = journal.to_str().unwrap();
+    let args = held_exports_proxy(dir.path(), bin, &[]);
     // The gateway may start the very server the proxy runs: it must not.
     let pattern = format!("'{bin}' tools serve --mcp **");
     let gw = gateway_of(
@@ -226,22 +219,6 @@ async fn an_approved_proxy_call_is_sent_by_the_proxy_not_a_second_server() {
         json!([{"name": "lead", "token": LEAD, "approver": true}]),
         &["--allow-mcp-command", &pattern],
     );
-    let args: Vec<String> = [
-        "mcp",
-        "proxy",
-        "--journal",
-        journal,
-        "--tools",
-        policy.to_str().unwrap(),
-        "--",
-        bin,
-        "tools",
-        "serve",
-        "--mcp",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
     let mut proxy = StdioProxy::start(&args);
     let export = json!({"source_id": "sales-2024", "format": "pdf"});
     let call = |proxy: &mut StdioProxy, tool: &str| {
@@ -300,32 +277,7 @@ async fn a_call_approved_after_its_proxy_stopped_is_sent_by_the_next_proxy_of_it
     use crate::mcp_stdio_proxy::StdioProxy;
     let bin = env!("CARGO_BIN_EXE_recourse");
     let dir = tempfile::tempdir().unwrap();
-    let policy = dir.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        r#"{"tools": {"exports_create": {"approval": {"reason": "exports leave the building"}}}}"#,
-    )
-    .unwrap();
-    let journal = dir.path().join("journal.db");
-    let journal = journal.to_str().unwrap();
-    let args: Vec<String> = [
-        "mcp",
-        "proxy",
-        "--journal",
-        journal,
-        "--tools",
-        policy.to_str().unwrap(),
-        "--lease-ms",
-        "1000",
-        "--",
-        bin,
-        "tools",
-        "serve",
-        "--mcp",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let args = held_exports_proxy(dir.path(), bin, &["--lease-ms", "1000"]);
     let export = json!({"source_id": "sales-2024", "format": "pdf"});
     let call = |proxy: &mut StdioProxy, tool: &str| {
         proxy.request(
@@ -376,4 +328,27 @@ async fn a_call_approved_after_its_proxy_stopped_is_sent_by_the_next_proxy_of_it
         json!({"name": "exports_lookup", "arguments": export}),
     );
     assert_eq!(found["structuredContent"]["count"], 1, "{found}");
+}
+
+/// `recourse mcp proxy` with `flags`, journaling in `dir`, in front of the
+/// reference tools over MCP, its policy holding `exports_create` for a person.
+fn held_exports_proxy(dir: &std::path::Path, bin: &str, flags: &[&str]) -> Vec<String> {
+    let policy = dir.join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"tools": {"exports_create": {"approval": {"reason": "exports leave the building"}}}}"#,
+    )
+    .unwrap();
+    let journal = dir.join("journal.db");
+    let mut args = vec![
+        "mcp".to_owned(),
+        "proxy".to_owned(),
+        "--journal".to_owned(),
+        journal.to_str().unwrap().to_owned(),
+        "--tools".to_owned(),
+        policy.to_str().unwrap().to_owned(),
+    ];
+    args.extend(flags.iter().map(|f| (*f).to_owned()));
+    args.extend(["--", bin, "tools", "serve", "--mcp"].map(str::to_owned));
+    args
 }
