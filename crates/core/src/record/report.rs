@@ -175,15 +175,9 @@ struct Wire<'a> {
     stop_kind: Option<StopKind>,
     /// What to hand back to the model now.
     next: Next,
-    /// Requests that were (or may have been) sent to the tool: attempts whose
-    /// connection never opened, and lookups, are not counted.
-    http_calls: u32,
-    /// Model calls made by correctors.
-    llm_calls: u32,
-    /// Model tokens the corrections spent.
-    tokens: TokenUsage,
-    /// Time spent in corrections that called a model, in milliseconds.
-    llm_ms: u64,
+    /// What the call cost.
+    #[serde(flatten)]
+    costs: Costs,
     /// Whether the call was treated as idempotent, and which evidence said so.
     idempotency: Idempotency,
     /// The idempotency key sent with every attempt of a non-idempotent call
@@ -213,6 +207,21 @@ struct Wire<'a> {
     attempts: &'a [AttemptRecord],
 }
 
+/// What a call cost, as its record says it (inline, beside the outcome).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct Costs {
+    /// Requests that were (or may have been) sent to the tool: attempts whose
+    /// connection never opened, and lookups, are not counted.
+    http_calls: u32,
+    /// Model calls made by correctors.
+    llm_calls: u32,
+    /// Model tokens the corrections spent.
+    tokens: TokenUsage,
+    /// Time spent in corrections that called a model, in milliseconds.
+    llm_ms: u64,
+}
+
 /// The record's schema: the wire form's.
 #[cfg(feature = "schema")]
 impl schemars::JsonSchema for CallReport {
@@ -233,10 +242,12 @@ impl Serialize for CallReport {
             outcome: &self.outcome,
             stop_kind: self.stop_kind(),
             next: self.next(),
-            http_calls: self.http_calls,
-            llm_calls: self.llm_calls,
-            tokens: self.tokens,
-            llm_ms: millis(self.llm_time),
+            costs: Costs {
+                http_calls: self.http_calls,
+                llm_calls: self.llm_calls,
+                tokens: self.tokens,
+                llm_ms: millis(self.llm_time),
+            },
             idempotency: self.idempotency,
             idempotency_key: self.idempotency_key.as_deref(),
             operation_id: self.operation_id.as_deref(),
