@@ -48,6 +48,7 @@ pub mod budget;
 pub mod clock;
 pub mod config;
 pub mod duration;
+pub mod hex;
 pub mod idempotency;
 pub mod journal;
 pub mod method;

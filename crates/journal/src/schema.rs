@@ -2,6 +2,7 @@
 //! the queries they share.
 
 use recourse_core::approval::{Approval, ApprovalState};
+use recourse_core::hex::from_hex;
 use recourse_core::journal::{
     DEFAULT_CALLER, DecidedTo, JournalError, JournalErrorKind, JournalResult, ListQuery, Seen,
     lease_until,
@@ -122,28 +123,17 @@ pub(crate) fn secret_sql(mark: fn(usize) -> String) -> String {
     )
 }
 
-/// A secret's bytes as stored: lower-case hex.
-pub(crate) fn secret_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A stored secret's bytes, or why they cannot be read.
 pub(crate) fn secret_bytes(hex: &str) -> JournalResult<Vec<u8>> {
-    let bytes: Option<Vec<u8>> = (!hex.is_empty() && hex.len().is_multiple_of(2))
-        .then(|| {
-            (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-                .collect()
+    from_hex(hex)
+        .filter(|bytes| !bytes.is_empty())
+        .ok_or_else(|| {
+            JournalError::new(
+                JournalErrorKind::Operation,
+                "reading a secret",
+                "no secret is kept, or it is not hex",
+            )
         })
-        .flatten();
-    bytes.ok_or_else(|| {
-        JournalError::new(
-            JournalErrorKind::Operation,
-            "reading a secret",
-            "no secret is kept, or it is not hex",
-        )
-    })
 }
 
 /// The calls a prune removes: finished, unleased, last changed before the

@@ -175,7 +175,7 @@ async fn suite(journal: Arc<dyn Journal>) {
 }
 
 /// A secret is kept once: the first kept is what every later reader gets,
-/// whatever it offers; names keep theirs apart; none is ever listed.
+/// whatever it offers; names keep theirs apart.
 async fn secrets(journal: &Arc<dyn Journal>) {
     let first = journal.secret("seal", &[0, 1, 0xfe, 0xff]).await.unwrap();
     assert_eq!(first, [0, 1, 0xfe, 0xff]);
@@ -183,10 +183,6 @@ async fn secrets(journal: &Arc<dyn Journal>) {
     assert_eq!(again, first, "the first kept wins");
     let other = journal.secret("other", &[7; 32]).await.unwrap();
     assert_eq!(other, [7; 32]);
-    for entry in journal.list(&ListQuery::default()).await.unwrap() {
-        let text = serde_json::to_string(&entry).unwrap();
-        assert!(!text.contains("0001feff"), "{text}");
-    }
 }
 
 /// Each call records its caller; a list shows a viewer what it may see —

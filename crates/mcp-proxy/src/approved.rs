@@ -155,9 +155,12 @@ pub(crate) async fn send_waiting(shared: &Arc<Shared>) {
             ours.push(entry);
         } else if left_unsent(&entry, now)
             && let Some((_, offered)) = sendable(shared, &entry)
-            && let lease = shared.upstreams[offered.upstream].executor.config().lease
             && journal
-                .take_over(&entry.call_id, process_owner(), lease)
+                .take_over(
+                    &entry.call_id,
+                    process_owner(),
+                    shared.lease(offered.upstream),
+                )
                 .await
                 .unwrap_or(false)
             && let Ok(Some(taken)) = journal.get(&entry.call_id).await

@@ -140,8 +140,7 @@ pub(crate) async fn run(
         )
         .into()),
         Err(ClientLeft) if !cancel.is_cancelled() => {
-            let lease = upstream.executor.config().lease;
-            Ok(still_running(shared, &call_id, lease).await)
+            Ok(still_running(shared, &call_id, shared.lease(offered.upstream)).await)
         }
         Err(ClientLeft) => Err(Fault::Cancelled),
     }

@@ -151,7 +151,7 @@ pub(crate) async fn decide_answered(
     decision: Decision,
 ) -> Result<Decided, DecideError> {
     let journal = shared.journal.clone().ok_or(DecideError::NotFound)?;
-    let lease = shared.upstreams[upstream].executor.config().lease;
+    let lease = shared.lease(upstream);
     let deciding = Decide {
         approval_id: &approval.id,
         decision,

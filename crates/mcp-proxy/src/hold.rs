@@ -54,7 +54,7 @@ pub(crate) async fn hold(
         && entry.approval.as_ref().map(|a| a.state) == Some(ApprovalState::Pending)
     {
         if reach.tasks {
-            return Ok(tasks::created(&entry, lease(shared, offered)).into());
+            return Ok(tasks::created(&entry, shared.lease(offered.upstream)).into());
         }
         if required.in_client() {
             if reach.input_required {
@@ -84,10 +84,6 @@ async fn held_under(shared: &Shared, key: Option<&str>) -> Option<JournalEntry> 
     find(journal.as_ref(), ApprovalOf::Key(key?), SystemTime::now())
         .await
         .ok()?
-}
-
-fn lease(shared: &Shared, offered: &Offered) -> std::time::Duration {
-    shared.upstreams[offered.upstream].executor.config().lease
 }
 
 /// The `input_required` result that asks a 2026-07-28 client's user about
@@ -176,7 +172,10 @@ async fn answer_question(
     match approved::send(shared, &decided.entry).await {
         Some(sent) => Ok(sent.into()),
         None => Ok(answer::door_answer(
-            DoorAnswer::Refused(Refused::in_progress(&entry.call_id, lease(shared, offered))),
+            DoorAnswer::Refused(Refused::in_progress(
+                &entry.call_id,
+                shared.lease(offered.upstream),
+            )),
             &entry.call_id,
             None,
             None,

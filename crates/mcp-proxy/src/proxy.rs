@@ -102,6 +102,11 @@ impl Shared {
             .as_ref()
     }
 
+    /// The lease of the calls sent to upstream `upstream` (its executor's).
+    pub(crate) fn lease(&self, upstream: usize) -> std::time::Duration {
+        self.upstreams[upstream].executor.config().lease
+    }
+
     /// The tools offered now: a call keeps the catalog it started with.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
         let catalog = self.catalog.read().unwrap_or_else(PoisonError::into_inner);

@@ -40,7 +40,6 @@ impl Reach {
         let modern = context
             .protocol_version()
             .is_some_and(|version| !version.has_initialize());
-        let capabilities = context.client_capabilities();
         let answered = request.request_state.take().map(|state| Answered {
             responses: request.input_responses.take().unwrap_or_default(),
             state,
@@ -52,6 +51,8 @@ impl Reach {
                 ..Self::default()
             };
         }
+        // A 2026-07-28 request carries its client's capabilities (a copy, read once).
+        let capabilities = context.client_capabilities();
         Self {
             form_session: None,
             input_required: capabilities.as_ref().is_some_and(takes_forms),

@@ -103,7 +103,7 @@ pub(crate) async fn get(
     asker: Asker<'_>,
 ) -> Result<GetTaskResult, ErrorData> {
     let (entry, offered) = visible(shared, &params.task_id, asker).await?;
-    let lease = shared.upstreams[offered.upstream].executor.config().lease;
+    let lease = shared.lease(offered.upstream);
     let payload = payload(&entry, &offered, asker);
     let task = task(&entry, payload.status(), lease);
     Ok(GetTaskResult::new(DetailedTask::new(task, payload)))

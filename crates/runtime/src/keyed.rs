@@ -178,7 +178,7 @@ pub(crate) fn answered(answer: KeyedAnswer, entry: JournalEntry) -> Keyed {
 pub fn request_hash(request: &Value) -> String {
     let mut canonical = Vec::with_capacity(256);
     write_canonical(request, &mut canonical);
-    crate::hex::lower_hex(&Sha256::digest(&canonical))
+    recourse_core::hex::lower_hex(&Sha256::digest(&canonical))
 }
 
 /// JSON with object keys sorted, no whitespace. Keys and scalars are written

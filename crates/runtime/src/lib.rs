@@ -71,7 +71,6 @@ pub mod config;
 pub mod correction;
 mod executor;
 mod header;
-mod hex;
 pub mod journal;
 mod json_order;
 pub mod keyed;

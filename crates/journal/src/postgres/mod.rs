@@ -23,6 +23,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use serde_json::Value;
 use tokio_postgres::NoTls;
 
+use recourse_core::hex::lower_hex;
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
@@ -35,7 +36,7 @@ use statement::{n_i32, refused_as, run, run_opt};
 
 use crate::schema::{
     ENTRY_COLUMNS, await_sql, count_sql, decide_sql, decided_columns, keep_secret_sql, list_sql,
-    prune_sql, secret_bytes, secret_hex, secret_sql, seen_name, viewer,
+    prune_sql, secret_bytes, secret_sql, seen_name, viewer,
 };
 
 /// The most connections one journal holds.
@@ -341,7 +342,7 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             let doing = "keeping a secret";
             let failed = |e| JournalError::caused(JournalErrorKind::Operation, doing, e);
-            let fresh = secret_hex(fresh);
+            let fresh = lower_hex(fresh);
             run(
                 self.op(doing).await?,
                 &keep_secret_sql(|n| format!("${n}")),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
+use recourse_core::hex::lower_hex;
 use recourse_core::journal::{
     ApprovalDecision, AttemptResult, AwaitingCall, CallState, Claimed, Journal, JournalEntry,
     JournalError, JournalErrorKind, JournalResult, KeyClaim, ListQuery, MAX_LIST, NewCall,
@@ -16,7 +17,7 @@ use recourse_core::transport::BoxFuture;
 use crate::private_file::create_private;
 use crate::schema::{
     MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns, keep_secret_sql, list_sql,
-    prune_sql, secret_bytes, secret_hex, secret_sql, seen_name,
+    prune_sql, secret_bytes, secret_sql, seen_name,
 };
 use crate::writer::{Access, Writer};
 use rows::{AttemptEnd, entry, finish, get, list_params};
@@ -335,7 +336,7 @@ impl Journal for SqliteJournal {
         name: &'a str,
         fresh: &'a [u8],
     ) -> BoxFuture<'a, JournalResult<Vec<u8>>> {
-        let (name, fresh) = (name.to_owned(), secret_hex(fresh));
+        let (name, fresh) = (name.to_owned(), lower_hex(fresh));
         Box::pin(async move {
             let kept: String = self
                 .writer

@@ -470,7 +470,7 @@ impl Inner {
     /// The breaker and probe keys of `endpoint`.
     fn keys(&self, endpoint: &str) -> (String, String) {
         let digest = Sha256::digest(endpoint.as_bytes());
-        let hash = crate::hex::lower_hex(&digest[..16]);
+        let hash = recourse_core::hex::lower_hex(&digest[..16]);
         let prefix = &self.settings.prefix;
         (
             format!("{prefix}breaker:{hash}"),
