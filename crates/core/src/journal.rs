@@ -18,6 +18,7 @@
 mod approval;
 mod claim;
 mod counts;
+mod entry_parts;
 mod keyed;
 mod record_json;
 mod seen;
@@ -32,14 +33,15 @@ pub use crate::timestamp::{lease_until, rfc3339, rfc3339_now};
 pub use approval::{ApprovalDecision, AwaitingCall, DecidedTo};
 pub use claim::{Claimed, KeyClaim, NewCall};
 pub use counts::StateCounts;
+pub use entry_parts::{ApprovalAsked, Declared, Ended, EntryTimes, Lease, ReplayKey};
 pub use keyed::{KeyedAnswer, keyed_answer};
 pub use record_json::RecordJson;
 pub use seen::{ListQuery, Seen};
 
-use crate::approval::{Approval, ApprovalState};
+use crate::approval::ApprovalState;
 use crate::idempotency::{Evidence, Idempotency};
 use crate::policy::StopReason;
-use crate::record::{AwaitingRecord, CallReport, Outcome, SettledBy, Settlement};
+use crate::record::{AwaitingRecord, CallReport, Outcome, Settlement};
 use crate::transport::BoxFuture;
 
 /// A call as the journal records it.
@@ -55,48 +57,33 @@ pub struct JournalEntry {
     pub idempotency_key: Option<String>,
     /// The tool's operation id, when it reported one.
     pub operation_id: Option<String>,
-    /// The reconcile URL template, when one was configured.
-    pub reconcile: Option<String>,
-    /// The declared verification (the runtime's `VerifySpec` as JSON,
-    /// redacted; never headers), when one was declared.
-    pub verification: Option<Value>,
+    /// How an unknown outcome of the call can be settled, as it was declared.
+    #[serde(flatten)]
+    pub declared: Declared,
     /// The caller's payload (redacted).
     pub payload: Value,
     /// Where the call stands.
     pub state: CallState,
     /// Attempts recorded.
     pub attempts: u32,
-    /// When the call started (RFC 3339, UTC).
-    pub started_at: String,
-    /// When the record last changed (RFC 3339, UTC).
-    pub updated_at: String,
-    /// The key the caller chose, when it chose one (a second call with it is a replay).
-    pub caller_key: Option<String>,
-    /// A digest of the caller's request, to tell a replay from a reused key.
-    pub request_hash: Option<String>,
-    /// The process that runs (or ran) the call.
-    pub owner: Option<String>,
-    /// Until when `owner` holds the call (RFC 3339, UTC): while it does, no
-    /// other process settles it. `None` once the call finished.
-    pub lease_until: Option<String>,
-    /// The call's record (its JSON), once it finished.
+    /// When the call started, and when its record last changed.
+    #[serde(flatten)]
+    pub times: EntryTimes,
+    /// The key the caller chose and its request's digest, when it chose one.
+    #[serde(flatten)]
+    pub replay: ReplayKey,
+    /// Which process runs (or ran) the call, and until when it holds it.
+    #[serde(flatten)]
+    pub lease: Lease,
+    /// The call's record and what settled it, once it finished.
     #[serde(skip)]
-    pub record: Option<Value>,
-    /// What settled the call after it stopped, when something did: its
-    /// record's `settlement.by`, read once as the entry is read from its
-    /// store ([`Settlement::by_in`]).
-    #[serde(skip)]
-    pub settled_by: Option<SettledBy>,
+    pub ended: Ended,
     /// Who made the call: a gateway caller's name; `None` for a call made
     /// outside a gateway (it counts as [`DEFAULT_CALLER`]'s).
     pub caller: Option<String>,
-    /// The call's approval, when it needed one (see [`crate::approval`]).
-    pub approval: Option<Approval>,
-    /// The request awaiting approval, as the door that asked keeps it (the
-    /// gateway: its `POST /v1/calls` body), until the call ends; never
-    /// serialized with the entry.
-    #[serde(skip)]
-    pub approval_request: Option<Value>,
+    /// The call's approval and the request it is asked for, when it needed one.
+    #[serde(flatten)]
+    pub asked: ApprovalAsked,
 }
 
 /// The caller a gateway with one token (or none) serves, and whose calls
@@ -114,22 +101,16 @@ impl JournalEntry {
             capability: None,
             idempotency_key: None,
             operation_id: None,
-            reconcile: None,
-            verification: None,
+            declared: Declared::default(),
             payload: Value::Null,
             state,
             attempts: 0,
-            started_at: String::new(),
-            updated_at: String::new(),
-            caller_key: None,
-            request_hash: None,
-            owner: None,
-            lease_until: None,
-            record: None,
-            settled_by: None,
+            times: EntryTimes::default(),
+            replay: ReplayKey::default(),
+            lease: Lease::default(),
+            ended: Ended::default(),
             caller: None,
-            approval: None,
-            approval_request: None,
+            asked: ApprovalAsked::default(),
         }
     }
 
@@ -138,8 +119,8 @@ impl JournalEntry {
     /// ([`RecordJson::with_payloads`]).
     #[must_use]
     pub fn with_record_payloads(mut self) -> Self {
-        if let Some(record) = self.record.take() {
-            self.record = Some(RecordJson::with_payloads(record, &self.payload));
+        if let Some(record) = self.ended.record.take() {
+            self.ended.record = Some(RecordJson::with_payloads(record, &self.payload));
         }
         self
     }
@@ -158,12 +139,13 @@ impl JournalEntry {
     ///
     /// let mut entry = JournalEntry::new("c-1", CallState::InFlight);
     /// let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    /// entry.lease_until = Some(recourse_core::journal::rfc3339(now + Duration::from_secs(30)));
+    /// entry.lease.until = Some(recourse_core::journal::rfc3339(now + Duration::from_secs(30)));
     /// assert!(entry.is_leased(now));
     /// assert!(!entry.is_leased(now + Duration::from_secs(30)));
     /// ```
     pub fn is_leased(&self, now: SystemTime) -> bool {
-        self.lease_until
+        self.lease
+            .until
             .as_deref()
             .is_some_and(|until| until > rfc3339(now).as_str())
     }
@@ -175,14 +157,14 @@ impl JournalEntry {
     /// `stop_kind` and `next`; a call that needed approval's says where
     /// its approval stands (`approval`).
     pub fn record_json(&self) -> Value {
-        let mut record = match (&self.record, &self.approval) {
+        let mut record = match (&self.ended.record, &self.asked.approval) {
             (_, Some(approval)) if self.state == CallState::AwaitingApproval => {
                 return AwaitingRecord::new(&self.call_id, approval).to_json();
             }
             (Some(record), _) => record.clone(),
             (None, _) => self.report().to_json(),
         };
-        if let (Value::Object(fields), Some(approval)) = (&mut record, &self.approval) {
+        if let (Value::Object(fields), Some(approval)) = (&mut record, &self.asked.approval) {
             fields.insert(
                 "approval".to_owned(),
                 serde_json::to_value(approval).unwrap_or(Value::Null),
@@ -195,7 +177,7 @@ impl JournalEntry {
     /// `now` (RFC 3339, UTC).
     pub fn approval_is_due(&self, now: &str) -> bool {
         self.state == CallState::AwaitingApproval
-            && self.approval.as_ref().is_some_and(|a| a.is_due(now))
+            && self.asked.approval.as_ref().is_some_and(|a| a.is_due(now))
     }
 
     /// The report the journal alone gives of this call: its outcome by its
@@ -236,7 +218,7 @@ impl JournalEntry {
     /// Why a failed call failed, as far as the journal tells: its approval,
     /// when a person rejected it or it expired; else nothing was committed.
     fn failed_reason(&self) -> StopReason {
-        match self.approval.as_ref().map(|a| a.state) {
+        match self.asked.approval.as_ref().map(|a| a.state) {
             Some(ApprovalState::Rejected) => StopReason::ApprovalRejected,
             Some(ApprovalState::Expired) => StopReason::ApprovalExpired,
             _ => StopReason::NotCommitted,
@@ -252,7 +234,9 @@ impl JournalEntry {
         report.outcome = outcome;
         report.settlement = Some(settlement);
         let mut settled = report.to_json();
-        if let (Some(Value::Object(first)), Value::Object(record)) = (&self.record, &mut settled) {
+        if let (Some(Value::Object(first)), Value::Object(record)) =
+            (&self.ended.record, &mut settled)
+        {
             for name in HISTORY {
                 if let Some(value) = first.get(name) {
                     record.insert(name.to_owned(), value.clone());

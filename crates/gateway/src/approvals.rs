@@ -84,7 +84,8 @@ pub(crate) async fn list(
     let approvals = entries
         .iter()
         .filter(|e| {
-            e.approval
+            e.asked
+                .approval
                 .as_ref()
                 .is_some_and(|a| a.state == ApprovalState::Pending)
         })
@@ -199,13 +200,13 @@ pub(crate) async fn decide_by(
         by: caller.name(),
         note: deciding.note,
         request_sha256: deciding.request_sha256,
-        self_approval_allowed: g.self_approval_allowed,
+        self_approval_allowed: g.callers.self_approval_allowed,
         dispatcher: None,
     };
     let lease = g.executor.config().lease;
     let decided = decide(journal.as_ref(), &decide_it, g.clock.wall(), lease).await;
     // A decision, an expiry found on the way: whoever waits reads it again.
-    g.changed.notify_waiters();
+    g.waiting.changed.notify_waiters();
     match decided {
         Ok(decided) => {
             if let Some(spec) = decided.dispatch {

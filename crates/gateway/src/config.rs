@@ -331,17 +331,18 @@ impl GatewayConfig {
                 policies: mcp_policies,
                 env: self.mcp_env,
             },
-            loopback_hosts_only,
             settle,
-            callers,
+            callers: crate::gateway::CallerRules {
+                known: callers,
+                loopback_hosts_only,
+                self_approval_allowed: self.self_approval,
+            },
             readiness: Readiness::new(self.journal.clone(), self.shared),
             sessions: Sessions::default(),
             journal: self.journal,
             clock,
-            changed: Arc::default(),
-            self_approval_allowed: self.self_approval,
+            waiting: crate::gateway::Waiting::default(),
             endpoints: std::sync::Mutex::default(),
-            waits: Arc::new(tokio::sync::Semaphore::new(crate::wait::MAX_WAITS)),
         })
     }
 }

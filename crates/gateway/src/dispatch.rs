@@ -35,7 +35,7 @@ pub(crate) fn start(g: &Arc<Gateway>, entry: JournalEntry, spec: CallSpec) {
     let gateway = Arc::clone(g);
     g.door.calls().spawn(async move {
         run(&gateway, entry, spec).await;
-        gateway.changed.notify_waiters();
+        gateway.waiting.changed.notify_waiters();
     });
 }
 

@@ -49,13 +49,13 @@ impl<'a> From<&'a JournalEntry> for CallEntry<'a> {
             operation_id: e.operation_id.as_deref(),
             state: e.state,
             attempts: e.attempts,
-            started_at: &e.started_at,
-            updated_at: &e.updated_at,
-            caller_key: e.caller_key.as_deref(),
-            owner: e.owner.as_deref(),
-            lease_until: e.lease_until.as_deref(),
+            started_at: &e.times.started_at,
+            updated_at: &e.times.updated_at,
+            caller_key: e.replay.caller_key.as_deref(),
+            owner: e.lease.owner.as_deref(),
+            lease_until: e.lease.until.as_deref(),
             caller: e.caller(),
-            approval: e.approval.as_ref(),
+            approval: e.asked.approval.as_ref(),
         }
     }
 }

@@ -30,11 +30,8 @@ pub struct Gateway {
     pub(crate) targets: Targets,
     /// The MCP servers it may start, their tool policies, the variables they get.
     pub(crate) mcp: McpServers,
-    /// Who may call, by token; `None` when the gateway has no token.
-    pub(crate) callers: Option<Arc<Callers>>,
-    /// Without a token (and unless told to serve any host): only requests
-    /// naming a loopback host are served.
-    pub(crate) loopback_hosts_only: bool,
+    /// Who may call, and who may decide what they asked.
+    pub(crate) callers: CallerRules,
     /// How a journaled call is settled (the sweeper's, the reconcile
     /// route's): lease, limits, allowlist, the headers lookups and reads send.
     pub(crate) settle: SettleOptions,
@@ -50,22 +47,48 @@ pub struct Gateway {
     /// What approvals expire by (its wall time), and the sweeper's lookups
     /// wait on: real time, unless a test injects its own.
     pub(crate) clock: Arc<dyn Clock>,
-    /// Told whenever a call this gateway holds changes (an approval
-    /// decided, an approved call's end): what `Prefer: wait` listens for
-    /// besides the journal it polls.
-    pub(crate) changed: Arc<Notify>,
+    /// What a `GET /v1/calls/{call_id}` with `Prefer: wait` waits on.
+    pub(crate) waiting: Waiting,
     /// The endpoints each caller has called (at most
     /// [`MAX_ENDPOINTS_PER_CALLER`] each): what `/metrics` and the console's
     /// breakers show a caller who is no admin.
     pub(crate) endpoints:
         std::sync::Mutex<std::collections::HashMap<String, std::collections::HashSet<String>>>,
+}
+
+/// Who may call a gateway, and who may decide what they asked.
+#[derive(Debug)]
+pub(crate) struct CallerRules {
+    /// Who may call, by token; `None` when the gateway has no token.
+    pub(crate) known: Option<Arc<Callers>>,
+    /// Without a token (and unless told to serve any host): only requests
+    /// naming a loopback host are served.
+    pub(crate) loopback_hosts_only: bool,
     /// Whether the caller that asked for an approval may decide it
     /// (`--allow-self-approval`, for one-person setups).
     pub(crate) self_approval_allowed: bool,
-    /// How many `GET /v1/calls/{call_id}` may wait at once
+}
+
+/// What a `GET /v1/calls/{call_id}` with `Prefer: wait` waits on.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    /// Told whenever a call this gateway holds changes (an approval
+    /// decided, an approved call's end): what a wait listens for besides
+    /// the journal it polls.
+    pub(crate) changed: Arc<Notify>,
+    /// How many requests may wait at once
     /// ([`MAX_WAITS`](crate::wait::MAX_WAITS)); past it, a request is
     /// answered at once, its wait not applied.
-    pub(crate) waits: Arc<Semaphore>,
+    pub(crate) permits: Arc<Semaphore>,
+}
+
+impl Default for Waiting {
+    fn default() -> Self {
+        Self {
+            changed: Arc::default(),
+            permits: Arc::new(Semaphore::new(crate::wait::MAX_WAITS)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -148,9 +171,10 @@ impl Gateway {
     /// Whether someone may approve a call `asker` asks for: an approver
     /// other than the asker exists, or the asker may approve its own.
     pub(crate) fn someone_may_approve(&self, asker: &str) -> bool {
-        self.self_approval_allowed
+        self.callers.self_approval_allowed
             || self
                 .callers
+                .known
                 .as_deref()
                 .is_some_and(|callers| callers.has_approver_besides(asker))
     }
@@ -159,13 +183,14 @@ impl Gateway {
     /// gateway has named callers.
     pub(crate) fn key_scope(&self) -> KeyScope {
         self.callers
+            .known
             .as_deref()
             .map_or(KeyScope::Shared, Callers::key_scope)
     }
 
     /// How many `GET /v1/calls/{call_id}` requests wait now (`Prefer: wait`).
     pub fn waiting(&self) -> usize {
-        crate::wait::MAX_WAITS - self.waits.available_permits()
+        crate::wait::MAX_WAITS - self.waiting.permits.available_permits()
     }
 
     /// The executor every request shares.

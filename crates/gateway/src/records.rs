@@ -146,21 +146,28 @@ pub(crate) async fn one(
         };
     };
     // Past the cap on waiting requests, answered at once, the wait not applied.
-    let Ok(_permit) = Arc::clone(&g.waits).try_acquire_owned() else {
+    let Ok(_permit) = Arc::clone(&g.waiting.permits).try_acquire_owned() else {
         return match wait::current(g.clock.as_ref(), journal.as_ref(), entry).await {
             Ok(entry) => journaled(&entry),
             Err(e) => unavailable(&e),
         };
     };
-    let mut answer =
-        match wait::waited(g.clock.as_ref(), &g.changed, journal.as_ref(), entry, wait).await {
-            // Seen when the wait began is not seen now: an approver follows
-            // another caller's call only while it waits for a person, or
-            // when they decided it.
-            Ok(entry) if caller.seen().admits_entry(&entry) => journaled(&entry),
-            Ok(_) => return unknown_call(&call_id),
-            Err(e) => return unavailable(&e),
-        };
+    let mut answer = match wait::waited(
+        g.clock.as_ref(),
+        &g.waiting.changed,
+        journal.as_ref(),
+        entry,
+        wait,
+    )
+    .await
+    {
+        // Seen when the wait began is not seen now: an approver follows
+        // another caller's call only while it waits for a person, or
+        // when they decided it.
+        Ok(entry) if caller.seen().admits_entry(&entry) => journaled(&entry),
+        Ok(_) => return unknown_call(&call_id),
+        Err(e) => return unavailable(&e),
+    };
     if let Ok(applied) = HeaderValue::from_str(&format!("wait={}", wait.as_secs())) {
         answer.headers_mut().insert(PREFERENCE_APPLIED, applied);
     }
@@ -265,7 +272,7 @@ pub(crate) async fn reconcile(
         Err(answer) => return answer,
     };
     if matches!(entry.state, CallState::InFlight | CallState::Unknown) {
-        if let Some(template) = &entry.reconcile
+        if let Some(template) = &entry.declared.reconcile
             && let Err(refused) = g.targets.check_template(template)
         {
             return ToolFailure::from(refused).into_response();

@@ -125,6 +125,7 @@ async fn mcp_call(
     let name = Target::parse(tool).map_err(|e| invalid_target(&e.to_string()))?;
     let config = g.executor.config();
     let deadline = req
+        .limits
         .deadline_secs
         .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
         .or(config.deadline);

@@ -73,8 +73,8 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .with_body_limit(BODY_LIMIT)
         .into_router_with(recourse_door::authorize(
-            gateway.callers.clone(),
-            gateway.loopback_hosts_only,
+            gateway.callers.known.clone(),
+            gateway.callers.loopback_hosts_only,
             Some(crate::console::ROOT),
         ))
         .with_state(gateway)

@@ -66,12 +66,12 @@ async fn suite(journal: Arc<dyn Journal>) {
     assert_eq!(c1.attempts, 0);
     assert_eq!(c1.payload["source_id"], "sales-2024");
     assert_eq!(
-        c1.verification.as_ref().unwrap()["expect"][0],
+        c1.declared.verification.as_ref().unwrap()["expect"][0],
         "/latest exists",
         "the verification spec is kept with the call"
     );
-    assert!(c1.started_at.ends_with('Z'));
-    assert_eq!(c1.owner.as_deref(), Some("owner-a"));
+    assert!(c1.times.started_at.ends_with('Z'));
+    assert_eq!(c1.lease.owner.as_deref(), Some("owner-a"));
     assert!(c1.is_leased(SystemTime::now()));
 
     // Attempts are counted as they begin.
@@ -116,8 +116,8 @@ async fn suite(journal: Arc<dyn Journal>) {
     let done = journal.list(&state(CallState::Succeeded)).await.unwrap();
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].operation_id.as_deref(), Some("op-9"));
-    assert_eq!(done[0].record, Some(record.clone()));
-    assert!(!done[0].is_leased(SystemTime::now()) && done[0].lease_until.is_none());
+    assert_eq!(done[0].ended.record, Some(record.clone()));
+    assert!(!done[0].is_leased(SystemTime::now()) && done[0].lease.until.is_none());
     let in_flight = journal.list(&state(CallState::InFlight)).await.unwrap();
     let ids: Vec<_> = in_flight.iter().map(|e| e.call_id.as_str()).collect();
     assert_eq!(ids, vec!["c2"]);
@@ -129,8 +129,8 @@ async fn suite(journal: Arc<dyn Journal>) {
         .unwrap();
     let c1 = journal.get("c1").await.unwrap().unwrap();
     assert_eq!(c1.operation_id.as_deref(), Some("op-9"));
-    assert_eq!(c1.record.as_ref(), Some(&record));
-    assert_eq!(c1.settled_by, None, "a record with no settlement");
+    assert_eq!(c1.ended.record.as_ref(), Some(&record));
+    assert_eq!(c1.ended.settled_by, None, "a record with no settlement");
 
     // What settled a call is read, typed, with its record.
     for by in [SettledBy::Journal, SettledBy::Person] {
@@ -145,9 +145,9 @@ async fn suite(journal: Arc<dyn Journal>) {
             .await
             .unwrap();
         let c1 = journal.get("c1").await.unwrap().unwrap();
-        assert_eq!(c1.settled_by, Some(by));
+        assert_eq!(c1.ended.settled_by, Some(by));
         let listed = journal.list(&state(CallState::Failed)).await.unwrap();
-        assert_eq!(listed[0].settled_by, Some(by), "listed as got");
+        assert_eq!(listed[0].ended.settled_by, Some(by), "listed as got");
     }
     journal
         .finish_call(
@@ -300,8 +300,8 @@ async fn prunes(journal: &Arc<dyn Journal>) {
             let entry = journal.get(id).await.unwrap().unwrap();
             assert_eq!((entry.state, entry.attempts), (state, 1), "{id}");
             assert_eq!(entry.operation_id.as_deref(), Some("op-1"));
-            assert_eq!(entry.record.unwrap()["call_id"], id);
-            assert_eq!(entry.lease_until, None);
+            assert_eq!(entry.ended.record.unwrap()["call_id"], id);
+            assert_eq!(entry.lease.until, None);
         }
     }
     assert_eq!(
@@ -347,7 +347,14 @@ async fn leases(journal: &Arc<dyn Journal>) {
     assert!(journal.take_over("c3", "owner-b", LONG).await.unwrap());
     assert!(!journal.renew_lease("c3", "owner-a", LONG).await.unwrap());
     assert_eq!(
-        journal.get("c3").await.unwrap().unwrap().owner.as_deref(),
+        journal
+            .get("c3")
+            .await
+            .unwrap()
+            .unwrap()
+            .lease
+            .owner
+            .as_deref(),
         Some("owner-b")
     );
     // A finished call holds no lease: anyone may take it over to settle it.
@@ -366,7 +373,7 @@ async fn keys(journal: &Arc<dyn Journal>) {
         panic!("the key was claimed twice")
     };
     assert_eq!(entry.call_id, "k1");
-    assert_eq!(entry.request_hash.as_deref(), Some("hash-1"));
+    assert_eq!(entry.replay.request_hash.as_deref(), Some("hash-1"));
     assert_eq!(entry.state, CallState::InFlight);
     assert!(
         journal.get("k2").await.unwrap().is_none(),
@@ -377,7 +384,7 @@ async fn keys(journal: &Arc<dyn Journal>) {
     call.idempotency_key = Some("agent-7".to_owned());
     journal.begin_call(&call).await.unwrap();
     let k1 = journal.get("k1").await.unwrap().unwrap();
-    assert_eq!(k1.caller_key.as_deref(), Some("agent-7"));
+    assert_eq!(k1.replay.caller_key.as_deref(), Some("agent-7"));
     assert_eq!(k1.target, "http://127.0.0.1:1/api/exports");
 
     // Begun again while in flight (another run took it over), it keeps its
@@ -640,14 +647,14 @@ async fn approvals(journal: &Arc<dyn Journal>) {
         .unwrap();
     let a1 = journal.get("a1").await.unwrap().unwrap();
     assert_eq!(a1.state, CallState::AwaitingApproval);
-    assert_eq!((a1.attempts, a1.lease_until.as_deref()), (0, None));
-    let approval = a1.approval.clone().unwrap();
+    assert_eq!((a1.attempts, a1.lease.until.as_deref()), (0, None));
+    let approval = a1.asked.approval.clone().unwrap();
     assert_eq!(approval.state, ApprovalState::Pending);
     assert_eq!(approval.request_sha256, "hash-a1");
     assert_eq!(approval.expires_at, EXPIRES);
     assert_eq!(approval.reason, "moves data out");
     assert_eq!(
-        a1.approval_request.as_ref().unwrap()["payload"]["format"],
+        a1.asked.request.as_ref().unwrap()["payload"]["format"],
         "pdf"
     );
     let record = a1.record_json();
@@ -714,21 +721,21 @@ async fn approvals(journal: &Arc<dyn Journal>) {
     );
     let a2 = journal.get("a2").await.unwrap().unwrap();
     assert_eq!(a2.state, CallState::InFlight);
-    assert_eq!(a2.owner.as_deref(), Some("owner-d"));
+    assert_eq!(a2.lease.owner.as_deref(), Some("owner-d"));
     assert!(a2.is_leased(SystemTime::now()));
-    let decided = a2.approval.clone().unwrap();
+    let decided = a2.asked.approval.clone().unwrap();
     assert_eq!(decided.state, ApprovalState::Approved);
     assert_eq!(decided.decided_by.as_deref(), Some("lead"));
     assert_eq!(decided.decided_at.as_deref(), Some(BEFORE));
     assert_eq!(decided.note.as_deref(), Some("fine"));
-    assert!(a2.approval_request.is_some());
+    assert!(a2.asked.request.is_some());
     journal
         .finish_call("a2", CallState::Succeeded, None, None)
         .await
         .unwrap();
     let a2 = journal.get("a2").await.unwrap().unwrap();
     assert!(
-        a2.approval_request.is_none(),
+        a2.asked.request.is_none(),
         "the request goes when the call ends"
     );
     assert_eq!(a2.record_json()["approval"]["state"], "approved");
@@ -743,8 +750,8 @@ async fn approvals(journal: &Arc<dyn Journal>) {
     assert!(journal.decide_approval(&expired).await.unwrap());
     let a3 = journal.get("a3").await.unwrap().unwrap();
     assert_eq!(a3.state, CallState::Failed);
-    assert_eq!(a3.approval.unwrap().state, ApprovalState::Expired);
-    assert!(a3.approval_request.is_none() && a3.lease_until.is_none());
+    assert_eq!(a3.asked.approval.unwrap().state, ApprovalState::Expired);
+    assert!(a3.asked.request.is_none() && a3.lease.until.is_none());
     journal
         .await_approval(&awaiting("a4", "ap-4"))
         .await
@@ -775,7 +782,7 @@ async fn approvals(journal: &Arc<dyn Journal>) {
     assert_eq!(by_key.call_id, "k-a");
     assert_eq!(by_key.state, CallState::AwaitingApproval);
     assert_eq!(
-        (by_key.owner.as_deref(), by_key.lease_until.as_deref()),
+        (by_key.lease.owner.as_deref(), by_key.lease.until.as_deref()),
         (None, None)
     );
     // A key whose call sent something cannot be made to wait.

@@ -40,8 +40,9 @@ use crate::proxy::Shared;
 pub(crate) fn is_ours_to_send(entry: &JournalEntry) -> bool {
     entry.state == CallState::InFlight
         && entry.attempts == 0
-        && entry.owner.as_deref() == Some(process_owner())
+        && entry.lease.owner.as_deref() == Some(process_owner())
         && entry
+            .asked
             .approval
             .as_ref()
             .is_some_and(|a| a.state == ApprovalState::Approved)
@@ -53,9 +54,10 @@ pub(crate) fn is_ours_to_send(entry: &JournalEntry) -> bool {
 fn left_unsent(entry: &JournalEntry, now: SystemTime) -> bool {
     entry.state == CallState::InFlight
         && entry.attempts == 0
-        && entry.owner.as_deref() != Some(process_owner())
+        && entry.lease.owner.as_deref() != Some(process_owner())
         && !entry.is_leased(now)
         && entry
+            .asked
             .approval
             .as_ref()
             .is_some_and(|a| a.state == ApprovalState::Approved)
@@ -65,7 +67,7 @@ fn left_unsent(entry: &JournalEntry, now: SystemTime) -> bool {
 /// same server and tool as when it was asked; `None` when this proxy does
 /// not offer it.
 fn sendable(shared: &Shared, entry: &JournalEntry) -> Option<(CallSpec, Offered)> {
-    let spec: CallSpec = serde_json::from_value(entry.approval_request.clone()?).ok()?;
+    let spec: CallSpec = serde_json::from_value(entry.asked.request.clone()?).ok()?;
     let catalog = shared.catalog();
     let offered = catalog.tools().iter().find(|o| {
         let target = shared.upstreams[o.upstream].upstream.target();
@@ -95,7 +97,7 @@ pub(crate) async fn send(shared: &Arc<Shared>, entry: &JournalEntry) -> Option<C
     let mut built = offered.described(spec.payload.clone(), &entry.call_id, key.clone());
     if let (Some(name), Some(key)) = (&entry.caller, &key) {
         // Claimed as given, or in the caller's own space.
-        let scope = if entry.caller_key.as_deref() == Some(key.as_str()) {
+        let scope = if entry.replay.caller_key.as_deref() == Some(key.as_str()) {
             KeyScope::Shared
         } else {
             KeyScope::PerCaller

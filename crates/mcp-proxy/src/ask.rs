@@ -52,7 +52,7 @@ pub(crate) fn spec(offered: &Offered, target: &McpTarget, payload: &Value) -> Ca
         spec.idempotent = policy.idempotent;
         spec.verify.clone_from(&policy.verify);
         spec.protect.clone_from(&policy.protect);
-        spec.max_retries = policy.max_retries;
+        spec.limits.max_retries = policy.max_retries;
         // The approval is the operator's, not the request's: a person sees
         // it asked by the policy file.
     }

@@ -156,8 +156,8 @@ async fn still_running(shared: &Shared, call_id: &str, lease: Duration) -> CallT
     let entry = entry.unwrap_or_else(|| {
         // Not readable yet: a task of it now, all the same.
         let mut entry = JournalEntry::new(call_id, CallState::InFlight);
-        entry.started_at = recourse::journal::rfc3339_now();
-        entry.updated_at.clone_from(&entry.started_at);
+        entry.times.started_at = recourse::journal::rfc3339_now();
+        entry.times.updated_at.clone_from(&entry.times.started_at);
         entry
     });
     tasks::created(&entry, lease).into()

@@ -76,7 +76,7 @@ pub(crate) async fn decide_in_client(
     )
     .await
     .ok()??;
-    let approval = entry.approval.clone()?;
+    let approval = entry.asked.approval.clone()?;
     if approval.state != ApprovalState::Pending {
         return None;
     }
@@ -106,7 +106,7 @@ pub(crate) const INPUT_KEY: &str = "approval";
 /// The form for the held call `entry` of `tool`: what will be sent, and
 /// one choice; `None` when `entry` waits for no approval.
 pub(crate) fn form(entry: &JournalEntry, tool: &str) -> Option<ElicitRequestParams> {
-    entry.approval.as_ref()?;
+    entry.asked.approval.as_ref()?;
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: message(&ShownApproval::of(entry), tool),

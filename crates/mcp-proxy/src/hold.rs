@@ -51,7 +51,7 @@ pub(crate) async fn hold(
     let held = shared.door.hold(asking).await;
     if let DoorAnswer::Awaiting { .. } = &held
         && let Some(entry) = held_under(shared, key).await
-        && entry.approval.as_ref().map(|a| a.state) == Some(ApprovalState::Pending)
+        && entry.asked.approval.as_ref().map(|a| a.state) == Some(ApprovalState::Pending)
     {
         if reach.tasks {
             return Ok(tasks::created(&entry, shared.lease(offered.upstream)).into());
@@ -96,7 +96,7 @@ async fn question(
     entry: &JournalEntry,
     required: &Required,
 ) -> Option<InputRequiredResult> {
-    let approval = entry.approval.as_ref()?;
+    let approval = entry.asked.approval.as_ref()?;
     let seal = shared.seal().await?;
     // No later than the approval can be decided (the journal holds its
     // exact expiry, and refuses a decision after it).
@@ -132,6 +132,7 @@ async fn answer_question(
         .filter(|e| e.call_id == asked.call_id)
         .ok_or_else(not_ours)?;
     let approval = entry
+        .asked
         .approval
         .clone()
         .filter(|a| a.id == asked.approval_id)

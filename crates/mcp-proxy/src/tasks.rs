@@ -43,8 +43,8 @@ fn task(entry: &JournalEntry, status: TaskStatus, lease: Duration) -> Task {
     Task::new(
         entry.call_id.clone(),
         status,
-        entry.started_at.clone(),
-        entry.updated_at.clone(),
+        entry.times.started_at.clone(),
+        entry.times.updated_at.clone(),
     )
     .with_poll_interval_ms(every)
 }
@@ -113,6 +113,7 @@ pub(crate) async fn get(
 /// ask is awaited; the result once the call ended.
 fn payload(entry: &JournalEntry, offered: &Offered, asker: Asker<'_>) -> TaskPayload {
     let pending = entry
+        .asked
         .approval
         .as_ref()
         .is_some_and(|a| a.state == ApprovalState::Pending);
@@ -144,6 +145,7 @@ fn payload(entry: &JournalEntry, offered: &Offered, asker: Asker<'_>) -> TaskPay
 fn withdrawn(entry: &JournalEntry) -> bool {
     entry.state == CallState::Failed
         && entry
+            .ended
             .record
             .as_ref()
             .and_then(|r| r["reason"].as_str())
@@ -169,6 +171,7 @@ pub(crate) async fn update(
     let (entry, offered) = visible(shared, &params.task_id, asker).await?;
     let refuse = |why: &str| Err(ErrorData::invalid_params(why.to_owned(), None));
     let Some(approval) = entry
+        .asked
         .approval
         .clone()
         .filter(|a| a.state == ApprovalState::Pending)
@@ -207,7 +210,7 @@ pub(crate) async fn cancel(
 ) -> Result<(), ErrorData> {
     let (entry, _) = visible(shared, &params.task_id, asker).await?;
     let refuse = |why: &str| Err(ErrorData::invalid_params(why.to_owned(), None));
-    match (entry.state, &entry.approval) {
+    match (entry.state, &entry.asked.approval) {
         (CallState::AwaitingApproval, Some(approval)) => {
             let journal = shared.journal.as_ref().ok_or_else(|| {
                 ErrorData::internal_error("the proxy keeps no journal".to_owned(), None)

@@ -94,7 +94,7 @@ pub use recourse_core::{
     backoff, duration, idempotency, machine, method, policy, protect, record, timing,
 };
 
-pub use call::{Call, CallBuilder, CallSpec};
+pub use call::{AskedLimits, Call, CallBuilder, CallSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{ConfigError, ExecutorConfig};
 pub use correction::{CorrectionChain, Corrector};

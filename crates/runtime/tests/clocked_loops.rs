@@ -75,7 +75,7 @@ async fn the_lease_keeper_renews_only_as_its_clock_moves() {
     in_flight(&journal, "c-1", Duration::from_secs(1)).await;
     let lease_until = || {
         let journal = Arc::clone(&journal);
-        async move { journal.get("c-1").await.unwrap().unwrap().lease_until }
+        async move { journal.get("c-1").await.unwrap().unwrap().lease.until }
     };
     let first = lease_until().await;
     let clock = ManualClock::new();

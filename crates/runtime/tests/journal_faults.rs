@@ -57,7 +57,7 @@ async fn a_keyed_write_stopped_by_the_journal_before_sending_runs_when_sent_agai
     let entry = store.get(&first.call_id).await.unwrap().unwrap();
     assert_eq!(entry.state, CallState::Failed);
     assert_eq!(
-        entry.settled_by,
+        entry.ended.settled_by,
         Some(SettledBy::Journal),
         "nothing was sent"
     );
@@ -118,7 +118,7 @@ async fn a_call_whose_tool_answered_is_journaled_as_answered_once_the_journal_ta
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(entry.state, CallState::Succeeded, "journaled as answered");
-    assert_eq!(entry.lease_until, None, "its lease let go");
+    assert_eq!(entry.lease.until, None, "its lease let go");
     let Ok(Keyed::Replayed { state, .. }) =
         executor.execute_keyed(export(&tools, "k-2"), REQUEST).await
     else {
@@ -159,7 +159,7 @@ async fn a_run_whose_attempt_another_run_recorded_leaves_the_call_alone() {
     assert_eq!(tools.exports_committed(), 0, "nothing sent");
     let entry = store.get("c-3").await.unwrap().unwrap();
     assert_eq!(
-        (entry.state, entry.attempts, entry.record),
+        (entry.state, entry.attempts, entry.ended.record),
         (CallState::InFlight, 1, None),
         "the other run's call, as it left it"
     );

@@ -177,10 +177,17 @@ async fn the_executor_journals_the_spec_without_headers() {
     assert_eq!(report.outcome.name(), "succeeded", "{}", report.to_json());
     let kept = entry(&journal, &report.call_id).await;
     assert_eq!(
-        kept.verification,
+        kept.declared.verification,
         Some(serde_json::to_value(&spec).unwrap())
     );
-    assert!(!kept.verification.unwrap().to_string().contains("s3cret"));
+    assert!(
+        !kept
+            .declared
+            .verification
+            .unwrap()
+            .to_string()
+            .contains("s3cret")
+    );
 }
 
 /// A lookup server that answers "pending, look again in 2 s" `pending`
@@ -389,7 +396,10 @@ async fn the_sweeper_looks_up_through_a_placeholder_under_a_credential_name() {
     let after = entry(&journal, &id).await;
     assert_eq!((settled, after.state), (1, CallState::Succeeded));
     assert_eq!(after.record_json()["settlement"]["by"], "lookup");
-    assert_eq!(after.reconcile.as_deref(), Some(lookup.template.as_str()));
+    assert_eq!(
+        after.declared.reconcile.as_deref(),
+        Some(lookup.template.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -413,7 +423,7 @@ async fn the_sweeper_reads_back_through_a_reference_under_a_credential_name() {
     let after = entry(&journal, &id).await;
     assert_eq!((settled, after.state), (1, CallState::Succeeded));
     assert_eq!(
-        after.verification,
+        after.declared.verification,
         Some(serde_json::to_value(&spec).unwrap())
     );
 }

@@ -30,8 +30,8 @@ pub(super) async fn list(
     }
     if journals.len() > 1 {
         entries.sort_by(|a, b| {
-            (b.started_at.as_str(), b.call_id.as_str())
-                .cmp(&(a.started_at.as_str(), a.call_id.as_str()))
+            (b.times.started_at.as_str(), b.call_id.as_str())
+                .cmp(&(a.times.started_at.as_str(), a.call_id.as_str()))
         });
     }
     if as_json {
@@ -59,7 +59,7 @@ fn line(e: &JournalEntry) -> String {
         e.attempts,
         called(e),
         e.target,
-        e.updated_at
+        e.times.updated_at
     )
 }
 
@@ -85,29 +85,13 @@ mod tests {
 
     #[test]
     fn a_line_names_the_tool_and_its_arguments_redacted_and_cut() {
-        let mut entry = JournalEntry {
-            call_id: "c-1".into(),
-            target: "write_file".into(),
-            capability: None,
-            idempotency_key: None,
-            operation_id: None,
-            reconcile: None,
-            verification: None,
-            payload: json!({"path": "/tmp/r.txt", "token": "s3cret", "content": "x".repeat(200)}),
-            state: CallState::Unknown,
-            attempts: 1,
-            started_at: "2026-12-07T10:00:00Z".into(),
-            updated_at: "2026-12-07T10:00:01Z".into(),
-            caller_key: None,
-            request_hash: None,
-            owner: None,
-            lease_until: None,
-            record: None,
-            caller: None,
-            approval: None,
-            approval_request: None,
-            settled_by: None,
-        };
+        let mut entry = JournalEntry::new("c-1", CallState::Unknown);
+        entry.target = "write_file".into();
+        entry.payload =
+            json!({"path": "/tmp/r.txt", "token": "s3cret", "content": "x".repeat(200)});
+        entry.attempts = 1;
+        entry.times.started_at = "2026-12-07T10:00:00Z".into();
+        entry.times.updated_at = "2026-12-07T10:00:01Z".into();
         let text = line(&entry);
         assert!(
             text.starts_with(

@@ -82,9 +82,9 @@ fn request(entry: &JournalEntry, journal: &str) -> Vec<String> {
     out.push(who);
     out.push(format!(
         "started {} · last changed {}",
-        entry.started_at, entry.updated_at
+        entry.times.started_at, entry.times.updated_at
     ));
-    if let Some(a) = &entry.approval {
+    if let Some(a) = &entry.asked.approval {
         let state = a.state_at(&rfc3339_now());
         let mut line = format!("approval {}: {}", state.as_str(), a.reason);
         match (&a.decided_by, &a.decided_at) {
@@ -215,29 +215,15 @@ mod tests {
     use recourse::journal::CallState;
 
     fn entry(record: Value) -> JournalEntry {
-        JournalEntry {
-            call_id: "c-1".into(),
-            target: "http://127.0.0.1:8700/api/exports".into(),
-            capability: None,
-            idempotency_key: Some("k-1".into()),
-            operation_id: None,
-            reconcile: None,
-            verification: None,
-            payload: json!({"format": "pdff", "api_key": "sk-proj-abcdefghijklmnopqrstu"}),
-            state: CallState::Succeeded,
-            attempts: 2,
-            started_at: "2026-12-07T10:00:00Z".into(),
-            updated_at: "2026-12-07T10:01:00Z".into(),
-            caller_key: None,
-            request_hash: None,
-            owner: None,
-            lease_until: None,
-            record: Some(record),
-            caller: None,
-            approval: None,
-            approval_request: None,
-            settled_by: None,
-        }
+        let mut entry = JournalEntry::new("c-1", CallState::Succeeded);
+        entry.target = "http://127.0.0.1:8700/api/exports".into();
+        entry.idempotency_key = Some("k-1".into());
+        entry.payload = json!({"format": "pdff", "api_key": "sk-proj-abcdefghijklmnopqrstu"});
+        entry.attempts = 2;
+        entry.times.started_at = "2026-12-07T10:00:00Z".into();
+        entry.times.updated_at = "2026-12-07T10:01:00Z".into();
+        entry.ended.record = Some(record);
+        entry
     }
 
     #[test]

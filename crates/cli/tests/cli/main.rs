@@ -40,6 +40,7 @@ mod readme;
 mod run;
 mod secrets;
 mod server_limits;
+mod shapes;
 mod soak;
 mod stdin_watch;
 mod verify;

@@ -59,9 +59,9 @@ pub enum KeyedAnswer {
 ///
 /// let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
 /// let mut entry = JournalEntry::new("c-1", CallState::InFlight);
-/// entry.request_hash = Some("digest".into());
+/// entry.replay.request_hash = Some("digest".into());
 /// entry.attempts = 1;
-/// entry.lease_until = Some(rfc3339(now + Duration::from_secs(30)));
+/// entry.lease.until = Some(rfc3339(now + Duration::from_secs(30)));
 /// entry.caller = Some("agent".into());
 /// let agent = Some("agent");
 /// assert_eq!(keyed_answer(&entry, "digest", agent, now), KeyedAnswer::InProgress);
@@ -81,7 +81,7 @@ pub fn keyed_answer(
     caller: Option<&str>,
     now: SystemTime,
 ) -> KeyedAnswer {
-    if entry.request_hash.as_deref() != Some(request_hash)
+    if entry.replay.request_hash.as_deref() != Some(request_hash)
         || entry.caller() != caller.unwrap_or(DEFAULT_CALLER)
     {
         return KeyedAnswer::KeyReused;
@@ -109,7 +109,7 @@ pub fn keyed_answer(
 fn never_sent_nor_answered(entry: &JournalEntry, now: SystemTime) -> bool {
     match entry.state {
         CallState::InFlight => entry.attempts == 0 && !entry.is_leased(now),
-        CallState::Failed => entry.settled_by == Some(SettledBy::Journal),
+        CallState::Failed => entry.ended.settled_by == Some(SettledBy::Journal),
         // Never sent, but it waits for a person: their decision stands.
         CallState::Succeeded | CallState::Unknown | CallState::AwaitingApproval => false,
     }
@@ -129,10 +129,10 @@ mod tests {
         settled_by: Option<SettledBy>,
     ) -> JournalEntry {
         let mut entry = JournalEntry::new("c-1", state);
-        entry.request_hash = Some("h".into());
+        entry.replay.request_hash = Some("h".into());
         entry.attempts = attempts;
-        entry.lease_until = lease.map(rfc3339);
-        entry.settled_by = settled_by;
+        entry.lease.until = lease.map(rfc3339);
+        entry.ended.settled_by = settled_by;
         entry
     }
 
@@ -207,7 +207,7 @@ mod tests {
             );
         }
         let mut unhashed = entry(Succeeded, 1, None, None);
-        unhashed.request_hash = None;
+        unhashed.replay.request_hash = None;
         assert_eq!(
             keyed_answer(&unhashed, "h", None, now),
             KeyedAnswer::KeyReused

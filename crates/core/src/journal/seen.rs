@@ -61,6 +61,6 @@ impl Seen {
     pub fn admits_entry(&self, entry: &JournalEntry) -> bool {
         self.admits(entry.caller(), entry.state)
             || matches!(self, Self::OwnAndInDoubt(name)
-                if entry.approval.as_ref().and_then(|a| a.decided_by.as_deref()) == Some(name))
+                if entry.asked.approval.as_ref().and_then(|a| a.decided_by.as_deref()) == Some(name))
     }
 }

@@ -45,6 +45,35 @@ pub struct AwaitingRecord<'a> {
     call_id: &'a str,
     /// Always `awaiting_approval`: the call waits for a person.
     outcome: Awaiting,
+    /// The outcome's other fields, all `null`: the call has not stopped.
+    #[serde(flatten)]
+    not_stopped: NotStopped,
+    /// What to hand back to the model now: `ask_user`, with the question.
+    next: Next,
+    /// What the call cost: nothing yet.
+    #[serde(flatten)]
+    costs: NoCosts,
+    /// Not decided until the call is dispatched: until then it is treated
+    /// as a write (not idempotent, by default).
+    idempotency: Idempotency,
+    /// What a dispatch would have said, all `null`.
+    #[serde(flatten)]
+    not_dispatched: NotDispatched,
+    /// Always `0`.
+    elapsed_ms: u64,
+    /// Always `null`.
+    settlement: (),
+    /// Always empty: nothing was sent.
+    attempts: [(); 0],
+    /// The approval the call waits for.
+    approval: &'a Approval,
+}
+
+/// The outcome's fields of a call that has not stopped (flattened into the
+/// record, in the order of a call's record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct NotStopped {
     /// Always `null`: nothing ran.
     data: (),
     /// Always `null`.
@@ -55,8 +84,12 @@ pub struct AwaitingRecord<'a> {
     reason_text: (),
     /// Always `null`.
     stop_kind: (),
-    /// What to hand back to the model now: `ask_user`, with the question.
-    next: Next,
+}
+
+/// The costs of a call nothing was sent for (flattened into the record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct NoCosts {
     /// Always `0`: nothing was sent.
     http_calls: u32,
     /// Always `0`.
@@ -65,23 +98,19 @@ pub struct AwaitingRecord<'a> {
     tokens: TokenUsage,
     /// Always `0`.
     llm_ms: u64,
-    /// Not decided until the call is dispatched: until then it is treated
-    /// as a write (not idempotent, by default).
-    idempotency: Idempotency,
+}
+
+/// What a dispatch records, for a call not dispatched yet (flattened into
+/// the record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct NotDispatched {
     /// Always `null` until the call is dispatched.
     idempotency_key: (),
     /// Always `null`.
     operation_id: (),
     /// Always `null`.
     verification: (),
-    /// Always `0`.
-    elapsed_ms: u64,
-    /// Always `null`.
-    settlement: (),
-    /// Always empty: nothing was sent.
-    attempts: [(); 0],
-    /// The approval the call waits for.
-    approval: &'a Approval,
 }
 
 /// The outcome of a call awaiting approval.
@@ -100,23 +129,14 @@ impl<'a> AwaitingRecord<'a> {
             record_version: RECORD_VERSION,
             call_id,
             outcome: Awaiting::AwaitingApproval,
-            data: (),
-            error: (),
-            reason: (),
-            reason_text: (),
-            stop_kind: (),
+            not_stopped: NotStopped::default(),
             next: next_step::awaiting(approval),
-            http_calls: 0,
-            llm_calls: 0,
-            tokens: TokenUsage::default(),
-            llm_ms: 0,
+            costs: NoCosts::default(),
             idempotency: Idempotency {
                 idempotent: false,
                 from: Evidence::Default,
             },
-            idempotency_key: (),
-            operation_id: (),
-            verification: (),
+            not_dispatched: NotDispatched::default(),
             elapsed_ms: 0,
             settlement: (),
             attempts: [],

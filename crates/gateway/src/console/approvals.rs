@@ -67,7 +67,7 @@ pub(crate) struct Pending {
 impl Pending {
     /// `entry`'s pending approval; `None` when it has none pending.
     fn of(entry: &JournalEntry) -> Option<Self> {
-        let approval = entry.approval.as_ref()?;
+        let approval = entry.asked.approval.as_ref()?;
         (entry.state == CallState::AwaitingApproval && approval.state == ApprovalState::Pending)
             .then(|| Self {
                 approval_id: approval.id.clone(),
@@ -350,29 +350,15 @@ mod tests {
 
     /// An entry of `state` holding `approval`.
     fn entry(state: CallState, approval: Approval) -> JournalEntry {
-        JournalEntry {
-            call_id: "c-1".into(),
-            target: "http://127.0.0.1:9/api/exports".into(),
-            capability: None,
-            idempotency_key: None,
-            operation_id: None,
-            reconcile: None,
-            verification: None,
-            payload: serde_json::json!({}),
-            state,
-            attempts: 0,
-            started_at: "2029-01-01T00:00:00.000Z".into(),
-            updated_at: "2029-01-01T00:00:00.000Z".into(),
-            caller_key: None,
-            request_hash: Some("cd".repeat(32)),
-            owner: None,
-            lease_until: None,
-            record: None,
-            settled_by: None,
-            caller: Some("agent".into()),
-            approval: Some(approval),
-            approval_request: None,
-        }
+        let mut entry = JournalEntry::new("c-1", state);
+        entry.target = "http://127.0.0.1:9/api/exports".into();
+        entry.payload = serde_json::json!({});
+        entry.times.started_at = "2029-01-01T00:00:00.000Z".into();
+        entry.times.updated_at = "2029-01-01T00:00:00.000Z".into();
+        entry.replay.request_hash = Some("cd".repeat(32));
+        entry.caller = Some("agent".into());
+        entry.asked.approval = Some(approval);
+        entry
     }
 
     fn callers() -> Callers {

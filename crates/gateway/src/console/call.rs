@@ -96,11 +96,11 @@ fn render(entry: &JournalEntry, now: SystemTime, viewer: &Viewer) -> Markup {
             dt { "Caller" } dd { (entry.caller()) }
             dt { "Target" } dd { code { (entry.target) } }
             @if let Some(c) = &entry.capability { dt { "Capability" } dd { code { (c) } } }
-            dt { "Started" } dd { (entry.started_at) }
-            dt { "Last changed" } dd { (entry.updated_at) }
+            dt { "Started" } dd { (entry.times.started_at) }
+            dt { "Last changed" } dd { (entry.times.updated_at) }
             dt { "Attempts recorded" } dd { (entry.attempts) }
         }
-        @if let Some(approval) = &entry.approval {
+        @if let Some(approval) = &entry.asked.approval {
             (approvals::on_call_page(entry, approval, now, viewer.caller(), viewer.csrf()))
         }
         @if settleable(entry, now) {

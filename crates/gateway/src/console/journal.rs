@@ -148,7 +148,7 @@ pub(crate) fn calls_table<'a>(
                         td { (entry.caller()) }
                         td { code { (entry.target) } }
                         td.n { (entry.attempts) }
-                        td { (entry.started_at) }
+                        td { (entry.times.started_at) }
                     }
                 }
             }

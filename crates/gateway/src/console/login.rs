@@ -54,7 +54,7 @@ impl Guarded for TokenOnly {
 
 /// `GET /console/login`: the form, or the console for someone already in.
 pub(crate) async fn form(State(g): State<Arc<Gateway>>, parts: Parts) -> Response {
-    if g.callers.is_none() || signed_in(&g, &parts.headers) {
+    if g.callers.known.is_none() || signed_in(&g, &parts.headers) {
         return html::see_other("/console");
     }
     login_page(&parts, StatusCode::OK, None)
@@ -66,7 +66,7 @@ pub(crate) async fn submit(
     parts: Parts,
     sent: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
-    let Some(callers) = g.callers.as_deref() else {
+    let Some(callers) = g.callers.known.as_deref() else {
         return html::see_other("/console");
     };
     let Form(sent) = match sent {

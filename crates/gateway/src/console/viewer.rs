@@ -41,7 +41,7 @@ impl FromRequestParts<Arc<Gateway>> for Viewer {
 
     async fn from_request_parts(parts: &mut Parts, g: &Arc<Gateway>) -> Result<Self, Response> {
         let now = Instant::now();
-        let can_log_out = g.callers.is_some();
+        let can_log_out = g.callers.known.is_some();
         if !can_log_out {
             // Everyone is `default`; the session is kept in the cookie alone.
             let made = g

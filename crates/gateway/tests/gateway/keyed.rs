@@ -97,7 +97,7 @@ async fn a_curl_sent_write_is_settled_through_the_manifests_lookup() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        entry.reconcile.as_deref(),
+        entry.declared.reconcile.as_deref(),
         Some(format!("{}/api/exports/{{operation_id}}", t.base_url()).as_str()),
         "the manifest's lookup is journaled with the call"
     );

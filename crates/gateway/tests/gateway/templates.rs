@@ -41,6 +41,6 @@ async fn a_placeholder_under_a_credential_name_settles_through_the_reconcile_rou
     assert_eq!(answer.body["record"]["settlement"]["by"], "lookup");
     assert_eq!(t.exports_committed(), 1, "settled by looking, never resent");
     let journal = recourse::journal::open_journal(&location).await.unwrap();
-    let kept = journal.get(id).await.unwrap().unwrap().reconcile;
+    let kept = journal.get(id).await.unwrap().unwrap().declared.reconcile;
     assert_eq!(kept.as_deref(), Some(lookup.template.as_str()));
 }

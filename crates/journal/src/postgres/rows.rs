@@ -3,7 +3,9 @@
 use serde_json::Value;
 use tokio_postgres::Row;
 
-use recourse_core::journal::{CallState, JournalEntry};
+use recourse_core::journal::{
+    ApprovalAsked, CallState, Declared, Ended, EntryTimes, JournalEntry, Lease, ReplayKey,
+};
 use recourse_core::record::Settlement;
 
 use crate::schema::ApprovalColumns;
@@ -36,22 +38,34 @@ pub(super) fn entry(row: &Row) -> JournalEntry {
         capability: row.get(2),
         idempotency_key: row.get(3),
         operation_id: row.get(4),
-        reconcile: row.get(5),
-        verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
+        declared: Declared {
+            reconcile: row.get(5),
+            verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
+        },
         payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
         state: CallState::parse(&state).unwrap_or(CallState::Unknown),
         attempts: u32::try_from(attempts).unwrap_or(0),
-        started_at: row.get(9),
-        updated_at: row.get(10),
-        caller_key: row.get(11),
-        request_hash,
-        owner: row.get(13),
-        lease_until: row.get(14),
-        settled_by: record.as_ref().and_then(Settlement::by_in),
-        record,
+        times: EntryTimes {
+            started_at: row.get(9),
+            updated_at: row.get(10),
+        },
+        replay: ReplayKey {
+            caller_key: row.get(11),
+            request_hash,
+        },
+        lease: Lease {
+            owner: row.get(13),
+            until: row.get(14),
+        },
+        ended: Ended {
+            settled_by: record.as_ref().and_then(Settlement::by_in),
+            record,
+        },
         caller,
-        approval,
-        approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
+        asked: ApprovalAsked {
+            approval,
+            request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
+        },
     }
     .with_record_payloads()
 }

@@ -4,7 +4,10 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use recourse_core::journal::{AttemptResult, CallState, JournalEntry, ListQuery, rfc3339_now};
+use recourse_core::journal::{
+    ApprovalAsked, AttemptResult, CallState, Declared, Ended, EntryTimes, JournalEntry, Lease,
+    ListQuery, ReplayKey, rfc3339_now,
+};
 use recourse_core::record::Settlement;
 
 use crate::schema::{ApprovalColumns, ENTRY_COLUMNS, viewer};
@@ -35,22 +38,34 @@ pub(super) fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
         capability: row.get(2)?,
         idempotency_key: row.get(3)?,
         operation_id: row.get(4)?,
-        reconcile: row.get(5)?,
-        verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
+        declared: Declared {
+            reconcile: row.get(5)?,
+            verification: verification.and_then(|v| serde_json::from_str(&v).ok()),
+        },
         payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
         state: CallState::parse(&state).unwrap_or(CallState::Unknown),
         attempts: row.get(8)?,
-        started_at: row.get(9)?,
-        updated_at: row.get(10)?,
-        caller_key: row.get(11)?,
-        request_hash,
-        owner: row.get(13)?,
-        lease_until: row.get(14)?,
-        settled_by: record.as_ref().and_then(Settlement::by_in),
-        record,
+        times: EntryTimes {
+            started_at: row.get(9)?,
+            updated_at: row.get(10)?,
+        },
+        replay: ReplayKey {
+            caller_key: row.get(11)?,
+            request_hash,
+        },
+        lease: Lease {
+            owner: row.get(13)?,
+            until: row.get(14)?,
+        },
+        ended: Ended {
+            settled_by: record.as_ref().and_then(Settlement::by_in),
+            record,
+        },
         caller,
-        approval,
-        approval_request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
+        asked: ApprovalAsked {
+            approval,
+            request: approval_request.and_then(|r| serde_json::from_str(&r).ok()),
+        },
     }
     .with_record_payloads())
 }

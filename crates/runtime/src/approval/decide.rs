@@ -173,7 +173,7 @@ async fn apply(
     };
     let at = rfc3339(now);
     let entry = found(journal.get_by_approval(decide.approval_id).await?)?;
-    let approval = entry.approval.clone().ok_or(DecideError::NotFound)?;
+    let approval = entry.asked.approval.clone().ok_or(DecideError::NotFound)?;
     // A call recorded without a caller (a stdio proxy's, a library's) was
     // asked by nobody who could decide it.
     let decider = match entry.caller.as_deref() {
@@ -199,7 +199,7 @@ async fn apply(
         Judgement::Decide(_) => DecidedTo::Approved {
             owner: decide
                 .dispatcher
-                .or(entry.owner.as_deref())
+                .or(entry.lease.owner.as_deref())
                 .unwrap_or_else(|| process_owner())
                 .to_owned(),
             lease,
@@ -217,7 +217,7 @@ async fn apply(
         return Err(settled(journal, decide.approval_id, now).await);
     }
     let entry = found(journal.get_by_approval(decide.approval_id).await?)?;
-    let approval = entry.approval.clone().ok_or(DecideError::NotFound)?;
+    let approval = entry.asked.approval.clone().ok_or(DecideError::NotFound)?;
     let dispatch = match &decision.to {
         DecidedTo::Approved { owner, .. } if owner == process_owner() => {
             approved_request(journal, &entry).await?
@@ -245,7 +245,7 @@ async fn settled(journal: &dyn Journal, approval_id: &str, now: SystemTime) -> D
         Err(e) => return DecideError::Journal(e),
     };
     match refreshed(journal, entry, now).await {
-        Ok(entry) => match entry.approval {
+        Ok(entry) => match entry.asked.approval {
             Some(approval) => DecideError::AlreadyDecided(Box::new(approval)),
             None => DecideError::NotFound,
         },
@@ -260,7 +260,8 @@ async fn approved_request(
     entry: &JournalEntry,
 ) -> Result<Option<CallSpec>, JournalError> {
     let spec = entry
-        .approval_request
+        .asked
+        .request
         .clone()
         .and_then(|request| serde_json::from_value::<CallSpec>(request).ok());
     match spec {

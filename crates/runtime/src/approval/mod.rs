@@ -35,7 +35,7 @@
 //!     dispatched_by_asker: false,
 //! }, now, Duration::from_secs(30)).await.unwrap();
 //! let Asked::Awaiting(entry) = asked else { unreachable!() };
-//! let pending = entry.approval.clone().unwrap();
+//! let pending = entry.asked.approval.clone().unwrap();
 //! assert_eq!(pending.state, ApprovalState::Pending);
 //!
 //! let decided = decide(journal.as_ref(), &Decide {
@@ -50,7 +50,7 @@
 //! // The request to dispatch, exactly once, by this process.
 //! assert_eq!(decided.dispatch.unwrap().payload["amount"], 750);
 //! let found = find(journal.as_ref(), ApprovalOf::Call(&entry.call_id), now).await.unwrap().unwrap();
-//! assert_eq!(found.approval.unwrap().state, ApprovalState::Approved);
+//! assert_eq!(found.asked.approval.unwrap().state, ApprovalState::Approved);
 //! # });
 //! ```
 //!

@@ -10,7 +10,7 @@
 //!
 //! let mut entry = JournalEntry::new("c-1", CallState::AwaitingApproval);
 //! entry.caller = Some("agentA".into());
-//! entry.approval_request = Some(json!({
+//! entry.asked.request = Some(json!({
 //!     "url": "http://127.0.0.1:8700/api/pay",
 //!     "headers": [["X-Override", "wire"], ["Authorization", "Bearer s3cret-value"]],
 //!     "payload": {"amount": 50000, "to": "attacker-iban", "api_key": "k-123"},
@@ -104,7 +104,8 @@ impl ShownApproval {
     /// for it.
     pub fn of(entry: &JournalEntry) -> Self {
         let spec = entry
-            .approval_request
+            .asked
+            .request
             .clone()
             .and_then(|request| serde_json::from_value::<CallSpec>(request).ok());
         let asked_by = match &spec {
@@ -113,7 +114,7 @@ impl ShownApproval {
             _ => AskedBy::Manifest,
         };
         Self {
-            approval: entry.approval.clone(),
+            approval: entry.asked.approval.clone(),
             call_id: entry.call_id.clone(),
             caller: entry.caller().to_owned(),
             asked_by,
@@ -168,7 +169,7 @@ mod tests {
 
     fn entry(request: Value) -> JournalEntry {
         let mut entry = JournalEntry::new("c-1", CallState::AwaitingApproval);
-        entry.approval_request = Some(request);
+        entry.asked.request = Some(request);
         entry
     }
 
@@ -200,7 +201,7 @@ mod tests {
         assert_eq!(request.method.as_deref(), Some("PUT"));
         assert!(!request.url.unwrap().contains("s3cretvalue"));
         let mut gone = entry(Value::Null);
-        gone.approval_request = None;
+        gone.asked.request = None;
         assert!(ShownApproval::of(&gone).request.is_none());
     }
 }

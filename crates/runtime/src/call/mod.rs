@@ -7,7 +7,7 @@ pub use crate::header::check_header;
 pub use builder::CallBuilder;
 #[cfg(feature = "schema")]
 pub use spec::McpSpec;
-pub use spec::{CallSpec, MAX_DEADLINE_SECS};
+pub use spec::{AskedLimits, CallSpec, MAX_DEADLINE_SECS};
 use std::sync::Arc;
 use std::time::Duration;
 

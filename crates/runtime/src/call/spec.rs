@@ -97,6 +97,24 @@ pub struct CallSpec {
     /// The user's original request (enables contextual re-resolution, L4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<String>,
+    /// What the call may spend: resends, corrections, time (each lowered
+    /// to the executor's own).
+    #[serde(flatten)]
+    pub limits: AskedLimits,
+    /// Have a person approve the call before its first dispatch:
+    /// `{"reason", "expires_in"?}`. It waits, sending nothing, until an
+    /// approver decides (needs a journal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalSpec>,
+}
+
+/// What a call may spend, as its request asks: each never more than the
+/// executor's own (larger values are lowered to it). Flattened into
+/// [`CallSpec`]: its fields are the request's `max_retries`,
+/// `max_corrections` and `deadline_secs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct AskedLimits {
     /// Same-payload resends at most; never more than the executor's own
     /// (`RECOURSE_MAX_RETRIES`): larger values are lowered to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,11 +128,6 @@ pub struct CallSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = 3600.0), extend("exclusiveMinimum" = 0)))]
     pub deadline_secs: Option<f64>,
-    /// Have a person approve the call before its first dispatch:
-    /// `{"reason", "expires_in"?}`. It waits, sending nothing, until an
-    /// approver decides (needs a journal).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<ApprovalSpec>,
 }
 
 /// An MCP tool to call (the schema of [`CallSpec::mcp`], read field by field).
@@ -220,13 +233,13 @@ impl CallSpec {
         if let Some(spec) = self.verify {
             call = call.verify_if_applicable(spec);
         }
-        if let Some(n) = self.max_retries {
+        if let Some(n) = self.limits.max_retries {
             call = call.max_retries(n.min(within.limits.max_retries));
         }
-        if let Some(n) = self.max_corrections {
+        if let Some(n) = self.limits.max_corrections {
             call = call.max_corrections(n.min(within.limits.max_corrections));
         }
-        if let Some(secs) = self.deadline_secs {
+        if let Some(secs) = self.limits.deadline_secs {
             if !(secs.is_finite() && secs > 0.0 && secs <= MAX_DEADLINE_SECS) {
                 return Err(ConfigError::new(
                     CallField::Deadline,
@@ -270,8 +283,11 @@ mod tests {
     fn asked_limits_tighten_the_executors_never_loosen_them() {
         let config = ExecutorConfig::default();
         let spec = CallSpec {
-            max_retries: Some(99),
-            deadline_secs: Some(3600.0),
+            limits: AskedLimits {
+                max_retries: Some(99),
+                max_corrections: None,
+                deadline_secs: Some(3600.0),
+            },
             ..CallSpec::new(json!({}))
         };
         let call = spec
@@ -282,7 +298,10 @@ mod tests {
         let debug = format!("{call:?}");
         assert!(debug.contains("Call"), "{debug}");
         let refused = CallSpec {
-            deadline_secs: Some(0.0),
+            limits: AskedLimits {
+                deadline_secs: Some(0.0),
+                ..AskedLimits::default()
+            },
             ..CallSpec::new(json!({}))
         }
         .into_builder(target(), &config, None)

@@ -73,7 +73,7 @@ pub(crate) async fn expire(
     entry: &JournalEntry,
     at: &str,
 ) -> JournalResult<bool> {
-    let Some(approval) = &entry.approval else {
+    let Some(approval) = &entry.asked.approval else {
         return Ok(false);
     };
     let record = undispatched_record(entry, StopReason::ApprovalExpired, None);

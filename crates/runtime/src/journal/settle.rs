@@ -208,8 +208,8 @@ pub async fn settle_with(
             .take_over(&entry.call_id, process_owner(), options.lease)
             .await?
     {
-        let owner = entry.owner.as_deref().unwrap_or("another process");
-        let until = entry.lease_until.as_deref().unwrap_or("now");
+        let owner = entry.lease.owner.as_deref().unwrap_or("another process");
+        let until = entry.lease.until.as_deref().unwrap_or("now");
         return Ok(held(format!(
             "still running: held by {owner} until {until}; left alone"
         )));
@@ -252,13 +252,13 @@ enum Means {
 
 impl Means {
     fn of(entry: &JournalEntry, options: &SettleOptions) -> Self {
-        if let Some(spec) = &entry.verification {
+        if let Some(spec) = &entry.declared.verification {
             return match resolve_read(entry, spec, options) {
                 Ok((transport, read)) => Self::Read { transport, read },
                 Err(why) => Self::BrokenRead(why),
             };
         }
-        let Some(template) = &entry.reconcile else {
+        let Some(template) = &entry.declared.reconcile else {
             return Self::Nothing;
         };
         let reconciler = match HttpReconciler::new(template.clone()) {
