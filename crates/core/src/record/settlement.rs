@@ -62,7 +62,7 @@ impl Settlement {
     /// What settled the call whose record is `record`, if anything did: its
     /// `settlement.by`. Read as a journal's store reads an entry, so that
     /// nothing after reads the record for it
-    /// ([`JournalEntry::settled_by`](crate::journal::JournalEntry::settled_by)).
+    /// ([`Ended::settled_by`](crate::journal::Ended::settled_by)).
     ///
     /// ```
     /// use recourse_core::record::{SettledBy, Settlement};

@@ -34,7 +34,7 @@ impl std::fmt::Display for SharedStateError {
 
 impl std::error::Error for SharedStateError {}
 
-/// Configures a [`RedisSharedState`].
+/// Configures a [`RedisSharedState`](super::RedisSharedState).
 #[derive(Clone)]
 pub struct RedisSharedStateBuilder {
     pub(super) client: redis::Client,
