@@ -4,7 +4,9 @@
 # Streamable HTTP in front of the same stdio upstream (`recourse tools serve
 # --mcp`), under the same closed loop of `tools/call` (recourse-bench mcp-load:
 # one rmcp session, --concurrency callers), in one run; with a direct stdio
-# connection to the upstream, and recourse's stdio front, for reference.
+# connection to the upstream, recourse's stdio front, and the floor of both
+# fronts (`recourse-bench mcp-forward`: rmcp's server in front of rmcp's
+# client, no recourse logic, over stdio and over HTTP), for reference.
 # Then the fault scripts (tests/mcp-clients/python/servers/scripted.py)
 # through both proxies: what reached the upstream, what executed, and what
 # the client was told (bench/mcp_fault_client.py, the official Python SDK).
@@ -75,23 +77,36 @@ TOOL=weather_current
 ARGS='{"location": "Flower Mound, Texas, US"}'
 LOAD=("$BIN/recourse-bench" mcp-load --duration "$DURATION" --concurrency "$CONCURRENCY" --args "$ARGS")
 
+# Waits for the line "PREFIX URL" in OUT from the server PID just started
+# (NAME, for the error); prints "PID URL".
+listening() {
+  local pid=$1 out=$2 prefix=$3 name=$4 i
+  PIDS+=("$pid")
+  for i in $(seq 1 100); do
+    if grep -q "^$prefix" "$out" 2>/dev/null; then
+      echo "$pid $(sed -n "s/^$prefix//p" "$out" | head -1)"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "$name did not start (see $WORK/stderr.log)" >&2
+  return 1
+}
+
 # Starts recourse's HTTP front with the upstream arguments given
 # (`-- CMD ARGS…` or `--upstream NAME=URL`); prints "PID URL".
 start_recourse() {
   local out="$WORK/recourse.$RANDOM.out"
   "$BIN/recourse" mcp proxy --http --port 0 --journal "$WORK/proxy.$RANDOM.db" "$@" >"$out" 2>>"$WORK/stderr.log" &
-  local pid=$!
-  PIDS+=("$pid")
-  local i
-  for i in $(seq 1 100); do
-    if grep -q '^recourse mcp proxy listening on ' "$out" 2>/dev/null; then
-      echo "$pid $(sed -n 's/^recourse mcp proxy listening on //p' "$out" | head -1)"
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "recourse mcp proxy did not start (see $WORK/stderr.log)" >&2
-  return 1
+  listening $! "$out" 'recourse mcp proxy listening on ' 'recourse mcp proxy'
+}
+
+# Starts the bare rmcp forwarder over Streamable HTTP; prints "PID URL".
+start_forward() {
+  local out="$WORK/forward.$RANDOM.out"
+  # shellcheck disable=SC2086
+  "$BIN/recourse-bench" mcp-forward --http -- $UPSTREAM >"$out" 2>>"$WORK/stderr.log" &
+  listening $! "$out" 'listening on ' 'recourse-bench mcp-forward'
 }
 
 free_port() {
@@ -147,14 +162,21 @@ stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 if wanted load; then
   echo "== load: $TOOL through each, $CONCURRENCY callers, ${DURATION}s x $ROUNDS rounds" >&2
-  NAMES=(direct-stdio recourse-stdio recourse-http mcp-proxy-http)
+  NAMES=(direct-stdio rmcp-forward-stdio recourse-stdio rmcp-forward-http recourse-http mcp-proxy-http)
   for round in $(seq 1 "$ROUNDS"); do
     order=("${NAMES[@]}")
-    [ $((round % 2)) -eq 0 ] && order=(mcp-proxy-http recourse-http recourse-stdio direct-stdio)
+    [ $((round % 2)) -eq 0 ] && order=(mcp-proxy-http recourse-http rmcp-forward-http recourse-stdio rmcp-forward-stdio direct-stdio)
     for name in "${order[@]}"; do
       case "$name" in
         direct-stdio)
           "${LOAD[@]}" --tool "$TOOL" --command "$UPSTREAM" >"$WORK/$name.$round.json" 2>>"$WORK/stderr.log" || failed "$name" ;;
+        rmcp-forward-stdio)
+          "${LOAD[@]}" --tool "$TOOL" --command "$BIN/recourse-bench mcp-forward -- $UPSTREAM" \
+            >"$WORK/$name.$round.json" 2>>"$WORK/stderr.log" || failed "$name" ;;
+        rmcp-forward-http)
+          read -r pid url < <(start_forward)
+          "${LOAD[@]}" --tool "$TOOL" --url "$url" --server-pid "$pid" >"$WORK/$name.$round.json" 2>>"$WORK/stderr.log" || failed "$name"
+          stop "$pid" ;;
         recourse-stdio)
           "${LOAD[@]}" --tool "$TOOL" --command "$BIN/recourse mcp proxy --journal $WORK/stdio.$round.db -- $UPSTREAM" \
             >"$WORK/$name.$round.json" 2>>"$WORK/stderr.log" || failed "$name" ;;
@@ -186,9 +208,16 @@ if wanted load; then
   # shellcheck disable=SC2154
   awk -v rt="$recourse_http_calls_per_sec" -v mt="$mcp_proxy_http_calls_per_sec" \
       -v rc="$recourse_http_server_cpu_us_per_call" -v mc="$mcp_proxy_http_server_cpu_us_per_call" \
-      -v st="$recourse_stdio_calls_per_sec" -v dt="$direct_stdio_calls_per_sec" 'BEGIN {
-    printf "\nrecourse / mcp-proxy (HTTP): throughput %.2fx (goal >= 1.0), CPU per call %.2fx (goal <= 1.0)\n", rt/mt, rc/mc
-    printf "recourse stdio front / direct stdio: throughput %.2fx\n", st/dt
+      -v st="$recourse_stdio_calls_per_sec" -v dt="$direct_stdio_calls_per_sec" \
+      -v ft="$rmcp_forward_http_calls_per_sec" -v fc="$rmcp_forward_http_server_cpu_us_per_call" \
+      -v fst="$rmcp_forward_stdio_calls_per_sec" -v fsc="$rmcp_forward_stdio_server_cpu_us_per_call" \
+      -v sc="$recourse_stdio_server_cpu_us_per_call" 'BEGIN {
+    printf "\nrecourse / mcp-proxy (HTTP): throughput %.2fx (goal >= 1.1), CPU per call %.2fx (goal <= 0.8)\n", rt/mt, rc/mc
+    printf "the rmcp forwarder / mcp-proxy (HTTP), the floor: throughput %.2fx, CPU per call %.2fx\n", ft/mt, fc/mc
+    printf "recourse / the rmcp forwarder (HTTP): throughput %.2fx, CPU per call %.2fx\n", rt/ft, rc/fc
+    printf "recourse stdio front / direct stdio: throughput %.2fx (goal >= 0.75)\n", st/dt
+    printf "the rmcp forwarder (stdio) / direct stdio, the floor: throughput %.2fx\n", fst/dt
+    printf "recourse / the rmcp forwarder (stdio): throughput %.2fx, CPU per call %.2fx\n", st/fst, sc/fsc
   }'
 fi
 

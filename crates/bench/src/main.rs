@@ -13,11 +13,16 @@
 //!   a closed loop of MCP `tools/call` through one session, for
 //!   `bench/mcp-proxy.sh`; calls per second, latency and the server's CPU
 //!   per call, as one line of JSON.
+//! - `recourse-bench mcp-forward [--http] -- CMD ARGS…`: the floor of
+//!   `recourse mcp proxy` — rmcp's server in front of rmcp's client, every
+//!   call handed to the upstream and its answer back, with none of
+//!   recourse's logic; over stdio, or Streamable HTTP.
 
 mod cpu;
 mod forward;
 mod library;
 mod mcp;
+mod mcp_forward;
 
 use std::process::ExitCode;
 
@@ -31,6 +36,7 @@ fn main() -> ExitCode {
         Some("forward") => forward::run(&args[1..]),
         Some("library") => library::run(&args[1..]),
         Some("mcp-load") => mcp::run(&args[1..]),
+        Some("mcp-forward") => mcp_forward::run(&args[1..]),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -45,7 +51,8 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: recourse-bench forward [--port N] [--client reqwest|hyper] | \
                      library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor] | \
                      mcp-load (--url URL [--server-pid PID] | --command CMD) --tool NAME \
-                     [--args JSON] [--duration SECS] [--concurrency N]";
+                     [--args JSON] [--duration SECS] [--concurrency N] | \
+                     mcp-forward [--http] -- CMD ARGS…";
 
 /// The value after `--name` in `args`, parsed; `default` when absent.
 fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T, String> {
