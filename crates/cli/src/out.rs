@@ -4,7 +4,7 @@
 //! panics on the next write; here every write goes through [`write`], which
 //! turns a closed stdout into [`StdoutClosed`], and `main` ends quietly with
 //! exit 0 on it, as ripgrep does. Use the `out!` / `outln!` macros (defined in
-//! `main.rs`) instead of `print!` / `println!`.
+//! `lib.rs`) instead of `print!` / `println!`.
 
 use std::fmt;
 use std::io::{ErrorKind, Write};
