@@ -1,7 +1,8 @@
 """The build backend's own tests: what the terminal is told, what pip still gets.
 
-Run with maturin importable: `python -m unittest discover clients/python/build_backend`
-(.ci/run does, in its wheel step, before building the wheel through it).
+Run with maturin importable: `python -m unittest discover -s clients/python/build_backend -p
+backend_tests.py` (.ci/run does, in its wheel step, before building the wheel through it). Named so
+that pytest, which runs the client's tests without maturin, does not collect it.
 """
 
 import io
