@@ -10,11 +10,26 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use regex::Regex;
 
 const MAX_LINES: usize = 500;
 const MAX_FIELDS: usize = 15;
+
+/// A file's test module: `#[cfg(test)]` (other attributes after it) then `mod tests`.
+static TESTS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^#\[cfg\(test\)\]\s*\n(#\[.*\]\s*\n)*mod tests\b").unwrap());
+/// The line opening a struct with named fields.
+static STRUCT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(\w+)[^;{(]*\{\s*$").unwrap()
+});
+/// A field's line inside a struct's braces.
+static FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:r#)?\w+\s*:").unwrap());
+/// A public type's declaration.
+static PUBLIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*pub\s+(?:struct|enum|trait|type)\s+(\w+)").unwrap());
 
 /// The workspace's library and binary sources: every `.rs` under a crate's
 /// `src/`, test files (`tests.rs`, anything under a `tests/` directory) aside.
@@ -46,8 +61,7 @@ fn sources() -> Vec<PathBuf> {
 
 /// `text` without its test module (`#[cfg(test)]` then `mod tests`).
 fn without_tests(text: &str) -> &str {
-    let tests = Regex::new(r"(?m)^#\[cfg\(test\)\]\s*\n(#\[.*\]\s*\n)*mod tests\b").unwrap();
-    tests.find(text).map_or(text, |m| &text[..m.start()])
+    TESTS.find(text).map_or(text, |m| &text[..m.start()])
 }
 
 /// The lines of `text` past [`MAX_LINES`], its test module aside.
@@ -58,16 +72,13 @@ fn too_long(text: &str) -> Option<usize> {
 
 /// Each struct with named fields in `text`, with how many it has.
 fn struct_fields(text: &str) -> Vec<(String, usize)> {
-    let opening =
-        Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+(\w+)[^;{(]*\{\s*$").unwrap();
-    let field = Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:r#)?\w+\s*:").unwrap();
     let mut found = Vec::new();
-    for open in opening.captures_iter(text) {
+    for open in STRUCT.captures_iter(text) {
         let body = &text[open.get(0).unwrap().end()..];
         let (mut depth, mut fields) = (1_i32, 0);
         for line in body.lines() {
             let code = line.split("//").next().unwrap_or("");
-            if depth == 1 && field.is_match(code) {
+            if depth == 1 && FIELD.is_match(code) {
                 fields += 1;
             }
             depth += code.matches(['{', '(', '[', '<']).count() as i32;
@@ -85,8 +96,7 @@ fn struct_fields(text: &str) -> Vec<(String, usize)> {
 
 /// Each public type `text` declares (`pub struct|enum|trait|type NAME`).
 fn public_types(text: &str) -> Vec<String> {
-    let public = Regex::new(r"(?m)^\s*pub\s+(?:struct|enum|trait|type)\s+(\w+)").unwrap();
-    public
+    PUBLIC
         .captures_iter(without_tests(text))
         .map(|c| c[1].to_owned())
         .collect()
