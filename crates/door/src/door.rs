@@ -161,6 +161,53 @@ impl Door {
         digest: Option<&RequestDigest>,
         cancel: &CancellationToken,
     ) -> Result<DoorAnswer, ClientLeft> {
+        self.enter(executor, call, digest, Some(cancel)).await
+    }
+
+    /// [`run`](Self::run) for a front whose client's leaving drops this
+    /// future (an HTTP request's handler) rather than firing a
+    /// cancellation: a read stops with it, a call that may write is finished
+    /// in the door's tracker. Nothing is waited on besides the call — no
+    /// cancellation made, registered or polled for each call.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use recourse::{Call, Executor, InProcessTransport};
+    /// use recourse_door::{Door, DoorAnswer};
+    /// use recourse_protocol::ToolResponse;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let tool = InProcessTransport::from_tool(|_| async { ToolResponse::ok(json!({"price": 7})) });
+    /// let executor = Arc::new(Executor::builder(tool).build());
+    /// let door = Door::new(Duration::from_secs(30));
+    /// let call = Call::builder("quotes.get", json!({"sku": "A"})).build().unwrap();
+    /// let answer = door.run_until_dropped(executor, call, None).await;
+    /// assert!(matches!(answer, DoorAnswer::Ran(_)));
+    /// # });
+    /// ```
+    pub async fn run_until_dropped(
+        &self,
+        executor: Arc<Executor>,
+        call: Call,
+        digest: Option<&RequestDigest>,
+    ) -> DoorAnswer {
+        match self.enter(executor, call, digest, None).await {
+            Ok(answer) => answer,
+            // Without a cancellation, no client can be seen to leave.
+            Err(ClientLeft) => DoorAnswer::Refused(Refused::aborted(None)),
+        }
+    }
+
+    /// The call path of [`run`](Self::run), `cancel` watched when given.
+    async fn enter(
+        &self,
+        executor: Arc<Executor>,
+        call: Call,
+        digest: Option<&RequestDigest>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<DoorAnswer, ClientLeft> {
         if let Err(refused) = self.check_keyed(call.idempotency_key()) {
             return Ok(DoorAnswer::Refused(refused));
         }
@@ -175,11 +222,20 @@ impl Door {
             }
         };
         if !call.may_write() {
-            // A read: nothing to finish; its client's leaving stops it.
-            let report = executor.execute_with_cancel(call, cancel.clone()).await;
-            if cancel.is_cancelled() {
-                return Err(ClientLeft);
-            }
+            // A read: nothing to finish; its client's leaving stops it. The
+            // run's future (some 4 KB) is boxed as it is made, so the door's
+            // own future — and each request's future around it, which axum
+            // moves into a box of its own — stays small.
+            let report = match cancel {
+                Some(cancel) => {
+                    let report = Box::pin(executor.execute_with_cancel(call, cancel.clone())).await;
+                    if cancel.is_cancelled() {
+                        return Err(ClientLeft);
+                    }
+                    report
+                }
+                None => Box::pin(executor.execute(call)).await,
+            };
             self.observe(&report);
             return Ok(DoorAnswer::of_report(Box::new(report)));
         }
@@ -192,9 +248,13 @@ impl Door {
             }
             keyed
         });
-        let finished = tokio::select! {
-            finished = running => finished,
-            () = cancel.cancelled() => return Err(ClientLeft),
+        let finished = match cancel {
+            Some(cancel) => tokio::select! {
+                finished = running => finished,
+                () = cancel.cancelled() => return Err(ClientLeft),
+            },
+            // Dropped instead: `Finishing` hands the call to the tracker.
+            None => running.await,
         };
         Ok(match finished {
             Ok(Ok(keyed)) => DoorAnswer::of_keyed(keyed, self.lease),

@@ -15,12 +15,11 @@
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use recourse_door::{DoorAnswer, Refusal, Refused, RequestDigest};
+use recourse_door::{Refusal, RequestDigest};
 use recourse_tool::parse_json;
 use recourse_tool::protocol::ToolError;
 use recourse_tool::protocol::numbers::unrepresentable_number;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::ask;
 use crate::gateway::Gateway;
@@ -55,7 +54,11 @@ pub(crate) async fn call(
         Err(refused) => return refused,
     };
     match ask::needed(g, caller, &req).await {
-        Ok(Some(required)) => return ask::call(g, caller, req, digest, required).await,
+        // Boxed: holding a call for approval is a large future (the
+        // journal's), and every request's would otherwise be sized for it.
+        Ok(Some(required)) => {
+            return Box::pin(ask::call(g, caller, req, digest, required)).await;
+        }
         Ok(None) => {}
         Err(refused) => return refused,
     }
@@ -69,12 +72,13 @@ pub(crate) async fn call(
         Err(e) => return fail(e),
     };
     g.note_endpoint(caller, call.target().endpoint());
-    let never = CancellationToken::new();
-    match g.door.run(executor, call, digest.as_ref(), &never).await {
-        Ok(answer) => door_answer(answer),
-        // Nothing cancels it: the client's leaving drops this future instead.
-        Err(_) => door_answer(DoorAnswer::Refused(Refused::aborted(None))),
-    }
+    // The client's leaving drops this future: a write is finished in the
+    // door's tracker, a read stops.
+    door_answer(
+        g.door
+            .run_until_dropped(executor, call, digest.as_ref())
+            .await,
+    )
 }
 
 /// The request in `body`, read once: its key taken from the header too,
