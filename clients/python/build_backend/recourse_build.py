@@ -2,7 +2,7 @@
 
 pip runs a build backend with its output captured and shows it only with
 ``pip install -v`` (or when the build fails), so a first ``pip install
-./clients/python`` would sit behind a spinner for the ten minutes cargo takes
+./clients/python`` would sit behind a spinner for the seven to eleven minutes cargo takes
 to compile the ``recourse`` binary. This backend is maturin's with one thing
 added: while a wheel builds, it tells the person at the terminal what is
 being built, how long it has taken and which crate cargo is compiling — on
@@ -79,7 +79,7 @@ class _Progress:
     def begin(self) -> None:
         self._write(
             f"{PACKAGE}: building the `recourse` binary with cargo. A first build "
-            "compiles about 300 crates, ten minutes on two cores; `pip install -v` shows cargo's output.\n"
+            "compiles about 300 crates, seven to eleven minutes on two cores; `pip install -v` shows cargo's output.\n"
         )
 
     def compiling(self, crate: str) -> None:
