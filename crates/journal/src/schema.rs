@@ -156,6 +156,23 @@ pub(crate) fn prune_sql(mark: fn(usize) -> String) -> [String; 2] {
     ]
 }
 
+/// The statement that takes a call over: its owner, lease and stamp become
+/// the 2nd, 3rd and 4th parameters' (the 4th is now) when its lease is over
+/// or it has none, and it waits for no person. A lease is over once its end
+/// is not after now — the boundary `JournalEntry::is_leased` draws, so a
+/// call a settler reads as unleased is one it can take over, in the same
+/// millisecond too.
+pub(crate) fn take_over_sql(mark: fn(usize) -> String) -> String {
+    format!(
+        "UPDATE recourse_calls SET owner = {owner}, lease_until = {until}, updated_at = {now}
+         WHERE call_id = {id} AND (lease_until IS NULL OR lease_until <= {now}) AND state <> 'awaiting_approval'",
+        id = mark(1),
+        owner = mark(2),
+        until = mark(3),
+        now = mark(4),
+    )
+}
+
 /// The query for a list: only the conditions `query` has, so that the
 /// database seeks its index (`state, call_id`, or `call_id`) and reads the
 /// newest `limit` rows from there. A condition written as `(?1 IS NULL OR

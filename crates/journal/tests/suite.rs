@@ -359,6 +359,31 @@ async fn leases(journal: &Arc<dyn Journal>) {
     );
     // A finished call holds no lease: anyone may take it over to settle it.
     assert!(journal.take_over("c1", "owner-c", LONG).await.unwrap());
+    // A lease that ends this very millisecond is over, for the entry and the
+    // take-over alike: a settler that reads a call as unleased takes it over.
+    // (A lease renewed for zero ends when it is written; most rounds below
+    // read it and take it over within that millisecond, the boundary a
+    // strict `<` missed.)
+    for round in 0..50 {
+        assert!(
+            journal
+                .renew_lease("c3", "owner-b", Duration::ZERO)
+                .await
+                .unwrap()
+        );
+        let entry = journal.get("c3").await.unwrap().unwrap();
+        if entry.is_leased(SystemTime::now()) {
+            continue; // the clock stepped back: not this round's question
+        }
+        assert!(
+            journal
+                .take_over("c3", "owner-b", Duration::ZERO)
+                .await
+                .unwrap(),
+            "round {round}: read as unleased, yet not taken over"
+        );
+    }
+    assert!(journal.take_over("c3", "owner-b", LONG).await.unwrap());
 }
 
 /// One call per key, whoever claims first; the key's call is found by the second.

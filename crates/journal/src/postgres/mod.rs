@@ -36,7 +36,7 @@ use statement::{n_i32, refused_as, run, run_opt};
 
 use crate::schema::{
     await_sql, count_sql, decide_sql, decided_columns, keep_secret_sql, list_sql, prune_sql,
-    secret_bytes, secret_sql, seen_name, viewer,
+    secret_bytes, secret_sql, seen_name, take_over_sql, viewer,
 };
 
 /// A journal in a PostgreSQL database (no TLS; use a local socket or a trusted network).
@@ -221,8 +221,7 @@ impl Journal for PostgresJournal {
             let now = rfc3339_now();
             let n = run(
                 self.op("taking a call over").await?,
-                "UPDATE recourse_calls SET owner = $2, lease_until = $3, updated_at = $4
-                     WHERE call_id = $1 AND (lease_until IS NULL OR lease_until < $4) AND state <> 'awaiting_approval'",
+                &take_over_sql(|n| format!("${n}")),
                 &[&call_id, &owner, &lease_until(lease), &now],
             )
             .await

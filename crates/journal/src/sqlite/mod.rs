@@ -17,7 +17,7 @@ use recourse_core::transport::BoxFuture;
 use crate::private_file::create_private;
 use crate::schema::{
     MIGRATIONS, await_sql, count_sql, decide_sql, decided_columns, keep_secret_sql, list_sql,
-    prune_sql, secret_bytes, secret_sql, seen_name,
+    prune_sql, secret_bytes, secret_sql, seen_name, take_over_sql,
 };
 use crate::writer::{Access, Writer};
 use rows::{AttemptEnd, entry, finish, get, list_params};
@@ -246,13 +246,16 @@ impl Journal for SqliteJournal {
         lease: Duration,
     ) -> BoxFuture<'a, JournalResult<bool>> {
         let (id, owner) = (call_id.to_owned(), owner.to_owned());
-        Box::pin(self.writer.run(Access::Write, "taking a call over", move |c| {
-            let now = rfc3339_now();
-            let n = c.prepare_cached("UPDATE recourse_calls SET owner = ?2, lease_until = ?3, updated_at = ?4
-                 WHERE call_id = ?1 AND (lease_until IS NULL OR lease_until < ?4) AND state <> 'awaiting_approval'")?
-                .execute(params![id, owner, lease_until(lease), now])?;
-            Ok(n == 1)
-        }))
+        Box::pin(
+            self.writer
+                .run(Access::Write, "taking a call over", move |c| {
+                    let now = rfc3339_now();
+                    let n = c
+                        .prepare_cached(&take_over_sql(|n| format!("?{n}")))?
+                        .execute(params![id, owner, lease_until(lease), now])?;
+                    Ok(n == 1)
+                }),
+        )
     }
 
     fn prune<'a>(&'a self, before: &'a str, limit: u32) -> BoxFuture<'a, JournalResult<u64>> {
