@@ -2,7 +2,9 @@
 # The gateway benchmark: the same load, in one run, straight to a reference
 # tool, through nginx (when installed), through a minimal axum->reqwest
 # forwarder (the floor of the gateway's stack), the same forwarder over hyper's
-# client (what the gateway sends plain HTTP with) and through `recourse serve`;
+# client (what the gateway sends plain HTTP with), that one reading the tool's
+# envelope and answering the gateway's record with serde (the floor of the
+# gateway's contract on that stack) and through `recourse serve`;
 # then a keyed non-idempotent write (journaled) through nginx and the gateway
 # (and, when RECOURSE_BENCH_POSTGRES_URL or RECOURSE_TEST_POSTGRES_URL names a
 # PostgreSQL server and psql is installed, a second gateway journaling there),
@@ -138,6 +140,8 @@ FORWARDER=$(start forwarder 'listening' "$BIN/recourse-bench" forward --port 0)
 FORWARDER_PID=$(cat "$WORK/forwarder.pid")
 FORWARDER_HYPER=$(start forwarder-hyper 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper)
 FORWARDER_HYPER_PID=$(cat "$WORK/forwarder-hyper.pid")
+FORWARDER_RECORD=$(start forwarder-record 'listening' "$BIN/recourse-bench" forward --port 0 --client hyper --answer record)
+FORWARDER_RECORD_PID=$(cat "$WORK/forwarder-record.pid")
 NGINX_URL=""
 if [ -n "$NGINX" ]; then
   NGINX_PORT=$(free_port)
@@ -241,7 +245,7 @@ answers_2xx() {
       exit 1 ;;
   esac
   case "$name" in
-    *gateway*)
+    *gateway* | forwarder-record)
       grep -q '"outcome":"succeeded"' "$WORK/check.body" || {
         echo "bench/gateway.sh: a call through $name did not succeed; nothing measured:" >&2
         head -c 600 "$WORK/check.body" >&2
@@ -258,6 +262,7 @@ if wanted read; then
   if [ -n "$NGINX_URL" ]; then answers_2xx nginx "$NGINX_URL/api/stock/quote" "$QUOTE"; fi
   answers_2xx forwarder "$FORWARDER/v1/calls" "$READ_CALL"
   answers_2xx forwarder-hyper "$FORWARDER_HYPER/v1/calls" "$READ_CALL"
+  answers_2xx forwarder-record "$FORWARDER_RECORD/v1/calls" "$READ_CALL"
   answers_2xx gateway "$GATEWAY/v1/calls" "$READ_CALL"
 fi
 if wanted write; then
@@ -312,6 +317,7 @@ run_targets() {
       nginx) measure "nginx$suffix" "$NGINX_PID" "$NGINX_URL" "$tool_lua" "$DURATION" ;;
       forwarder) measure "forwarder$suffix" "$FORWARDER_PID" "$FORWARDER" "$call_lua" "$DURATION" ;;
       forwarder-hyper) measure "forwarder-hyper$suffix" "$FORWARDER_HYPER_PID" "$FORWARDER_HYPER" "$call_lua" "$DURATION" ;;
+      forwarder-record) measure "forwarder-record$suffix" "$FORWARDER_RECORD_PID" "$FORWARDER_RECORD" "$call_lua" "$DURATION" ;;
       gateway) measure "gateway$suffix" "$GATEWAY_PID" "$GATEWAY" "$call_lua" "$DURATION" ;;
       gateway-pg) measure "gateway-pg$suffix" "$GATEWAY_PG_PID" "$GATEWAY_PG" "$call_lua" "$DURATION" ;;
     esac
@@ -320,8 +326,8 @@ run_targets() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c$CONNECTIONS -d${DURATION}s, $ROUNDS round(s)"
 if wanted read; then
-  READ_TARGETS=(direct forwarder forwarder-hyper gateway)
-  [ -n "$NGINX_URL" ] && READ_TARGETS=(direct nginx forwarder forwarder-hyper gateway)
+  READ_TARGETS=(direct forwarder forwarder-hyper forwarder-record gateway)
+  [ -n "$NGINX_URL" ] && READ_TARGETS=(direct nginx forwarder forwarder-hyper forwarder-record gateway)
   echo "## warm-up (not counted)"
   DURATION_SAVED=$DURATION; DURATION=2
   run_targets 0 "$TOOL_LUA" "$CALL_LUA" "-warmup" "${READ_TARGETS[@]}" >/dev/null
@@ -348,11 +354,11 @@ median() {
 }
 summary() {
   local label
-  printf '\n| %-15s | %9s | %8s | %8s | %11s | %12s |\n' target req/s p50_us p99_us cpu_us/call tool_cpu_us
-  printf '|%s|%s:|%s:|%s:|%s:|%s:|\n' "-----------------" "----------" "---------" "---------" "------------" "-------------"
+  printf '\n| %-16s | %9s | %8s | %8s | %11s | %12s |\n' target req/s p50_us p99_us cpu_us/call tool_cpu_us
+  printf '|%s|%s:|%s:|%s:|%s:|%s:|\n' "------------------" "----------" "---------" "---------" "------------" "-------------"
   for label in "$@"; do
     [ -n "$(median "$label" rps)" ] || continue
-    printf '| %-15s | %9s | %8s | %8s | %11s | %12s |\n' "$label" "$(median "$label" rps)" \
+    printf '| %-16s | %9s | %8s | %8s | %11s | %12s |\n' "$label" "$(median "$label" rps)" \
       "$(median "$label" p50_us)" "$(median "$label" p99_us)" "$(median "$label" cpu_us)" "$(median "$label" tool_cpu_us)"
   done
 }
@@ -372,17 +378,21 @@ paired() {
 if wanted read || wanted write; then
   echo
   echo "## medians (cpu_us/call: the server's process; tool_cpu_us: the tool's, per call)"
-  summary direct nginx forwarder forwarder-hyper gateway direct-write nginx-write gateway-write gateway-pg-write
+  summary direct nginx forwarder forwarder-hyper forwarder-record gateway direct-write nginx-write gateway-write gateway-pg-write
   echo
   if wanted read; then
     echo "read:  gateway/nginx throughput $(ratio "$(median gateway rps)" "$(median nginx rps)") (goal >= 0.8)," \
       "CPU/call $(ratio "$(median gateway cpu_us)" "$(median nginx cpu_us)") (goal <= 2);" \
       "gateway/forwarder CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder cpu_us)") (goal <= 1.15)," \
-      "gateway/forwarder-hyper CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder-hyper cpu_us)")"
+      "gateway/forwarder-hyper CPU/call $(ratio "$(median gateway cpu_us)" "$(median forwarder-hyper cpu_us)") (goal <= 1.1);" \
+      "forwarder-record/forwarder-hyper $(ratio "$(median forwarder-record cpu_us)" "$(median forwarder-hyper cpu_us)") (the contract's floor)," \
+      "gateway/forwarder-record $(ratio "$(median gateway cpu_us)" "$(median forwarder-record cpu_us)")"
     echo "read, paired by round (the median of each round's own ratio):" \
       "gateway/nginx throughput $(paired gateway nginx rps), CPU/call $(paired gateway nginx cpu_us);" \
       "gateway/forwarder CPU/call $(paired gateway forwarder cpu_us)," \
-      "gateway/forwarder-hyper CPU/call $(paired gateway forwarder-hyper cpu_us)"
+      "gateway/forwarder-hyper CPU/call $(paired gateway forwarder-hyper cpu_us);" \
+      "forwarder-record/forwarder-hyper $(paired forwarder-record forwarder-hyper cpu_us)," \
+      "gateway/forwarder-record $(paired gateway forwarder-record cpu_us)"
   fi
   if wanted write && [ -n "$NGINX_URL" ]; then
     echo "write: gateway/nginx throughput $(ratio "$(median gateway-write rps)" "$(median nginx-write rps)")," \

@@ -5,6 +5,9 @@
 //!   POSTs the payload there with reqwest (or hyper-util's pooled client over
 //!   hyper's HTTP/1, which the gateway sends plain HTTP over) and hands back the tool's status and body
 //!   as they came, with none of recourse's logic. Prints `listening on http://ADDR`.
+//!   `--answer record` (hyper only) reads the tool's envelope and answers the
+//!   gateway's record of the call instead: the floor of the gateway's
+//!   contract, not only of its stack.
 //! - `recourse-bench library [--calls N] [--rounds R] [--url URL]`: the
 //!   library's success path (`Executor::execute`) against a raw reqwest POST
 //!   of the same JSON, as CPU time per call of the client's thread, so the
@@ -48,7 +51,8 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: recourse-bench forward [--port N] [--client reqwest|hyper] | \
+const USAGE: &str = "usage: recourse-bench forward [--port N] [--client reqwest|hyper] \
+                     [--answer relay|record] | \
                      library [--calls N] [--rounds R] [--url URL] [--only reqwest|executor] | \
                      mcp-load (--url URL [--server-pid PID] | --command CMD) --tool NAME \
                      [--args JSON] [--duration SECS] [--concurrency N] | \
@@ -82,6 +86,6 @@ fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result
 fn known(word: &str) -> bool {
     matches!(
         word,
-        "--port" | "--client" | "--calls" | "--rounds" | "--url" | "--only"
+        "--port" | "--client" | "--answer" | "--calls" | "--rounds" | "--url" | "--only"
     )
 }
