@@ -29,6 +29,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -153,66 +154,107 @@ struct Envelope<'a> {
 }
 
 /// The gateway's record of a read that succeeded at its first attempt,
-/// field for field (`recourse_core::record::CallReport`'s JSON).
-#[derive(Serialize)]
+/// field for field (`recourse_core::record::CallReport`'s JSON): what varies
+/// is held, the rest written as the gateway writes it — the same
+/// `serialize_struct` calls serde's derive makes.
 struct Record<'a> {
-    record_version: u8,
     call_id: String,
-    outcome: &'static str,
-    data: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
-    reason: Option<&'static str>,
-    reason_text: Option<&'static str>,
-    stop_kind: Option<&'static str>,
-    next: Next,
-    http_calls: u32,
-    llm_calls: u32,
-    tokens: Tokens,
-    llm_ms: u64,
-    idempotency: Idempotency,
-    idempotency_key: Option<&'static str>,
-    operation_id: Option<&'static str>,
-    verification: Option<&'static str>,
-    elapsed_ms: u64,
-    settlement: Option<&'static str>,
-    ended_at: String,
-    attempts: [Attempt<'a>; 1],
-    replayed: bool,
-}
-
-#[derive(Serialize)]
-struct Next {
-    step: &'static str,
-    model_message: &'static str,
-}
-
-#[derive(Serialize)]
-struct Tokens {
-    prompt: u64,
-    completion: u64,
-}
-
-#[derive(Serialize)]
-struct Idempotency {
-    idempotent: bool,
-    from: &'static str,
-}
-
-#[derive(Serialize)]
-struct Attempt<'a> {
-    n: u32,
+    envelope: Envelope<'a>,
     payload: &'a serde_json::Value,
     status: u16,
-    transport_error: Option<&'static str>,
-    category: Option<&'static str>,
-    code: Option<&'static str>,
-    retry_permission: &'static str,
-    action: &'static str,
-    wait_ms: Option<u64>,
-    reason: Option<&'static str>,
-    timeout_ms: u64,
-    source: &'static str,
-    events: [(); 0],
+    elapsed_ms: u64,
+    ended_at: String,
+}
+
+/// Nothing, as the record writes a field it has no value for.
+const NONE: Option<&str> = None;
+
+impl Serialize for Record<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Record", 22)?;
+        out.serialize_field("record_version", &1u8)?;
+        out.serialize_field("call_id", &self.call_id)?;
+        out.serialize_field("outcome", "succeeded")?;
+        out.serialize_field("data", &self.envelope.data)?;
+        out.serialize_field("error", &self.envelope.error)?;
+        out.serialize_field("reason", &NONE)?;
+        out.serialize_field("reason_text", &NONE)?;
+        out.serialize_field("stop_kind", &NONE)?;
+        out.serialize_field("next", &Next)?;
+        out.serialize_field("http_calls", &1u32)?;
+        out.serialize_field("llm_calls", &0u32)?;
+        out.serialize_field("tokens", &Tokens)?;
+        out.serialize_field("llm_ms", &0u64)?;
+        out.serialize_field("idempotency", &Idempotency)?;
+        out.serialize_field("idempotency_key", &NONE)?;
+        out.serialize_field("operation_id", &NONE)?;
+        out.serialize_field("verification", &NONE)?;
+        out.serialize_field("elapsed_ms", &self.elapsed_ms)?;
+        out.serialize_field("settlement", &NONE)?;
+        out.serialize_field("ended_at", &self.ended_at)?;
+        out.serialize_field("attempts", &[Attempt(self)])?;
+        out.serialize_field("replayed", &false)?;
+        out.end()
+    }
+}
+
+/// The record's `next`: use the result.
+struct Next;
+
+impl Serialize for Next {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Next", 2)?;
+        out.serialize_field("step", "use_result")?;
+        out.serialize_field("model_message", "The call succeeded. Now: use the result.")?;
+        out.end()
+    }
+}
+
+/// The record's `tokens`: none spent.
+struct Tokens;
+
+impl Serialize for Tokens {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Tokens", 2)?;
+        out.serialize_field("prompt", &0u64)?;
+        out.serialize_field("completion", &0u64)?;
+        out.end()
+    }
+}
+
+/// The record's `idempotency`: a read, as the tool's manifest says.
+struct Idempotency;
+
+impl Serialize for Idempotency {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Idempotency", 2)?;
+        out.serialize_field("idempotent", &true)?;
+        out.serialize_field("from", "manifest")?;
+        out.end()
+    }
+}
+
+/// The record's one attempt: sent once, answered, succeeded.
+struct Attempt<'r, 'a>(&'r Record<'a>);
+
+impl Serialize for Attempt<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Attempt", 13)?;
+        out.serialize_field("n", &1u32)?;
+        out.serialize_field("payload", self.0.payload)?;
+        out.serialize_field("status", &self.0.status)?;
+        out.serialize_field("transport_error", &NONE)?;
+        out.serialize_field("category", &NONE)?;
+        out.serialize_field("code", &NONE)?;
+        out.serialize_field("retry_permission", "unspecified")?;
+        out.serialize_field("action", "succeed")?;
+        out.serialize_field("wait_ms", &None::<u64>)?;
+        out.serialize_field("reason", &NONE)?;
+        out.serialize_field("timeout_ms", &30_000u64)?;
+        out.serialize_field("source", "caller")?;
+        out.serialize_field("events", &[(); 0])?;
+        out.end()
+    }
 }
 
 /// The tool's envelope read and the gateway's record of it written; a tool
@@ -229,51 +271,12 @@ fn record(
         _ => return relay(status, None, Ok::<_, String>(Bytes::copy_from_slice(body))),
     };
     let record = Record {
-        record_version: 1,
         call_id: uuid::Uuid::now_v7().to_string(),
-        outcome: "succeeded",
-        data: envelope.data,
-        error: envelope.error,
-        reason: None,
-        reason_text: None,
-        stop_kind: None,
-        next: Next {
-            step: "use_result",
-            model_message: "The call succeeded. Now: use the result.",
-        },
-        http_calls: 1,
-        llm_calls: 0,
-        tokens: Tokens {
-            prompt: 0,
-            completion: 0,
-        },
-        llm_ms: 0,
-        idempotency: Idempotency {
-            idempotent: true,
-            from: "manifest",
-        },
-        idempotency_key: None,
-        operation_id: None,
-        verification: None,
+        envelope,
+        payload,
+        status: status.as_u16(),
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        settlement: None,
         ended_at: recourse::journal::rfc3339(std::time::SystemTime::now()),
-        attempts: [Attempt {
-            n: 1,
-            payload,
-            status: status.as_u16(),
-            transport_error: None,
-            category: None,
-            code: None,
-            retry_permission: "unspecified",
-            action: "succeed",
-            wait_ms: None,
-            reason: None,
-            timeout_ms: 30_000,
-            source: "caller",
-            events: [],
-        }],
-        replayed: false,
     };
     match serde_json::to_vec(&record) {
         Ok(json) => (
