@@ -245,7 +245,7 @@ answers_2xx() {
       exit 1 ;;
   esac
   case "$name" in
-    *gateway* | forwarder-record)
+    *gateway*)
       grep -q '"outcome":"succeeded"' "$WORK/check.body" || {
         echo "bench/gateway.sh: a call through $name did not succeed; nothing measured:" >&2
         head -c 600 "$WORK/check.body" >&2
@@ -255,6 +255,11 @@ answers_2xx() {
   esac
   echo "checked: $name answers 2xx" >&2
 }
+# record_shape FILE: a record with its call id and times blanked, which alone
+# differ between two answers to the same call.
+record_shape() {
+  sed -E 's/"(call_id|ended_at)":"[^"]*"/"\1":""/g; s/"elapsed_ms":[0-9]+/"elapsed_ms":0/g' "$1"
+}
 READ_CALL="{\"url\":\"$TOOLS/api/stock/quote\",\"payload\":$QUOTE}"
 WRITE_CALL="{\"url\":\"$TOOLS/api/exports\",\"payload\":$EXPORT,\"idempotent\":false,\"idempotency_key\":\"check-$$\"}"
 if wanted read; then
@@ -263,7 +268,15 @@ if wanted read; then
   answers_2xx forwarder "$FORWARDER/v1/calls" "$READ_CALL"
   answers_2xx forwarder-hyper "$FORWARDER_HYPER/v1/calls" "$READ_CALL"
   answers_2xx forwarder-record "$FORWARDER_RECORD/v1/calls" "$READ_CALL"
+  cp "$WORK/check.body" "$WORK/floor.body"
   answers_2xx gateway "$GATEWAY/v1/calls" "$READ_CALL"
+  # The floor is only a floor while it writes the gateway's own record.
+  if ! cmp -s <(record_shape "$WORK/floor.body") <(record_shape "$WORK/check.body"); then
+    echo "bench/gateway.sh: forwarder-record's answer is not the gateway's record; nothing measured:" >&2
+    diff <(record_shape "$WORK/floor.body" | tr ',' '\n') <(record_shape "$WORK/check.body" | tr ',' '\n') >&2 || true
+    exit 1
+  fi
+  echo "checked: forwarder-record answers the gateway's record" >&2
 fi
 if wanted write; then
   answers_2xx direct-write "$TOOLS/api/exports" "$EXPORT" keyed

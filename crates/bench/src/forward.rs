@@ -43,7 +43,7 @@ type HyperClient = Client<HttpConnector, Full<Bytes>>;
 
 /// What the forwarder answers: the tool's answer as it came, or the
 /// gateway's record of it.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Answer {
     Relay,
     Record,
@@ -114,7 +114,8 @@ async fn forward_hyper(
     State((client, answer)): State<(HyperClient, Answer)>,
     body: Bytes,
 ) -> Response {
-    let started = std::time::Instant::now();
+    // Read only for the record's `elapsed_ms`: the relay reads no clock.
+    let started = matches!(answer, Answer::Record).then(std::time::Instant::now);
     let request: Forward = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
@@ -137,8 +138,15 @@ async fn forward_hyper(
     let status = response.status();
     let content_type = response.headers().get(CONTENT_TYPE).cloned();
     let body = response.into_body().collect().await.map(|b| b.to_bytes());
-    match (answer, body) {
-        (Answer::Record, Ok(body)) => record(&request.payload, status, &body, started),
+    match (started, body) {
+        (Some(started), Ok(body)) => match record(&request.payload, status, &body, started) {
+            Some(answer) => answer,
+            None => relay(
+                status,
+                content_type,
+                Ok::<_, std::convert::Infallible>(body),
+            ),
+        },
         (_, body) => relay(status, content_type, body),
     }
 }
@@ -257,19 +265,18 @@ impl Serialize for Attempt<'_, '_> {
     }
 }
 
-/// The tool's envelope read and the gateway's record of it written; a tool
-/// that did not succeed is answered as it came (this floor is of the
-/// success path only).
+/// The tool's envelope read and the gateway's record of it written; `None`
+/// for a tool that did not succeed, answered as it came (this floor is of
+/// the success path only).
 fn record(
     payload: &serde_json::Value,
     status: StatusCode,
     body: &[u8],
     started: std::time::Instant,
-) -> Response {
-    let envelope: Envelope<'_> = match serde_json::from_slice::<Envelope<'_>>(body) {
-        Ok(envelope) if envelope.success && status.is_success() => envelope,
-        _ => return relay(status, None, Ok::<_, String>(Bytes::copy_from_slice(body))),
-    };
+) -> Option<Response> {
+    let envelope = serde_json::from_slice::<Envelope<'_>>(body)
+        .ok()
+        .filter(|envelope| envelope.success && status.is_success())?;
     let record = Record {
         call_id: uuid::Uuid::now_v7().to_string(),
         envelope,
@@ -278,7 +285,7 @@ fn record(
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         ended_at: recourse::journal::rfc3339(std::time::SystemTime::now()),
     };
-    match serde_json::to_vec(&record) {
+    Some(match serde_json::to_vec(&record) {
         Ok(json) => (
             status,
             [(CONTENT_TYPE, "application/json")],
@@ -286,7 +293,7 @@ fn record(
         )
             .into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+    })
 }
 
 /// The tool's status, content type and body, handed back as they came.
